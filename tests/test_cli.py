@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cykafka.cli import SUBCOMMANDS, main
+
+
+def test_registry() -> None:
+    assert {"presets", "explain"} <= set(SUBCOMMANDS)
+
+
+def test_cli_imports_lazily() -> None:
+    import subprocess
+
+    code = "import sys, cykafka.cli; print('cykafka.explain' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_presets_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["presets"]) == 0
+    out = capsys.readouterr().out
+    for name in ("ordered", "strict_ordered", "exactly_once", "throughput", "at_most_once"):
+        assert f"{name}:" in out
+    assert "enable.idempotence=true" in out and "transactional.id=<you must supply this>" in out
+
+
+def test_presets_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["presets", "nope"]) == 2
+    assert "valid presets" in capsys.readouterr().err
+
+
+def test_explain_properties_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "producer.properties"
+    f.write_text("# Java config\nmax.in.flight.requests.per.connection=1\n\nacks = all\n")
+    assert main(["explain", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "ordering:            none" in out
+    assert "NOT an ordering guarantee" in " ".join(out.split())  # report is wrapped
+
+
+def test_explain_json_file_x_and_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps({"linger.ms": 10, "sasl.password": "hunter22"}))
+    rc = main(
+        ["explain", str(f), "-X", "enable.idempotence=false", "--preset", "ordered", "--json"]
+    )
+    assert rc == 0
+    out = capsys.readouterr().out
+    d = json.loads(out)
+    assert d["ordering"] == "none" and any("overrides preset 'ordered'" in w for w in d["warnings"])
+    assert "hunter22" not in out
+
+
+def test_explain_preset_combo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "--preset", "ordered+java_compatible"]) == 0
+    out = capsys.readouterr().out
+    assert "per-partition" in out and "java-compatible (murmur2)" in out
+
+
+def test_explain_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "-X", "key.serializer=x"]) == 2
+    assert "bytes or str" in capsys.readouterr().err
+    assert main(["explain", "-X", "novalue"]) == 2
+    assert main(["explain", str(tmp_path / "missing.properties")]) == 2
+    assert main(["explain", "--preset", "at_most_once+ordered"]) == 2
+    assert "incompatible" in capsys.readouterr().err
+
+
+def test_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cykafka.explain import DEFAULTS, explain
+from rdk_helpers import librdkafka_accepts
+
+
+def _has(g, *words: str) -> bool:
+    return any(all(w in x for w in words) for x in g.warnings)
+
+
+def test_inflight_one_without_idempotence_is_flagged() -> None:
+    g = explain({"max.in.flight.requests.per.connection": 1, "acks": "all"})
+    assert g.ordering == "none" and g.duplicates_possible
+    assert _has(g, "max.in.flight.requests.per.connection=1", "NOT an ordering guarantee")
+    assert _has(g, "9 order inversions", "re-measure")
+
+
+def test_java_spelling_of_inflight_is_flagged_too() -> None:
+    g = explain({"max.in.flight": 1})
+    assert _has(g, "NOT an ordering guarantee")
+
+
+def test_librdkafka_defaults_alone() -> None:
+    g = explain({})
+    assert g.ordering == "none" and g.duplicates_possible and not g.transactional
+    assert (
+        g.partitioning.startswith("consistent_random") and "not Java-compatible" in g.partitioning
+    )
+    assert _has(g, "reordering", "duplicates")
+    assert g.gap_behaviour == "n/a"
+    assert g.settings["request.required.acks"].startswith("-1")
+
+
+def test_idempotence_gives_order_and_skip_gaps() -> None:
+    g = explain({"enable.idempotence": True})
+    assert g.ordering == "per-partition" and not g.duplicates_possible
+    assert g.gap_behaviour.startswith("skip")
+    assert g.warnings == []
+    assert g.settings["max.in.flight.requests.per.connection"].startswith("5 ")
+
+
+def test_gapless_is_fatal() -> None:
+    assert explain({}, preset="strict_ordered").gap_behaviour == "fatal error"
+
+
+def test_transactional() -> None:
+    g = explain({"transactional.id": "tx-1"})
+    assert g.transactional and g.ordering == "per-partition"
+    assert g.settings["message.timeout.ms"].startswith("60000")
+
+
+def test_exactly_once_without_id_warns() -> None:
+    assert _has(explain({}, preset="exactly_once"), "needs transactional.id")
+
+
+def test_preset_override_conflict() -> None:
+    g = explain({"enable.idempotence": False}, preset="ordered")
+    assert g.ordering == "none"
+    assert _has(g, "enable.idempotence=false", "overrides preset 'ordered'")
+    # Same value spelled differently is not a conflict.
+    assert not _has(explain({"acks": -1}, preset="ordered"), "overrides")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "words"),
+    [
+        ({"enable.idempotence": True, "max.in.flight": 6}, "must be set <= 5"),
+        ({"enable.idempotence": True, "acks": 1}, "must be set to `all`"),
+        ({"enable.idempotence": True, "retries": 0}, "must be set >= 1"),
+        ({"enable.gapless.guarantee": True}, "requires `enable.idempotence`"),
+        ({"linger.ms": 50, "message.timeout.ms": 10}, "must be greater than `linger.ms`"),
+        ({"transactional.id": "t", "message.timeout.ms": 70000}, "transaction.timeout.ms"),
+        ({"transactional.id": "t", "enable.idempotence": False}, "requires `enable.idempotence"),
+    ],
+)
+def test_refused_configs_are_flagged_and_really_refused(cfg: dict, words: str) -> None:
+    g = explain(cfg)
+    assert g.refused and "refuse" in g.summary()
+    ck = pytest.importorskip("confluent_kafka")
+    with pytest.raises(ck.KafkaException, match=words):
+        librdkafka_accepts(
+            {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in cfg.items()}
+        )
+
+
+def test_acks_zero_with_retries_and_acks_one() -> None:
+    g = explain({"acks": 0})
+    assert _has(g, "acks=0 with retries") and g.silent_loss_possible and not g.duplicates_possible
+    assert not _has(explain({}, preset="at_most_once"), "acks=0 with retries")
+    g1 = explain({"acks": 1, "enable.idempotence": False})
+    assert _has(g1, "acks=1", "leader") and g1.silent_loss_possible
+
+
+def test_timeout_shorter_than_linger_plus_request_timeout() -> None:
+    g = explain({"delivery.timeout.ms": 20000, "linger.ms": 100, "request.timeout.ms": 30000})
+    assert _has(g, "shorter than linger.ms + request.timeout.ms")
+    assert not g.refused
+
+
+def test_loss_conditions() -> None:
+    g = explain({}, preset="at_most_once")
+    assert g.loss_possible and any("acks=0" in c for c in g.loss_conditions)
+    assert any("message.timeout.ms" in c for c in explain({}, preset="ordered").loss_conditions)
+
+
+def test_partitioning_java_compatible() -> None:
+    assert explain({}, preset="java_compatible").partitioning == "java-compatible (murmur2)"
+    g = explain(
+        {"partitioner.class": "org.apache.kafka.clients.producer.internals.DefaultPartitioner"}
+    )
+    assert g.partitioning == "java-compatible (murmur2)"
+
+
+def test_report_formats() -> None:
+    g = explain({"sasl.password": "hunter22"}, preset="ordered+java_compatible")
+    text = str(g)
+    assert "ordering:" in text and "per-partition" in text and "hunter22" not in text
+    d = g.to_dict()
+    json.dumps(d)
+    assert d["ordering"] == "per-partition" and d["summary"] == g.summary()
+    assert g.summary().endswith(".") and "\n" not in g.summary()
+
+
+def test_defaults_match_runtime_doc() -> None:
+    assert DEFAULTS["request.required.acks"] == "-1"
+    assert DEFAULTS["max.in.flight.requests.per.connection"] == "1000000"
+    assert DEFAULTS["message.send.max.retries"] == "2147483647"
+    assert DEFAULTS["queue.buffering.max.ms"] == "5"
