@@ -1,0 +1,33 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""cykafka._native -- the compiled core of cykafka: librdkafka's producer, with a
+future for every delivery and a C loop for whole columns.
+
+This file is only a hub: each concept lives in its own .pxi.
+"""
+
+from libc.stdint cimport int32_t, int64_t
+from rdkafka cimport *
+
+cdef class _Core
+cdef class _Topic
+
+include "errors.pxi"
+include "config.pxi"
+include "delivery.pxi"
+include "events.pxi"
+include "stats.pxi"
+include "core.pxi"
+include "columns.pxi"
+include "batch.pxi"
+include "producer.pxi"
+
+
+def librdkafka_version():
+    """The version of the librdkafka library actually loaded (e.g. "2.16.0")."""
+    return rd_kafka_version_str().decode()
+
+
+def librdkafka_header_version():
+    """The librdkafka version whose headers the extension was compiled against."""
+    return f"{RD_KAFKA_VERSION >> 24}.{(RD_KAFKA_VERSION >> 16) & 0xff}." \
+           f"{(RD_KAFKA_VERSION >> 8) & 0xff}"

@@ -1,0 +1,401 @@
+# batch.pxi -- whole columns into librdkafka in one C loop.
+#
+# A batch is validated first (wrong types raise before anything is queued),
+# then handed over in sub-chunks: with the GIL, a sub-chunk's keys and values
+# are turned into C (pointer, length) arrays; without it, one C loop calls
+# rd_kafka_produce per message.  Each message's opaque points into the
+# sub-chunk's slot array, tagged with the low bit so the event thread can tell
+# it from a DeliveryFuture pointer (objects and slots are both 8-aligned).
+
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport uint8_t, int32_t, int64_t
+from cpython.ref cimport PyObject
+
+DEF _SUB = 65536   # messages per sub-chunk: bounds the temporary C arrays
+
+
+cdef struct _Chunk:
+    PyObject *future        # the BatchFuture; the chunk holds one reference
+    Py_ssize_t base         # batch index of slots[0]
+    Py_ssize_t outstanding  # messages of this chunk whose report is still due
+    void **slots            # slots[i] == this chunk
+
+
+class BatchReport:
+    """The outcome of a batch: how many messages were delivered and failed, the
+    errors by index, and per partition the first and last offset written."""
+
+    __slots__ = ("topic", "total", "delivered", "failed", "errors", "first_offsets",
+                 "last_offsets")
+
+    def __init__(self, topic, total, delivered, failed, errors, first_offsets, last_offsets):
+        self.topic = topic
+        self.total = total
+        self.delivered = delivered
+        self.failed = failed
+        self.errors = errors
+        self.first_offsets = first_offsets
+        self.last_offsets = last_offsets
+
+    @property
+    def ok(self):
+        """True if every message was delivered."""
+        return self.failed == 0 and self.delivered == self.total
+
+    def raise_if_failed(self):
+        """Raise the first delivery error (with the counts) if any message failed."""
+        if self.failed:
+            index, exc = self.errors[0]
+            raise KafkaDeliveryError(
+                exc.code, f"{self.failed} of {self.total} messages to {self.topic!r} failed; "
+                f"first: message {index}: {exc.message}")
+        return self
+
+    def to_dict(self):
+        return {"topic": self.topic, "total": self.total, "delivered": self.delivered,
+                "failed": self.failed,
+                "errors": [(i, e.name, e.message) for i, e in self.errors],
+                "first_offsets": dict(self.first_offsets),
+                "last_offsets": dict(self.last_offsets)}
+
+    def __repr__(self):
+        return (f"BatchReport(topic={self.topic!r}, total={self.total}, "
+                f"delivered={self.delivered}, failed={self.failed}, "
+                f"partitions={sorted(self.last_offsets)})")
+
+
+cdef class BatchFuture(_FutureBase):
+    """The outcome of produce_batch/produce_many: a BatchReport once every
+    message has been delivered or has failed."""
+
+    cdef object _topic
+    cdef Py_ssize_t _total, _delivered, _failed
+    cdef bint _sealed
+    cdef list _errors
+    cdef dict _first, _last
+    cdef object _on_delivery
+
+    def __init__(self):
+        raise TypeError("BatchFuture is created by Producer.produce_batch()")
+
+    @property
+    def total(self):
+        return self._total
+
+    @property
+    def delivered(self):
+        return self._delivered
+
+    @property
+    def failed(self):
+        return self._failed
+
+    cdef object _report(self):
+        return BatchReport(self._topic, self._total, self._delivered, self._failed,
+                           list(self._errors), dict(self._first), dict(self._last))
+
+    cdef object _outcome(self):
+        return self._report()
+
+    cdef object _error(self):
+        return None
+
+    cdef _record_failure(self, Py_ssize_t index, object exc, int32_t partition):
+        self._failed += 1
+        self._errors.append((index, exc))
+        if self._on_delivery is not None:
+            self._call_on_delivery(index, exc, partition, -1, -1)
+
+    cdef _call_on_delivery(self, Py_ssize_t index, object exc, int32_t partition,
+                           int64_t offset, int64_t ts):
+        try:
+            self._on_delivery(index, exc, RecordMetadata(self._topic, partition, offset, ts))
+        except BaseException:
+            _logger.exception("cykafka: an on_delivery callback raised; delivery continues")
+
+    cdef _offsets(self, int32_t partition, int64_t lo, int64_t hi):
+        first = self._first.get(partition)
+        if first is None or lo < first:
+            self._first[partition] = lo
+        last = self._last.get(partition)
+        if last is None or hi > last:
+            self._last[partition] = hi
+
+    cdef _maybe_complete(self, dict wake):
+        if self._state == _PENDING and self._sealed and \
+                self._delivered + self._failed >= self._total:
+            self._state = _RESOLVED
+            self._fire(wake)
+            _notify_waiters()
+
+    def __repr__(self):
+        state = "pending" if self._state == _PENDING else "done"
+        return (f"<BatchFuture {state} topic={self._topic!r} total={self._total} "
+                f"delivered={self._delivered} failed={self._failed}>")
+
+
+cdef BatchFuture _new_batch_future(object topic, object on_delivery):
+    cdef BatchFuture bf = BatchFuture.__new__(BatchFuture)
+    bf._topic = topic
+    bf._errors = []
+    bf._first = {}
+    bf._last = {}
+    bf._on_delivery = on_delivery
+    return bf
+
+
+cdef class _BatchRun:
+    """Accumulates consecutive delivered messages of one batch and partition
+    within a delivery-report event, so offsets are recorded once per run."""
+
+    cdef BatchFuture bf
+    cdef int32_t partition
+    cdef int64_t lo, hi
+
+    cdef flush(self, _Core core, dict wake):
+        if self.bf is not None:
+            self.bf._offsets(self.partition, self.lo, self.hi)
+            self.bf = None
+
+    cdef add(self, const rd_kafka_message_t *m, void *op, _Core core, dict wake):
+        cdef void **slot = <void **>((<char *>op) - 1)
+        cdef _Chunk *chunk = <_Chunk *>slot[0]
+        cdef Py_ssize_t index = chunk.base + (slot - chunk.slots)
+        cdef BatchFuture bf = <BatchFuture>chunk.future
+        cdef rd_kafka_timestamp_type_t tstype
+        cdef int64_t ts = -1
+        if m.err:
+            self.flush(core, wake)
+            bf._record_failure(index, _delivery_error(
+                m.err, rd_kafka_message_errstr(m).decode(errors="replace")), m.partition)
+        else:
+            bf._delivered += 1
+            if bf is self.bf and m.partition == self.partition:
+                if m.offset > self.hi:
+                    self.hi = m.offset
+                if m.offset < self.lo:
+                    self.lo = m.offset
+            else:
+                self.flush(core, wake)
+                self.bf = bf
+                self.partition = m.partition
+                self.lo = self.hi = m.offset
+            if bf._on_delivery is not None:
+                ts = rd_kafka_message_timestamp(m, &tstype)
+                bf._call_on_delivery(index, None, m.partition, m.offset, ts)
+        chunk.outstanding -= 1
+        if chunk.outstanding == 0:
+            _chunk_free(chunk)
+        if bf._delivered + bf._failed >= bf._total and bf._sealed:
+            self.flush(core, wake)
+            bf._maybe_complete(wake)
+
+
+cdef _Chunk *_chunk_new(BatchFuture bf, Py_ssize_t base, Py_ssize_t n) except NULL:
+    cdef _Chunk *chunk = <_Chunk *>malloc(sizeof(_Chunk) + n * sizeof(void *))
+    cdef Py_ssize_t i
+    if chunk == NULL:
+        raise MemoryError()
+    chunk.slots = <void **>(chunk + 1)
+    for i in range(n):
+        chunk.slots[i] = chunk
+    chunk.base = base
+    chunk.outstanding = n + 1   # +1: held by the enqueuing code until it is done
+    chunk.future = <PyObject *>bf
+    Py_INCREF(bf)  # partner: Py_DECREF in _chunk_free
+    return chunk
+
+
+cdef void _chunk_free(_Chunk *chunk):
+    Py_DECREF(<object>chunk.future)  # partner: Py_INCREF in _chunk_new
+    free(chunk)
+
+
+cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chunk,
+                             Py_ssize_t j, Py_ssize_t cnt, const char **vp, size_t *vl,
+                             const char **kp, size_t *kl, const int64_t *pd,
+                             const int64_t *td, rd_kafka_headers_t **hp,
+                             int *errs) noexcept nogil:
+    """The C loop: hand messages j..cnt of a sub-chunk to librdkafka.  Stops at
+    the first _QUEUE_FULL and returns its index (cnt when all were handed)."""
+    cdef int err
+    cdef int32_t part
+    while j < cnt:
+        part = <int32_t>pd[j] if pd != NULL else RD_KAFKA_PARTITION_UA
+        err = _produce_c(rk, rkt, part, vp[j], vl[j], kp[j], kl[j],
+                         <void *>((<char *>&chunk.slots[j]) + 1),
+                         td[j] if td != NULL else 0, hp[j] if hp != NULL else NULL)
+        if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
+            return j
+        errs[j] = err
+        if err == 0 and hp != NULL:
+            hp[j] = NULL   # librdkafka owns the headers of an accepted message
+        j += 1
+    return cnt
+
+
+cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ssize_t cnt,
+             int *errs, rd_kafka_headers_t **hp, const int64_t *pd):
+    """After a sub-chunk's C loop: account for messages 0..queued that librdkafka
+    took or refused, and drop the hold on the chunk.  Messages queued..cnt were
+    not handed over; the caller fails them."""
+    cdef Py_ssize_t j, accepted = 0
+    for j in range(cnt):
+        if hp != NULL and hp[j] != NULL:
+            rd_kafka_headers_destroy(hp[j])  # partner: _make_headers; not accepted
+            hp[j] = NULL
+        if j >= queued:
+            chunk.outstanding -= 1
+        elif errs[j]:
+            chunk.outstanding -= 1
+            core.failed += 1
+            bf._record_failure(chunk.base + j, _delivery_error(
+                errs[j], f"{rd_kafka_err2str(<rd_kafka_resp_err_t>errs[j]).decode()} "
+                         f"(refused by librdkafka before sending)"),
+                <int32_t>pd[j] if pd != NULL else -1)
+        else:
+            accepted += 1
+    core.produced += queued
+    core.pending += accepted
+    chunk.outstanding -= 1   # the enqueuing code's hold (see _chunk_new)
+    if chunk.outstanding == 0:
+        _chunk_free(chunk)
+
+
+cdef _fail_range(_Core core, BatchFuture bf, Py_ssize_t start, Py_ssize_t end, object why):
+    """Messages start..end of a batch were never handed to librdkafka."""
+    if end <= start:
+        return
+    code = why.code if isinstance(why, KafkaError) else RD_KAFKA_RESP_ERR__STATE
+    exc = KafkaDeliveryError(code, f"not queued: the batch stopped at message {start} "
+                                   f"because of {type(why).__name__}: {why}")
+    for i in range(start, end):
+        bf._record_failure(i, exc, -1)
+    core.produced += end - start
+    core.failed += end - start
+
+
+cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vcol,
+              _Column kcol, _IntColumn pcol, _IntColumn tcol, list headers):
+    """Hand a validated batch (or one produce_many chunk) to librdkafka."""
+    cdef Py_ssize_t n = vcol.n, s = 0, cnt = 0, j = 0, m = min(n, _SUB)
+    cdef int64_t deadline = 0
+    cdef _Chunk *chunk = NULL
+    cdef const int64_t *pd = NULL
+    cdef const int64_t *td = NULL
+    cdef rd_kafka_headers_t **hp = NULL
+    cdef const char **vp = <const char **>calloc(max(m, 1), sizeof(char *))
+    cdef const char **kp = <const char **>calloc(max(m, 1), sizeof(char *))
+    cdef size_t *vl = <size_t *>calloc(max(m, 1), sizeof(size_t))
+    cdef size_t *kl = <size_t *>calloc(max(m, 1), sizeof(size_t))
+    cdef int *errs = <int *>calloc(max(m, 1), sizeof(int))
+    if headers is not None:
+        hp = <rd_kafka_headers_t **>calloc(max(m, 1), sizeof(void *))
+    try:
+        if vp == NULL or kp == NULL or vl == NULL or kl == NULL or errs == NULL or \
+                (headers is not None and hp == NULL):
+            raise MemoryError()
+        while s < n:
+            cnt = min(_SUB, n - s)
+            j = 0
+            vcol.fill(s, cnt, vp, vl)
+            if kcol is not None:
+                kcol.fill(s, cnt, kp, kl)
+            if headers is not None:
+                for j in range(cnt):
+                    h = headers[s + j]
+                    hp[j] = _make_headers(h, f"headers[{base + s + j}]") if h is not None \
+                        else NULL
+                j = 0
+            pd = pcol.data + s if pcol is not None else NULL
+            td = tcol.data + s if tcol is not None else NULL
+            chunk = _chunk_new(bf, base + s, cnt)
+            while j < cnt:
+                with nogil:
+                    j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, vp, vl, kp, kl, pd, td,
+                                     hp, errs)
+                if j < cnt:
+                    core.wait_room(&deadline)
+            _settle(core, bf, chunk, cnt, cnt, errs, hp, pd)
+            chunk = NULL
+            s += cnt
+    except BaseException as exc:
+        if chunk != NULL:
+            _settle(core, bf, chunk, j, cnt, errs, hp, pd)
+            s += j
+        elif hp != NULL:
+            for j in range(cnt):
+                if hp[j] != NULL:
+                    rd_kafka_headers_destroy(hp[j])  # partner: _make_headers
+        _fail_range(core, bf, base + s, base + n, exc)
+        raise
+    finally:
+        free(vp)
+        free(kp)
+        free(vl)
+        free(kl)
+        free(errs)
+        free(hp)
+
+
+cdef tuple _records_chunk(object it, Py_ssize_t size, Py_ssize_t base):
+    """Up to ``size`` records from ``it`` as columns; None when exhausted."""
+    values = []
+    keys = []
+    parts = tss = hdrs = None
+    has_keys = False
+    for rec in it:
+        i = base + len(values)
+        if rec is None or isinstance(rec, (bytes, str, bytearray, memoryview)):
+            value, key, h, p, ts = rec, None, None, None, None
+        elif isinstance(rec, tuple):
+            if len(rec) == 2:
+                key, value = rec
+                h = None
+            elif len(rec) == 3:
+                key, value, h = rec
+            else:
+                raise TypeError(f"record {i}: a tuple record is (key, value) or "
+                                f"(key, value, headers), not {len(rec)} items")
+            p = ts = None
+        elif isinstance(rec, dict):
+            extra = set(rec) - {"value", "key", "headers", "partition", "timestamp"}
+            if extra:
+                raise TypeError(f"record {i}: unknown fields {sorted(extra)}; a dict record "
+                                f"has value, key, headers, partition, timestamp")
+            value = rec.get("value")
+            key = rec.get("key")
+            h = rec.get("headers")
+            p = rec.get("partition")
+            ts = rec.get("timestamp")
+        else:
+            raise TypeError(f"record {i} must be bytes, str, None, a (key, value) tuple or a "
+                            f"dict, not {type(rec).__name__}")
+        values.append(value)
+        keys.append(key)
+        if key is not None:
+            has_keys = True
+        if h is not None:
+            if hdrs is None:
+                hdrs = [None] * (len(values) - 1)
+        if hdrs is not None:
+            hdrs.append(h)
+        if p is not None and parts is None:
+            parts = [None] * (len(values) - 1)
+        if parts is not None:
+            parts.append(p)
+        if ts is not None and tss is None:
+            tss = [None] * (len(values) - 1)
+        if tss is not None:
+            tss.append(ts)
+        if len(values) >= size:
+            break
+    if not values:
+        return None
+    if hdrs is not None:
+        for j, h in enumerate(hdrs):
+            if h is not None:
+                hh = _make_headers(h, f"record {base + j} headers")
+                if hh != NULL:
+                    rd_kafka_headers_destroy(hh)
+    return (values, keys if has_keys else None, parts, tss, hdrs)

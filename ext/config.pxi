@@ -1,0 +1,66 @@
+# config.pxi -- turning a Python dict into an rd_kafka_conf_t, and secrets.
+
+import re as _re
+
+# Keys whose values are secrets: the documented ones and anything that says so.
+_SECRET_KEY = _re.compile(r"password|secret|ssl\.key\.pem|sasl\.oauthbearer\.config",
+                          _re.IGNORECASE)
+
+
+def _is_secret_key(str key):
+    return _SECRET_KEY.search(key) is not None
+
+
+cdef bytes _conf_value(str key, object value):
+    """librdkafka takes every property as a string; spell Python values its way."""
+    if value is True:
+        return b"true"
+    if value is False:
+        return b"false"
+    if isinstance(value, str):
+        return (<str>value).encode()
+    if isinstance(value, int):
+        return str(value).encode()
+    if isinstance(value, float):
+        # "5.0" is not an integer to librdkafka; integral floats are written as ints.
+        return (str(int(value)) if value == int(value) else repr(value)).encode()
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return ",".join(value).encode()
+    raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                           f"config property {key!r}: value of type "
+                           f"{type(value).__name__} is not a str, int, float or bool")
+
+
+cdef rd_kafka_conf_t *_new_conf(dict config) except NULL:
+    """A new rd_kafka_conf_t holding ``config``; the caller owns it."""
+    cdef char errstr[512]
+    cdef rd_kafka_conf_t *conf = rd_kafka_conf_new()
+    cdef rd_kafka_conf_res_t res
+    cdef bytes bkey, bvalue
+    try:
+        for key, value in config.items():
+            if not isinstance(key, str):
+                raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                       f"config keys must be str, not {type(key).__name__}"
+                                       f" ({key!r})")
+            bkey = (<str>key).encode()
+            bvalue = _conf_value(key, value)
+            res = rd_kafka_conf_set(conf, bkey, bvalue, errstr, sizeof(errstr))
+            if res != RD_KAFKA_CONF_OK:
+                reason = errstr.decode(errors="replace")
+                if _is_secret_key(key):
+                    reason = reason.replace(bvalue.decode(errors="replace"), "***")
+                raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                       f"config property {key!r}: {reason}")
+    except BaseException:
+        rd_kafka_conf_destroy(conf)  # partner: rd_kafka_conf_new above
+        raise
+    return conf
+
+
+cdef _conf_set(rd_kafka_conf_t *conf, str key, str value):
+    cdef char errstr[512]
+    if rd_kafka_conf_set(conf, key.encode(), value.encode(), errstr,
+                         sizeof(errstr)) != RD_KAFKA_CONF_OK:
+        raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                               f"config property {key!r}: {errstr.decode(errors='replace')}")

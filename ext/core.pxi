@@ -1,0 +1,347 @@
+# core.pxi -- the librdkafka handle (_Core): configuration, topics, waiting for
+# room, flush and close.  _Core owns rd_kafka_t, its main queue and the topic
+# handles.  NativeProducer (producer.pxi, the base of cykafka.Producer) owns
+# the _Core; the event thread references only the _Core, so that dropping the
+# Producer is noticed.
+
+import os as _os
+import re as _re_topic
+import warnings as _warnings
+from time import monotonic as _monotonic
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_CheckExact
+from cpython.unicode cimport PyUnicode_Check
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyObject_CheckBuffer
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.ref cimport Py_INCREF, Py_DECREF
+from libc.string cimport memset
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *) except NULL
+    int PyBUF_SIMPLE
+
+cdef extern from "<unistd.h>" nogil:
+    int usleep(unsigned int usec)
+
+cdef extern from "<pthread.h>" nogil:
+    int pthread_atfork(void (*prepare)() noexcept nogil, void (*parent)() noexcept nogil,
+                       void (*child)() noexcept nogil)
+
+cdef extern from "<time.h>" nogil:
+    ctypedef long time_t
+    struct timespec:
+        time_t tv_sec
+        long tv_nsec
+    int clock_gettime(int clk_id, timespec *tp)
+    int CLOCK_MONOTONIC
+
+
+# librdkafka's threads do not survive fork(); a producer made before a fork
+# must refuse to work in the child instead of hanging.  The child handler is
+# plain C, so it also fires for forks that do not go through os.fork().
+cdef long _fork_generation = 0
+
+
+cdef void _after_fork_in_child() noexcept nogil:
+    global _fork_generation
+    _fork_generation += 1
+
+
+pthread_atfork(NULL, NULL, _after_fork_in_child)
+
+
+cdef inline int64_t _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+# Kafka's rule for topic names (kafka.common.internals.Topic).
+_TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+cdef class _Topic:
+    cdef rd_kafka_topic_t *rkt
+    cdef object name
+
+
+cdef struct _Mem:
+    const char *ptr
+    Py_ssize_t len
+    bint has_view
+    Py_buffer view
+
+
+cdef int _mem_get(object o, _Mem *m, str what) except -1:
+    """Point ``m`` at the bytes of a key or value (None -> NULL)."""
+    m.has_view = False
+    if o is None:
+        m.ptr = NULL
+        m.len = 0
+    elif PyBytes_CheckExact(o):
+        m.ptr = PyBytes_AS_STRING(o)
+        m.len = PyBytes_GET_SIZE(o)
+    elif PyUnicode_Check(o):
+        m.ptr = PyUnicode_AsUTF8AndSize(o, &m.len)
+    elif isinstance(o, (bytes, bytearray, memoryview)):
+        PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
+        m.has_view = True
+        m.ptr = <const char *>m.view.buf
+        m.len = m.view.len
+    else:
+        raise TypeError(f"{what} must be bytes, bytearray, memoryview, str or None, "
+                        f"not {type(o).__name__}")
+    return 0
+
+
+cdef inline void _mem_release(_Mem *m):
+    if m.has_view:
+        PyBuffer_Release(&m.view)  # partner: PyObject_GetBuffer in _mem_get
+        m.has_view = False
+
+
+cdef int32_t _partition_arg(object partition, str what="partition") except? -2:
+    if partition is None:
+        return RD_KAFKA_PARTITION_UA
+    if type(partition) is bool or not isinstance(partition, int):
+        raise TypeError(f"{what} must be an int or None, not {type(partition).__name__}")
+    if partition < 0 or partition > 0x7fffffff:
+        raise ValueError(f"{what} must be between 0 and 2147483647, not {partition}")
+    return <int32_t>partition
+
+
+cdef int64_t _timestamp_arg(object timestamp, str what="timestamp") except? -2:
+    if timestamp is None:
+        return 0   # librdkafka: 0 means "now"
+    if type(timestamp) is bool or not isinstance(timestamp, (int, float)):
+        raise TypeError(f"{what} must be milliseconds since the epoch (int), "
+                        f"not {type(timestamp).__name__}")
+    if timestamp < 0 or timestamp > 0x7fffffffffffffff:
+        raise ValueError(f"{what} must be >= 0 (milliseconds since the epoch), not {timestamp}")
+    return <int64_t>timestamp
+
+
+cdef rd_kafka_headers_t *_make_headers(object headers, str what="headers") except? NULL:
+    """A new rd_kafka_headers_t from a list of (name, value) pairs or a dict.
+    The caller owns it until librdkafka accepts the message."""
+    cdef rd_kafka_headers_t *hdrs
+    cdef _Mem v
+    cdef const char *name
+    cdef Py_ssize_t name_len
+    if isinstance(headers, dict):
+        items = list((<dict>headers).items())
+    elif isinstance(headers, (list, tuple)):
+        items = headers
+    else:
+        raise TypeError(f"{what} must be a list of (str, bytes) pairs or a dict, "
+                        f"not {type(headers).__name__}")
+    if not items:
+        return NULL
+    hdrs = rd_kafka_headers_new(len(items))
+    try:
+        for i, item in enumerate(items):
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise TypeError(f"{what}[{i}] must be a (name, value) pair, not {item!r:.60}")
+            hname, hvalue = item
+            if not isinstance(hname, str):
+                raise TypeError(f"{what}[{i}] name must be str, not {type(hname).__name__}")
+            name = PyUnicode_AsUTF8AndSize(hname, &name_len)
+            _mem_get(hvalue, &v, f"{what}[{i}] value ({hname!r})")
+            rd_kafka_header_add(hdrs, name, name_len, v.ptr, v.len if v.ptr != NULL else -1)
+            _mem_release(&v)  # rd_kafka_header_add copied the value
+    except BaseException:
+        rd_kafka_headers_destroy(hdrs)  # partner: rd_kafka_headers_new above
+        raise
+    return hdrs
+
+
+cdef class _Core:
+    """The librdkafka handle and the state the event thread shares with producers."""
+
+    cdef rd_kafka_t *rk
+    cdef rd_kafka_queue_t *mainq
+    cdef dict topics
+    cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
+    cdef int64_t produced, delivered, failed
+    cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
+    cdef int64_t max_block_ns
+    cdef bint stopping, closed
+    cdef long fork_gen
+    cdef int pid
+    cdef object thread
+    cdef object name
+    cdef object error_cb, stats_cb
+    cdef object fatal_error
+    cdef object last_stats, last_stats_time
+    cdef Py_ssize_t stats_count
+    cdef tuple secrets
+
+    def __cinit__(self):
+        self.rk = NULL
+        self.mainq = NULL
+        self.topics = {}
+        self.secrets = ()
+
+    cdef str redact(self, str text):
+        for s in self.secrets:
+            text = text.replace(s, "***")
+        return text
+
+    cdef start(self, dict config, double max_block_s, object error_cb, object stats_cb,
+               tuple secrets):
+        cdef char errstr[512]
+        cdef rd_kafka_conf_t *conf = _new_conf(config)
+        self.secrets = tuple(s for s in secrets if s)
+        try:
+            _conf_set(conf, "log.queue", "true")
+        except BaseException:
+            rd_kafka_conf_destroy(conf)
+            raise
+        rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_LOG |
+                                 RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_STATS)
+        # rd_kafka_new takes ownership of conf on success only.
+        self.rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))
+        if self.rk == NULL:
+            rd_kafka_conf_destroy(conf)  # partner: _new_conf
+            raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                   self.redact(errstr.decode(errors="replace")))
+        self.name = rd_kafka_name(self.rk).decode()
+        rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
+        self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
+        self.max_block_ns = <int64_t>(max_block_s * 1e9)
+        self.error_cb = error_cb
+        self.stats_cb = stats_cb
+        self.fork_gen = _fork_generation
+        self.pid = _os.getpid()
+        self.thread = _threading.Thread(target=self.serve, name=f"cykafka-events-{self.name}",
+                                        daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        _serve(self)
+
+    cdef int check_usable(self) except -1:
+        if self.fork_gen != _fork_generation:
+            raise ProducerForkedError(
+                RD_KAFKA_RESP_ERR__STATE,
+                f"this Producer was created in process {self.pid} and cannot be used after "
+                f"fork() (librdkafka's threads do not survive it); create a new Producer in "
+                f"the child process")
+        if self.closed or self.rk == NULL:
+            raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE, "the Producer is closed")
+        return 0
+
+    cdef _Topic topic(self, object name):
+        cdef _Topic t = self.topics.get(name)
+        if t is not None:
+            return t
+        if not isinstance(name, str):
+            raise TypeError(f"topic must be str, not {type(name).__name__}")
+        if _TOPIC_RE.fullmatch(name) is None or name in (".", ".."):
+            raise ValueError(f"invalid topic name {name!r}: Kafka topic names are 1 to 249 "
+                             f"characters of ASCII letters, digits, '.', '_' and '-'")
+        t = _Topic.__new__(_Topic)
+        t.name = name
+        t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: close()
+        if t.rkt == NULL:
+            raise _error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
+        self.topics[name] = t
+        return t
+
+    cdef int wait_room(self, int64_t *deadline) except -1:
+        """librdkafka's queue is full: sleep briefly with the GIL released, then
+        let the caller retry.  ``*deadline`` (ns, 0 = not yet set) is when
+        max.block.ms runs out: QueueFullError then.  A pending signal (Ctrl-C)
+        raises here, so a blocked produce is interruptible."""
+        cdef int64_t start = _now_ns(), now = start
+        if deadline[0] == 0:
+            deadline[0] = start + self.max_block_ns
+        with nogil:
+            # Nothing wakes us when room appears (the event thread owns the
+            # queue), so sleep in short steps; the caller retries its produce.
+            usleep(200)
+            now = _now_ns()
+        self.blocked_ns += now - start
+        if PyErr_CheckSignals() == -1:
+            return -1
+        if now >= deadline[0]:
+            raise QueueFullError(
+                RD_KAFKA_RESP_ERR__QUEUE_FULL,
+                f"librdkafka's queue stayed full for max.block.ms "
+                f"({self.max_block_ns // 1000000} ms); raise queue.buffering.max.messages/"
+                f"kbytes, max.block.ms, or flush() more often")
+        return 0
+
+    cdef raise_produce_error(self, int err, str topic):
+        if err == RD_KAFKA_RESP_ERR__FATAL and self.fatal_error is not None:
+            raise self.fatal_error
+        raise _error_from_code(err, f"produce to {topic!r} failed: "
+                               f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()}")
+
+    cdef Py_ssize_t flush(self, timeout) except -1:
+        cdef int64_t deadline = 0
+        cdef int slice_ms
+        if timeout is not None:
+            if timeout < 0:
+                raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
+            deadline = _now_ns() + <int64_t>(timeout * 1e9)
+        while self.pending > 0 or rd_kafka_outq_len(self.rk) > 0:
+            slice_ms = 100
+            if deadline:
+                slice_ms = <int>min(100, (deadline - _now_ns()) // 1000000)
+                if slice_ms <= 0:
+                    break
+            with nogil:
+                rd_kafka_flush(self.rk, slice_ms)
+            if PyErr_CheckSignals() == -1:
+                return -1
+        return max(self.pending, 0)
+
+    cdef close(self, timeout):
+        cdef rd_kafka_t *rk
+        if self.closed:
+            return
+        if self.fork_gen != _fork_generation:
+            # In a forked child: librdkafka's threads are gone, destroying would hang.
+            self.closed = True
+            self.rk = NULL
+            self.mainq = NULL
+            return
+        remaining = self.flush(timeout)
+        if remaining:
+            # Nothing may vanish: purge what is left so that every future fails
+            # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.
+            _logger.warning("%s: closing with %d undelivered messages; they are purged and "
+                            "their futures fail", self.name, remaining)
+            rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+            self.flush(10.0)
+        self.stopping = True
+        thread = self.thread
+        if thread is not None and thread is not _threading.current_thread():
+            thread.join()
+        self.closed = True
+        for t in self.topics.values():
+            rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()
+            (<_Topic>t).rkt = NULL
+        self.topics.clear()
+        rd_kafka_queue_destroy(self.mainq)  # partner: rd_kafka_queue_get_main in start()
+        self.mainq = NULL
+        rk = self.rk
+        self.rk = NULL
+        with nogil:
+            rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
+        if self.pending > 0:
+            _logger.error("%s: %d messages had no delivery report after close()",
+                          self.name, self.pending)
+
+    def __dealloc__(self):
+        # Only reached without close() if the Producer itself was never
+        # finalized properly (e.g. interpreter teardown); free what is left.
+        if self.rk != NULL and self.fork_gen == _fork_generation:
+            for t in self.topics.values():
+                if (<_Topic>t).rkt != NULL:
+                    rd_kafka_topic_destroy((<_Topic>t).rkt)
+            if self.mainq != NULL:
+                rd_kafka_queue_destroy(self.mainq)
+            rd_kafka_destroy(self.rk)
+            self.rk = NULL

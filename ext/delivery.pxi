@@ -1,0 +1,253 @@
+# delivery.pxi -- futures for deliveries, resolved in bulk by the event thread.
+#
+# A DeliveryFuture is deliberately small (no lock, no condition of its own, the
+# metadata kept as C fields and built into a RecordMetadata only when asked):
+# a producer may hold millions of them.  All futures share one condition;
+# the event thread notifies it once per batch of resolutions, and only when
+# somebody is actually waiting.
+
+import concurrent.futures as _cf
+import threading as _threading
+from collections import namedtuple as _namedtuple
+
+from cpython.ref cimport PyObject
+
+RecordMetadata = _namedtuple("RecordMetadata", ["topic", "partition", "offset", "timestamp"])
+RecordMetadata.__module__ = "cykafka"
+RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset, and "
+                          "timestamp (ms since the epoch; -1 if not available).")
+
+cdef enum:
+    _PENDING = 0
+    _RESOLVED = 1
+
+cdef object _cond = _threading.Condition(_threading.Lock())
+cdef Py_ssize_t _nwaiters = 0
+
+
+cdef inline void _notify_waiters():
+    # Called with the GIL after resolutions; see _FutureBase._wait for why
+    # reading _nwaiters without the lock cannot lose a wake-up.
+    if _nwaiters:
+        with _cond:
+            _cond.notify_all()
+
+
+def _wake_async(list afuts):
+    """Runs on an asyncio loop: wake the awaiters of resolved futures."""
+    for afut in afuts:
+        if not afut.done():
+            afut.set_result(None)
+
+
+cdef _schedule_wakeups(dict wake):
+    # One call_soon_threadsafe per loop per batch, not per future.
+    for loop, afuts in wake.items():
+        try:
+            loop.call_soon_threadsafe(_wake_async, afuts)
+        except RuntimeError:
+            pass  # the loop is closed: nobody is awaiting any more
+
+
+cdef class _FutureBase:
+    """What a DeliveryFuture and a BatchFuture share: concurrent.futures-style
+    waiting, done-callbacks, and awaiting from asyncio."""
+
+    cdef unsigned char _state
+    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
+
+    def done(self):
+        """True once the outcome (delivered or failed) is known."""
+        return self._state != _PENDING
+
+    def running(self):
+        return self._state == _PENDING
+
+    def cancel(self):
+        """Always False: a message handed to librdkafka cannot be taken back."""
+        return False
+
+    def cancelled(self):
+        return False
+
+    cdef _wait(self, timeout):
+        global _nwaiters
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
+        deadline = None if timeout is None else _monotonic() + timeout
+        with _cond:
+            _nwaiters += 1
+            try:
+                while self._state == _PENDING:
+                    remaining = None if deadline is None else deadline - _monotonic()
+                    if remaining is not None and remaining <= 0:
+                        raise TimeoutError(f"delivery outcome not known within {timeout} s")
+                    _cond.wait(remaining)
+            finally:
+                _nwaiters -= 1
+
+    cdef object _outcome(self):
+        raise NotImplementedError
+
+    cdef object _error(self):
+        raise NotImplementedError
+
+    def result(self, timeout=None):
+        """Wait up to ``timeout`` seconds (None: forever) for the outcome; return it
+        or raise the delivery error.  Raises TimeoutError if still pending."""
+        if self._state == _PENDING:
+            self._wait(timeout)
+        return self._outcome()
+
+    def exception(self, timeout=None):
+        """The delivery error, or None if delivered (waits like ``result``)."""
+        if self._state == _PENDING:
+            self._wait(timeout)
+        return self._error()
+
+    def add_done_callback(self, fn):
+        """Call ``fn(future)`` once the outcome is known (at once if it already is).
+        Callbacks run on cykafka's event thread; exceptions they raise are logged."""
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, not {type(fn).__name__}")
+        self._add_callback(fn)
+
+    cdef _add_callback(self, cb):
+        if self._state == _PENDING:
+            if self._callbacks is None:
+                self._callbacks = [cb]
+            else:
+                self._callbacks.append(cb)
+        else:
+            self._run_callback(cb, None)
+
+    cdef _run_callback(self, cb, dict wake):
+        if type(cb) is tuple:
+            loop, afut = cb
+            if wake is not None:
+                wake.setdefault(loop, []).append(afut)
+            else:
+                try:
+                    loop.call_soon_threadsafe(_wake_async, [afut])
+                except RuntimeError:
+                    pass
+            return
+        try:
+            cb(self)
+        except BaseException:
+            _logger.exception("cykafka: a done-callback raised; delivery continues")
+
+    cdef _fire(self, dict wake):
+        """Run callbacks after resolution (event thread, GIL held)."""
+        cbs = self._callbacks
+        self._callbacks = None
+        if cbs is not None:
+            for cb in cbs:
+                self._run_callback(cb, wake)
+
+    def __await__(self):
+        if self._state == _PENDING:
+            loop = _asyncio().get_running_loop()
+            afut = loop.create_future()
+            # _add_callback re-checks the state: creating afut may have let the
+            # event thread resolve us in between.
+            self._add_callback((loop, afut))
+            yield from afut.__await__()
+        return self._outcome()
+
+    def as_concurrent(self):
+        """A ``concurrent.futures.Future`` mirroring this one, for
+        ``concurrent.futures.wait``/``as_completed`` and ``asyncio.wrap_future``."""
+        cf = _cf.Future()
+        cf.set_running_or_notify_cancel()
+        self._add_callback(_Mirror(cf))
+        return cf
+
+
+cdef class _Mirror:
+    cdef object cf
+
+    def __init__(self, cf):
+        self.cf = cf
+
+    def __call__(self, _FutureBase fut):
+        err = fut._error()
+        if err is None:
+            self.cf.set_result(fut._outcome())
+        else:
+            self.cf.set_exception(err)
+
+
+cdef class DeliveryFuture(_FutureBase):
+    """The outcome of one produced message: a RecordMetadata, or a KafkaDeliveryError."""
+
+    cdef object _topic
+    cdef object _exc
+    cdef object _on_delivery
+    cdef int32_t _partition
+    cdef int64_t _offset
+    cdef int64_t _timestamp
+
+    def __init__(self):
+        raise TypeError("DeliveryFuture is created by Producer.produce()")
+
+    @property
+    def topic(self):
+        return self._topic
+
+    cdef object _metadata(self):
+        return RecordMetadata(self._topic, self._partition, self._offset, self._timestamp)
+
+    cdef object _outcome(self):
+        if self._exc is not None:
+            raise self._exc
+        return self._metadata()
+
+    cdef object _error(self):
+        return self._exc
+
+    cdef inline void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc):
+        self._partition = partition
+        self._offset = offset
+        self._timestamp = ts
+        self._exc = exc
+        self._state = _RESOLVED
+
+    cdef _fire(self, dict wake):
+        cb = self._on_delivery
+        if cb is not None:
+            self._on_delivery = None
+            try:
+                cb(self._exc, self._metadata())
+            except BaseException:
+                _logger.exception("cykafka: an on_delivery callback raised; delivery continues")
+        _FutureBase._fire(self, wake)
+
+    def __repr__(self):
+        if self._state == _PENDING:
+            return f"<DeliveryFuture pending topic={self._topic!r}>"
+        if self._exc is not None:
+            return f"<DeliveryFuture failed {self._exc}>"
+        return (f"<DeliveryFuture delivered {self._topic}[{self._partition}]"
+                f"@{self._offset}>")
+
+
+cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
+    cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
+    fut._topic = topic
+    fut._on_delivery = on_delivery
+    fut._partition = -1
+    fut._offset = -1
+    fut._timestamp = -1
+    return fut
+
+
+cdef object _asyncio_mod = None
+
+
+cdef object _asyncio():
+    global _asyncio_mod
+    if _asyncio_mod is None:
+        import asyncio
+        _asyncio_mod = asyncio
+    return _asyncio_mod

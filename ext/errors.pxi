@@ -1,0 +1,158 @@
+# errors.pxi -- the exception tree, built from librdkafka's own error table.
+#
+# Every cykafka exception is a KafkaError carrying librdkafka's code, name,
+# and whether it is retriable or fatal.  Subclasses also inherit the builtin a
+# Python user would catch for that situation (BufferError for a full queue,
+# ValueError for bad configuration, TimeoutError for timeouts, ...).
+
+import enum as _enum
+
+
+cdef dict _ERR_NAMES = {}      # code -> librdkafka name ("MSG_SIZE_TOO_LARGE", "_MSG_TIMED_OUT")
+cdef dict _ERR_DESCS = {}      # code -> librdkafka description
+
+
+cdef _load_error_table():
+    cdef const rd_kafka_err_desc *descs
+    cdef size_t cnt, i
+    rd_kafka_get_err_descs(&descs, &cnt)
+    for i in range(cnt):
+        if descs[i].name != NULL:
+            _ERR_NAMES[<int>descs[i].code] = descs[i].name.decode()
+            _ERR_DESCS[<int>descs[i].code] = (descs[i].desc or b"").decode()
+
+
+_load_error_table()
+
+# Codes after which trying the same request again can succeed.  librdkafka only
+# reports retriability on rd_kafka_error_t objects, not on bare codes (delivery
+# reports carry bare codes), so the broker side follows Kafka's
+# RetriableException subclasses and the local side the transient local errors.
+_RETRIABLE_NAMES = frozenset((
+    "_TRANSPORT", "_MSG_TIMED_OUT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_QUEUE_FULL",
+    "_TIMED_OUT_QUEUE", "_RETRY", "_UNKNOWN_PARTITION", "_WAIT_COORD", "_PURGE_INFLIGHT",
+    "UNKNOWN_TOPIC_OR_PART", "LEADER_NOT_AVAILABLE", "NOT_LEADER_FOR_PARTITION",
+    "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION",
+    "NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "KAFKA_STORAGE_ERROR",
+    "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
+    "CONCURRENT_TRANSACTIONS", "CORRUPT_MESSAGE", "THROTTLING_QUOTA_EXCEEDED",
+    "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "OFFSET_NOT_AVAILABLE",
+    "PREFERRED_LEADER_NOT_AVAILABLE", "ELIGIBLE_LEADERS_NOT_AVAILABLE",
+    "UNSTABLE_OFFSET_COMMIT", "REBALANCE_IN_PROGRESS",
+))
+
+# Enum of every code librdkafka knows, named as librdkafka names them.  Local
+# (client-side) errors have negative codes and a leading underscore in
+# librdkafka; as enum members they get a LOCAL prefix instead (_MSG_TIMED_OUT
+# -> LOCAL_MSG_TIMED_OUT), since enum names may not start with "_".
+ErrorCode = _enum.IntEnum(
+    "ErrorCode",
+    [(("LOCAL" + n) if n.startswith("_") else n, c) for c, n in sorted(_ERR_NAMES.items())],
+    module="cykafka",
+)
+
+
+def error_name(int code):
+    """librdkafka's name for an error code (e.g. ``"_MSG_TIMED_OUT"``)."""
+    return _ERR_NAMES.get(code) or rd_kafka_err2name(<rd_kafka_resp_err_t>code).decode()
+
+
+class KafkaError(Exception):
+    """Base of every cykafka error.
+
+    Attributes: ``code`` (librdkafka's ``rd_kafka_resp_err_t``), ``name``
+    (librdkafka's name for it), ``description``, ``retriable``, ``fatal`` and
+    ``txn_requires_abort``.
+    """
+
+    def __init__(self, code=-1, message=None, *, retriable=None, fatal=False,
+                 txn_requires_abort=False):
+        self.code = int(code)
+        self.name = error_name(self.code)
+        self.description = _ERR_DESCS.get(self.code) or \
+            rd_kafka_err2str(<rd_kafka_resp_err_t>self.code).decode()
+        self.retriable = (self.name in _RETRIABLE_NAMES) if retriable is None \
+            else bool(retriable)
+        self.fatal = bool(fatal)
+        self.txn_requires_abort = bool(txn_requires_abort)
+        self.message = message if message is not None else self.description
+        super().__init__(self.message)
+
+    def __str__(self):
+        flags = [f for f, on in (("fatal", self.fatal), ("retriable", self.retriable)) if on]
+        tail = f" ({', '.join(flags)})" if flags else ""
+        return f"[{self.name}] {self.message}{tail}"
+
+    def __reduce__(self):
+        return (_rebuild_error, (type(self), self.code, self.message, self.retriable,
+                                 self.fatal, self.txn_requires_abort))
+
+
+def _rebuild_error(cls, code, message, retriable, fatal, txn_requires_abort):
+    return cls(code, message, retriable=retriable, fatal=fatal,
+               txn_requires_abort=txn_requires_abort)
+
+
+class KafkaDeliveryError(KafkaError):
+    """A message was not delivered; raised by its future's ``result()``."""
+
+
+class DeliveryTimeoutError(KafkaDeliveryError, TimeoutError):
+    """A message was not delivered within ``delivery.timeout.ms``."""
+
+
+class KafkaConfigError(KafkaError, ValueError):
+    """A configuration property is unknown or has an invalid value."""
+
+
+class QueueFullError(KafkaError, BufferError):
+    """librdkafka's queue stayed full for ``max.block.ms``."""
+
+
+class KafkaTimeoutError(KafkaError, TimeoutError):
+    """An operation did not complete in time."""
+
+
+class KafkaAuthenticationError(KafkaError, PermissionError):
+    """The broker refused our credentials (SASL/TLS)."""
+
+
+class ProducerClosedError(KafkaError, RuntimeError):
+    """The producer was used after ``close()``."""
+
+
+class ProducerForkedError(KafkaError, RuntimeError):
+    """The producer was created in a parent process and used after ``fork()``."""
+
+
+_DELIVERY_CLASSES = {
+    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT: DeliveryTimeoutError,
+}
+_GENERIC_CLASSES = {
+    RD_KAFKA_RESP_ERR__QUEUE_FULL: QueueFullError,
+    RD_KAFKA_RESP_ERR__TIMED_OUT: KafkaTimeoutError,
+    RD_KAFKA_RESP_ERR__AUTHENTICATION: KafkaAuthenticationError,
+    RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED: KafkaAuthenticationError,
+}
+
+
+cdef object _delivery_error(int code, str detail=None):
+    """The exception a failed delivery report resolves its future with."""
+    cls = _DELIVERY_CLASSES.get(code, KafkaDeliveryError)
+    return cls(code, detail)
+
+
+cdef object _error_from_code(int code, str message=None, bint fatal=False):
+    return _GENERIC_CLASSES.get(code, KafkaError)(code, message, fatal=fatal)
+
+
+cdef object _error_from_error_t(rd_kafka_error_t *error):
+    """Build (and take ownership of) a KafkaError from an rd_kafka_error_t."""
+    cdef int code = rd_kafka_error_code(error)
+    cls = _GENERIC_CLASSES.get(code, KafkaError)
+    exc = cls(code, rd_kafka_error_string(error).decode(errors="replace"),
+              retriable=bool(rd_kafka_error_is_retriable(error)),
+              fatal=bool(rd_kafka_error_is_fatal(error)),
+              txn_requires_abort=bool(rd_kafka_error_txn_requires_abort(error)))
+    rd_kafka_error_destroy(error)  # partner: the librdkafka call that returned it
+    return exc

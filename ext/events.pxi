@@ -1,0 +1,123 @@
+# events.pxi -- the event thread: delivery reports, logs, errors and statistics.
+#
+# librdkafka is configured (rd_kafka_conf_set_events) to put delivery reports,
+# log lines, errors and statistics on its main queue as events, instead of
+# calling callbacks from its own threads.  One Python thread per producer
+# waits on that queue without the GIL (rd_kafka_queue_poll) and, per event,
+# takes the GIL once to resolve the whole batch of deliveries the event holds.
+# CONFIGURATION.md, log.queue: "Disable spontaneous log_cb from internal
+# librdkafka threads, instead enqueue log messages on queue set with
+# rd_kafka_set_log_queue() and serve log callbacks or events through the
+# standard poll APIs."
+
+import logging as _logging
+
+_logger = _logging.getLogger("cykafka")
+
+# syslog levels (librdkafka's) -> logging levels
+_LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging.ERROR,
+               _logging.WARNING, _logging.INFO, _logging.INFO, _logging.DEBUG)
+
+DEF _DR_CHUNK = 1024
+
+
+cdef _handle_event(_Core core, rd_kafka_event_t *ev):
+    cdef int etype = rd_kafka_event_type(ev)
+    if etype == RD_KAFKA_EVENT_DR:
+        _handle_dr(core, ev)
+    elif etype == RD_KAFKA_EVENT_LOG:
+        _handle_log(core, ev)
+    elif etype == RD_KAFKA_EVENT_ERROR:
+        _handle_error(core, ev)
+    elif etype == RD_KAFKA_EVENT_STATS:
+        _handle_stats(core, ev)
+
+
+cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
+    cdef const rd_kafka_message_t *msgs[_DR_CHUNK]
+    cdef const rd_kafka_message_t *m
+    cdef size_t n, i
+    cdef void *op
+    cdef DeliveryFuture fut
+    cdef rd_kafka_timestamp_type_t tstype
+    cdef int64_t ts
+    cdef dict wake = {}
+    cdef _BatchRun run = _BatchRun()
+    while True:
+        n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
+        if n == 0:
+            break
+        for i in range(n):
+            m = msgs[i]
+            op = m._private
+            if m.err:
+                core.failed += 1
+            else:
+                core.delivered += 1
+            core.pending -= 1
+            if (<size_t>op) & 1:
+                run.add(m, op, core, wake)
+                continue
+            fut = <DeliveryFuture>op
+            ts = rd_kafka_message_timestamp(m, &tstype)
+            if m.err:
+                fut._set(m.partition, -1, ts, _delivery_error(
+                    m.err, rd_kafka_message_errstr(m).decode(errors="replace")))
+            else:
+                fut._set(m.partition, m.offset, ts, None)
+            Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
+            if fut._on_delivery is not None or fut._callbacks is not None:
+                fut._fire(wake)
+    run.flush(core, wake)
+    _notify_waiters()
+    if wake:
+        _schedule_wakeups(wake)
+
+
+cdef _handle_log(_Core core, rd_kafka_event_t *ev):
+    cdef const char *fac
+    cdef const char *text
+    cdef int level
+    if rd_kafka_event_log(ev, &fac, &text, &level) != 0:
+        return
+    pylevel = _LOG_LEVELS[level] if 0 <= level < 8 else _logging.DEBUG
+    if _logger.isEnabledFor(pylevel):
+        _logger.log(pylevel, "%s [%s] %s", core.name, fac.decode(errors="replace"),
+                    core.redact(text.decode(errors="replace")))
+
+
+cdef _handle_error(_Core core, rd_kafka_event_t *ev):
+    cdef char buf[512]
+    cdef int code = rd_kafka_event_error(ev)
+    cdef bint fatal = rd_kafka_event_error_is_fatal(ev)
+    msg = core.redact((rd_kafka_event_error_string(ev) or b"").decode(errors="replace"))
+    if fatal:
+        # The event carries _FATAL; the original error is kept by librdkafka.
+        code = rd_kafka_fatal_error(core.rk, buf, sizeof(buf))
+        msg = core.redact(buf.decode(errors="replace"))
+    exc = _error_from_code(code, msg, fatal)
+    if fatal:
+        core.fatal_error = exc
+    _logger.log(_logging.ERROR if fatal else _logging.WARNING, "%s: %s", core.name, exc)
+    if core.error_cb is not None:
+        try:
+            core.error_cb(exc)
+        except BaseException:
+            _logger.exception("cykafka: the error callback raised")
+
+
+cdef _serve(_Core core):
+    """Body of the event thread: runs until the core is stopping."""
+    cdef rd_kafka_event_t *ev
+    cdef rd_kafka_queue_t *q = core.mainq
+    while not core.stopping:
+        with nogil:
+            ev = rd_kafka_queue_poll(q, 200)
+        if ev == NULL:
+            continue
+        try:
+            _handle_event(core, ev)
+        except BaseException:
+            _logger.exception("cykafka: internal error while handling an event")
+        finally:
+            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll

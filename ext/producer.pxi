@@ -1,0 +1,362 @@
+# producer.pxi -- NativeProducer, the compiled base class of cykafka.Producer:
+# produce() with a future per message, the batch paths, flush and close.
+
+import weakref as _weakref
+import atexit as _atexit
+
+cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at exit
+
+# Per-message refusals: the message fails, the producer goes on.
+cdef set _PER_MESSAGE_ERRORS = {
+    RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
+    RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT,
+}
+
+
+cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t partition,
+                             const char *vptr, size_t vlen, const char *kptr, size_t klen,
+                             void *opaque, int64_t ts,
+                             rd_kafka_headers_t *hdrs) noexcept nogil:
+    cdef size_t n = 6
+    vus[0].vtype = RD_KAFKA_VTYPE_RKT
+    vus[0].u.rkt = rkt
+    vus[1].vtype = RD_KAFKA_VTYPE_PARTITION
+    vus[1].u.i32 = partition
+    vus[2].vtype = RD_KAFKA_VTYPE_VALUE
+    vus[2].u.mem.ptr = <void *>vptr
+    vus[2].u.mem.size = vlen
+    vus[3].vtype = RD_KAFKA_VTYPE_KEY
+    vus[3].u.mem.ptr = <void *>kptr
+    vus[3].u.mem.size = klen
+    vus[4].vtype = RD_KAFKA_VTYPE_OPAQUE
+    vus[4].u.ptr = opaque
+    vus[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+    vus[5].u.i = RD_KAFKA_MSG_F_COPY
+    if ts:
+        vus[n].vtype = RD_KAFKA_VTYPE_TIMESTAMP
+        vus[n].u.i64 = ts
+        n += 1
+    if hdrs != NULL:
+        vus[n].vtype = RD_KAFKA_VTYPE_HEADERS
+        vus[n].u.headers = hdrs
+        n += 1
+    return n
+
+
+cdef inline int _produce_c(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partition,
+                           const char *vptr, size_t vlen, const char *kptr, size_t klen,
+                           void *opaque, int64_t ts, rd_kafka_headers_t *hdrs) noexcept nogil:
+    """Hand one message to librdkafka (copying key and value); 0 or an error code.
+    On success librdkafka owns ``hdrs``; on failure the caller still does."""
+    cdef rd_kafka_vu_t vus[8]
+    cdef rd_kafka_error_t *error
+    cdef int err
+    if ts == 0 and hdrs == NULL:
+        # The plain API skips the topic lookup and vararg parsing of produceva.
+        if rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, <void *>vptr, vlen,
+                            kptr, klen, opaque) == 0:
+            return 0
+        return rd_kafka_last_error()
+    error = rd_kafka_produceva(rk, vus, _fill_vus(vus, rkt, partition, vptr, vlen, kptr,
+                                                  klen, opaque, ts, hdrs))
+    if error == NULL:
+        return 0
+    err = rd_kafka_error_code(error)
+    rd_kafka_error_destroy(error)  # partner: rd_kafka_produceva
+    return err
+
+
+cdef class NativeProducer:
+    """Compiled core of :class:`cykafka.Producer`; use that class."""
+
+    cdef _Core _core
+    cdef object __weakref__
+
+    def __cinit__(self, *args, **kwargs):
+        self._core = None
+
+    def _native_start(self, dict config, double max_block_s=60.0, error_cb=None,
+                      stats_cb=None, tuple secrets=()):
+        if self._core is not None:
+            raise RuntimeError("the producer is already started")
+        core = _Core()
+        core.start(config, max_block_s, error_cb, stats_cb, secrets)
+        self._core = core
+        _live.add(self)
+
+    cdef inline _Core _usable(self):
+        cdef _Core core = self._core
+        if core is None:
+            raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE,
+                                      "the Producer was not initialised")
+        core.check_usable()
+        return core
+
+    def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
+                headers=None, on_delivery=None):
+        """Queue one message; return its DeliveryFuture."""
+        cdef _Core core = self._usable()
+        cdef _Topic t = core.topic(topic)
+        cdef int32_t part = _partition_arg(partition)
+        cdef int64_t ts = _timestamp_arg(timestamp)
+        cdef int64_t deadline = 0
+        cdef _Mem v, k
+        cdef rd_kafka_headers_t *hdrs = NULL
+        cdef DeliveryFuture fut = None
+        cdef int err
+        if on_delivery is not None and not callable(on_delivery):
+            raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
+        _mem_get(value, &v, "value")
+        k.has_view = False
+        try:
+            _mem_get(key, &k, "key")
+            if headers is not None:
+                hdrs = _make_headers(headers)
+            fut = _new_delivery_future(t.name, on_delivery)
+            while True:
+                err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
+                                 <void *>fut, ts, hdrs)
+                if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                    break
+                core.wait_room(&deadline)
+        except BaseException:
+            if hdrs != NULL:
+                rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; never accepted
+            raise
+        finally:
+            _mem_release(&v)
+            _mem_release(&k)
+        if err == 0:
+            Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
+            core.pending += 1
+            core.produced += 1
+            return fut
+        if hdrs != NULL:
+            rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; librdkafka refused it
+        if err not in _PER_MESSAGE_ERRORS:
+            core.raise_produce_error(err, topic)
+        core.produced += 1
+        core.failed += 1
+        fut._set(part, -1, -1, _delivery_error(
+            err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} "
+                 f"(refused by librdkafka before sending; "
+                 f"value {v.len} bytes, key {k.len} bytes)"))
+        fut._fire(None)
+        return fut
+
+    def produce_batch(self, topic, values, keys=None, *, partitions=None, timestamps=None,
+                      headers=None, on_delivery=None):
+        """Queue a whole column of messages in one C loop; return a BatchFuture."""
+        cdef _Core core = self._usable()
+        cdef _Topic t = core.topic(topic)
+        cdef _Column vcol = _column(values, "values")
+        cdef Py_ssize_t n = vcol.n
+        cdef _Column kcol = None
+        cdef _IntColumn pcol = None, tcol = None
+        if keys is not None:
+            kcol = _column(keys, "keys")
+            if kcol.n != n:
+                raise ValueError(f"keys has {kcol.n} elements but values has {n}")
+        if partitions is not None:
+            pcol = _int_column(partitions, n, "partitions", True)
+        if timestamps is not None:
+            tcol = _int_column(timestamps, n, "timestamps", False)
+        if headers is not None:
+            headers = _headers_column(headers, n)
+        if on_delivery is not None and not callable(on_delivery):
+            raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
+        bf = _new_batch_future(t.name, on_delivery)
+        bf._total = n
+        bf._sealed = True
+        try:
+            _enqueue(core, t, bf, 0, vcol, kcol, pcol, tcol, headers)
+        except BaseException as exc:
+            _attach_batch(exc, bf)
+            raise
+        bf._maybe_complete(None)
+        return bf
+
+    def produce_many(self, records, topic, *, chunk_size=10000, on_delivery=None):
+        """Stream an iterable of records (value, or (key, value[, headers]) tuples,
+        or dicts with value/key/headers/partition/timestamp) through the batch path
+        in chunks of ``chunk_size``; return one BatchFuture for all of them."""
+        cdef _Core core = self._usable()
+        cdef _Topic t = core.topic(topic)
+        if type(chunk_size) is bool or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
+        if on_delivery is not None and not callable(on_delivery):
+            raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
+        bf = _new_batch_future(t.name, on_delivery)
+        it = iter(records)
+        base = 0
+        try:
+            while True:
+                cols = _records_chunk(it, chunk_size, base)
+                if cols is None:
+                    break
+                values, keys, parts, tss, hdrs = cols
+                n = len(values)
+                vcol = _column(values, "values")
+                kcol = _column(keys, "keys") if keys is not None else None
+                pcol = _int_column(parts, n, "partitions", True) if parts is not None else None
+                tcol = _int_column(tss, n, "timestamps", False) if tss is not None else None
+                bf._total += n
+                _enqueue(core, t, bf, base, vcol, kcol, pcol, tcol, hdrs)
+                base += n
+        except BaseException as exc:
+            bf._sealed = True
+            bf._maybe_complete(None)
+            _attach_batch(exc, bf)
+            raise
+        bf._sealed = True
+        bf._maybe_complete(None)
+        return bf
+
+    def flush(self, timeout=None):
+        """Wait until every queued message has an outcome or ``timeout`` seconds
+        pass; return how many are still pending.  Ctrl-C interrupts it."""
+        cdef _Core core = self._usable()
+        return core.flush(timeout)
+
+    def poll(self, timeout=0):
+        """For compatibility: deliveries are served by cykafka's own thread.
+        Waits up to ``timeout`` seconds for the next outcome; returns how many
+        outcomes became known meanwhile."""
+        cdef _Core core = self._usable()
+        before = core.delivered + core.failed
+        if timeout and core.pending > 0:
+            deadline = _monotonic() + timeout
+            while core.delivered + core.failed == before and _monotonic() < deadline:
+                with _cond:
+                    _cond.wait(min(0.05, max(0.0, deadline - _monotonic())))
+        return core.delivered + core.failed - before
+
+    def close(self, timeout=None):
+        """Flush (up to ``timeout`` s), fail what is left, stop the event thread and
+        free librdkafka.  Idempotent."""
+        cdef _Core core = self._core
+        if core is not None and not core.closed:
+            core.close(timeout)
+            _live.discard(self)
+
+    @property
+    def closed(self):
+        return self._core is None or self._core.closed
+
+    @property
+    def name(self):
+        return None if self._core is None else self._core.name
+
+    def __len__(self):
+        """Messages whose outcome is not yet known."""
+        return 0 if self._core is None else max(self._core.pending, 0)
+
+    def _counters(self):
+        """Exact counters kept by the extension (used by the inspector)."""
+        cdef _Core c = self._core
+        if c is None:
+            return {}
+        return {"pending": max(c.pending, 0), "produced": c.produced,
+                "delivered": c.delivered, "failed": c.failed,
+                "blocked_seconds": c.blocked_ns / 1e9,
+                "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
+
+    def _last_stats(self):
+        """(json text, monotonic time received, count) of librdkafka's latest statistics."""
+        cdef _Core c = self._core
+        if c is None:
+            return (None, None, 0)
+        return (c.last_stats, c.last_stats_time, c.stats_count)
+
+    # -- transactions (librdkafka's transactional producer API) -------------
+
+    def init_transactions(self, timeout=30.0):
+        cdef _Core core = self._usable()
+        cdef int ms = <int>(timeout * 1000)
+        cdef rd_kafka_error_t *error
+        with nogil:
+            error = rd_kafka_init_transactions(core.rk, ms)
+        if error != NULL:
+            raise _error_from_error_t(error)
+
+    def begin_transaction(self):
+        cdef _Core core = self._usable()
+        cdef rd_kafka_error_t *error = rd_kafka_begin_transaction(core.rk)
+        if error != NULL:
+            raise _error_from_error_t(error)
+
+    def commit_transaction(self, timeout=60.0):
+        cdef _Core core = self._usable()
+        cdef int ms = <int>(timeout * 1000)
+        cdef rd_kafka_error_t *error
+        with nogil:
+            error = rd_kafka_commit_transaction(core.rk, ms)
+        if error != NULL:
+            raise _error_from_error_t(error)
+
+    def abort_transaction(self, timeout=60.0):
+        cdef _Core core = self._usable()
+        cdef int ms = <int>(timeout * 1000)
+        cdef rd_kafka_error_t *error
+        with nogil:
+            error = rd_kafka_abort_transaction(core.rk, ms)
+        if error != NULL:
+            raise _error_from_error_t(error)
+
+    def __del__(self):
+        cdef _Core core = self._core
+        if core is None or core.closed or core.fork_gen != _fork_generation:
+            return
+        _warnings.warn(f"unclosed cykafka Producer {core.name} ({max(core.pending, 0)} "
+                       f"messages pending); use close() or a with-block",
+                       ResourceWarning, source=self)
+        if _threading.current_thread() is core.thread:
+            # Dropped inside a callback on its own event thread: it cannot flush
+            # itself; purge so the futures fail instead of hanging.
+            core.stopping = True
+            rd_kafka_purge(core.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+            return
+        try:
+            core.close(10.0)
+        except BaseException:
+            _logger.exception("cykafka: closing an unclosed Producer failed")
+
+
+@_atexit.register
+def _close_live_producers():
+    # Nothing is lost silently: an unclosed producer is flushed at exit (and
+    # logs that it was), like a with-block would have done.
+    for p in list(_live):
+        if not p.closed:
+            _logger.warning("cykafka: flushing unclosed Producer %s (%d pending) at exit",
+                            p.name, len(p))
+            try:
+                p.close()
+            except BaseException:
+                _logger.exception("cykafka: closing Producer %s at exit failed", p.name)
+
+
+cdef _attach_batch(object exc, BatchFuture bf):
+    # The batch's future rides on the exception, so the part already queued
+    # stays observable (KeyboardInterrupt mid-batch, max.block.ms, bad record).
+    try:
+        exc.batch = bf
+    except Exception:
+        pass
+
+
+cdef list _headers_column(object headers, Py_ssize_t n):
+    cdef rd_kafka_headers_t *h
+    if isinstance(headers, (str, bytes, dict)) or not hasattr(headers, "__len__"):
+        raise TypeError(f"headers must be a sequence (one header list per message), "
+                        f"not {type(headers).__name__}")
+    headers = list(headers)
+    if len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} elements but values has {n}")
+    for i, hs in enumerate(headers):
+        if hs is not None:
+            h = _make_headers(hs, f"headers[{i}]")   # validation: built, then dropped
+            if h != NULL:
+                rd_kafka_headers_destroy(h)
+    return headers

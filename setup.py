@@ -1,0 +1,106 @@
+"""Declares the cykafka._native extension and finds the librdkafka it links.
+
+Which librdkafka (see the README, "Which librdkafka"):
+
+* default: compile against the librdkafka headers from Debian's ``librdkafka-dev``
+  (``/usr/include/librdkafka``) and link against the librdkafka 2.16 shared library
+  inside the pinned ``confluent-kafka`` wheel.  Debian's own 2.0.2 library cannot
+  talk to the test broker, the wheel's can, and the C API is ABI-stable across
+  these versions.  The library is found at run time through an ``$ORIGIN``
+  relative rpath (both packages live in the same site-packages), so one
+  librdkafka serves the process, shared with ``confluent_kafka``.
+* ``CYKAFKA_LIBRDKAFKA=system``: headers and library from pkg-config ``rdkafka``.
+
+Anything missing fails the build loudly; there is no silent fallback.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import subprocess
+import sys
+from importlib.util import find_spec
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HEADER_DIRS = [os.environ.get("CYKAFKA_RDKAFKA_INCLUDE", "/usr/include")]
+
+
+def _fail(msg: str) -> None:
+    sys.stderr.write(f"\ncykafka build error: {msg}\n\n")
+    raise SystemExit(1)
+
+
+def _wheel_librdkafka() -> dict:
+    spec = find_spec("confluent_kafka")
+    if spec is None or not spec.submodule_search_locations:
+        _fail("confluent-kafka==2.16.1 is not importable in the build environment; "
+              "it provides the librdkafka the extension links against.")
+    site = os.path.dirname(list(spec.submodule_search_locations)[0])
+    libs = sorted(glob.glob(os.path.join(site, "confluent_kafka.libs", "librdkafka*.so*")))
+    if len(libs) != 1:
+        _fail(f"expected exactly one librdkafka in {site}/confluent_kafka.libs, found {libs}")
+    header = None
+    for d in HEADER_DIRS:
+        if os.path.exists(os.path.join(d, "librdkafka", "rdkafka.h")):
+            header = d
+    if header is None:
+        _fail("librdkafka headers not found (looked for librdkafka/rdkafka.h in "
+              f"{HEADER_DIRS}). Install them: apt-get install librdkafka-dev, "
+              "or set CYKAFKA_RDKAFKA_INCLUDE.")
+    libdir, libname = os.path.split(libs[0])
+    return {
+        "include_dirs": [header],
+        "library_dirs": [libdir],
+        # Link the wheel's file by name: its soname carries a hash, so -lrdkafka
+        # would find Debian's 2.0.2 instead.
+        "extra_link_args": [f"-l:{libname}", "-Wl,-rpath,$ORIGIN/../confluent_kafka.libs"],
+        "libraries": [],
+    }
+
+
+def _system_librdkafka() -> dict:
+    try:
+        cflags = subprocess.check_output(["pkg-config", "--cflags", "rdkafka"], text=True)
+        ldflags = subprocess.check_output(["pkg-config", "--libs", "rdkafka"], text=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _fail(f"CYKAFKA_LIBRDKAFKA=system but pkg-config cannot find rdkafka: {exc}")
+    inc = [f[2:] for f in shlex.split(cflags) if f.startswith("-I")]
+    # rdkafka.pc points at .../include/librdkafka; we include <librdkafka/rdkafka.h>.
+    inc += [os.path.dirname(d.rstrip("/")) for d in inc]
+    return {"include_dirs": inc or ["/usr/include"], "library_dirs": [],
+            "extra_link_args": shlex.split(ldflags), "libraries": []}
+
+
+def _extension() -> Extension:
+    mode = os.environ.get("CYKAFKA_LIBRDKAFKA", "wheel")
+    if mode not in ("wheel", "system"):
+        _fail(f"CYKAFKA_LIBRDKAFKA must be 'wheel' or 'system', not {mode!r}")
+    lib = _wheel_librdkafka() if mode == "wheel" else _system_librdkafka()
+    extra_compile = ["-O2", "-Wno-unused-function"]
+    if os.environ.get("CYKAFKA_ASAN"):
+        extra_compile += ["-fsanitize=address", "-fno-omit-frame-pointer", "-O1", "-g"]
+        lib["extra_link_args"].append("-fsanitize=address")
+    return Extension(
+        "cykafka._native",
+        sources=["ext/_native.pyx"],
+        include_dirs=lib["include_dirs"] + ["ext"],
+        library_dirs=lib["library_dirs"],
+        libraries=lib["libraries"],
+        extra_compile_args=extra_compile,
+        extra_link_args=lib["extra_link_args"],
+        depends=glob.glob("ext/*.pxi") + glob.glob("ext/*.pxd"),
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [_extension()],
+        language_level=3,
+        compiler_directives={"embedsignature": True, "binding": False},
+        include_path=["ext"],
+    ),
+)
