@@ -1,0 +1,210 @@
+"""Shared fixtures: a real local Kafka-compatible broker (Tansu) and a byte-exact read-back.
+
+Tests never skip when the broker is missing: a missing ``tansu`` binary is an error, so a
+broken environment cannot pass silently.
+
+Works from a checkout with ``PYTHONPATH=src`` (or with nothing set: ``src`` is added when
+``cykafka`` is not importable) and against an installed package.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
+
+import pytest
+
+_SRC = Path(__file__).resolve().parent.parent / "src"
+if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
+    sys.path.insert(0, str(_SRC))
+
+try:
+    from cykafka.broker import LocalBroker
+except ImportError:
+    # cykafka/__init__ may import the compiled extension; broker tests must still run
+    # when it is not built, so load the pure-Python module on its own.
+    _spec = importlib.util.spec_from_file_location(
+        "cykafka_broker_standalone", _SRC / "cykafka" / "broker.py"
+    )
+    if _spec is None or _spec.loader is None:
+        raise
+    _mod = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = _mod
+    _spec.loader.exec_module(_mod)
+    LocalBroker = _mod.LocalBroker  # type: ignore[misc]
+
+if TYPE_CHECKING:
+    from confluent_kafka import Message
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record as read back from the broker (plain data, safe to compare)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: Optional[bytes]
+    value: Optional[bytes]
+    headers: list[tuple[str, Optional[bytes]]] = field(default_factory=list)
+    timestamp: int = -1  # milliseconds since the epoch
+    timestamp_type: int = 0  # confluent_kafka.TIMESTAMP_* constant
+
+    @classmethod
+    def from_message(cls, msg: Message) -> Record:
+        ts_type, ts = msg.timestamp()
+        return cls(
+            topic=msg.topic() or "",
+            partition=msg.partition() or 0,
+            offset=msg.offset() or 0,
+            key=msg.key(),
+            value=msg.value(),
+            headers=list(msg.headers() or []),
+            timestamp=ts,
+            timestamp_type=ts_type,
+        )
+
+
+def read_back(
+    bootstrap_servers: str,
+    topic: str,
+    partitions: Optional[Iterable[int]] = None,
+    timeout: float = 30.0,
+    expected: Optional[int] = None,
+    isolation_level: str = "read_committed",
+) -> dict[int, list[Record]]:
+    """Read every record of ``topic`` from the beginning up to the high watermark.
+
+    Uses ``assign()`` on explicit partitions (no consumer-group join, which is slow on
+    Tansu). ``partitions=None`` means all partitions of the topic. Reads at least up to the
+    high watermark of every partition, then until the topic is quiet for one poll. With
+    ``expected`` (total record count) keeps reading until that many arrived and fails if a
+    different number is read. Returns ``{partition: [Record, ...]}`` in offset order, with
+    an entry for every requested partition.
+    """
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": f"cykafka-read-back-{uuid.uuid4().hex}",  # required, never joined
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": False,
+            "fetch.wait.max.ms": 50,
+            "isolation.level": isolation_level,
+            "log_level": 3,
+        }
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        if partitions is None:
+            md = consumer.list_topics(topic, timeout=timeout)
+            tmd = md.topics.get(topic)
+            if tmd is None or tmd.error is not None:
+                raise AssertionError(f"read_back: topic {topic!r} not found ({tmd and tmd.error})")
+            parts = sorted(tmd.partitions)
+        else:
+            parts = sorted(partitions)
+
+        def watermarks() -> dict[int, tuple[int, int]]:
+            left = max(deadline - time.monotonic(), 0.5)
+            return {
+                p: consumer.get_watermark_offsets(
+                    TopicPartition(topic, p), timeout=min(left, 10.0), cached=False
+                )
+                for p in parts
+            }
+
+        marks = watermarks()
+        out: dict[int, list[Record]] = {p: [] for p in parts}
+        consumer.assign([TopicPartition(topic, p, marks[p][0]) for p in parts])
+        todo = {p for p in parts if marks[p][1] > marks[p][0]}
+
+        def total() -> int:
+            return sum(len(v) for v in out.values())
+
+        # Phase 1: reach the high watermark of every partition (and ``expected`` records).
+        # Phase 2: keep draining until a quiet poll, because Tansu 0.6.0 reports the high
+        # watermark as (base offset of the last batch + 1): records later in that batch
+        # lie beyond it (see notes/tansu.md), so the watermark is only a lower bound.
+        quiet = False
+        while todo or (expected is not None and total() < expected) or not quiet:
+            if time.monotonic() > deadline:
+                got = {p: len(v) for p, v in out.items()}
+                raise AssertionError(
+                    f"read_back: timed out after {timeout}s reading {topic!r}; got {got}"
+                    + (f" (expected {expected} in total)" if expected is not None else "")
+                    + f", high watermarks { ({p: marks[p][1] for p in parts}) }"
+                )
+            msgs = consumer.consume(num_messages=1000, timeout=0.25)
+            quiet = not todo and not msgs
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise KafkaException(err)
+                p = msg.partition()
+                assert p is not None
+                out[p].append(Record.from_message(msg))
+            if todo:
+                # position() also moves past control records, so it, not the last data
+                # offset, tells when the high watermark is reached.
+                for tp in consumer.position([TopicPartition(topic, p) for p in sorted(todo)]):
+                    if tp.offset >= marks[tp.partition][1]:
+                        todo.discard(tp.partition)
+    finally:
+        consumer.close()
+
+    n = sum(len(v) for v in out.values())
+    if expected is not None and n != expected:
+        raise AssertionError(f"read_back: read {n} records from {topic!r}, expected {expected}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[LocalBroker]:
+    """One Tansu broker for the whole session (memory storage; do not restart it)."""
+    b = LocalBroker()
+    b.start()  # a missing binary raises FileNotFoundError here: fail, never skip
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def fresh_broker() -> Iterator[LocalBroker]:
+    """A private broker for tests that stop/restart it (the session one must stay up)."""
+    with LocalBroker() as b:
+        yield b
+
+
+@pytest.fixture
+def topic(broker: LocalBroker, request: pytest.FixtureRequest) -> Callable[..., str]:
+    """Factory: ``topic(partitions=1, **create_topic_kwargs) -> name`` on the session broker.
+
+    Names are unique per call (test name + random suffix), so tests never see each
+    other's records. Topics are left in place: the memory broker dies with the session.
+    """
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name)[:80]
+
+    def make(partitions: int = 1, **kwargs: Any) -> str:
+        name = f"{base}-{uuid.uuid4().hex[:8]}"
+        return broker.create_topic(name, partitions=partitions, **kwargs)
+
+    return make
+
+
+@pytest.fixture(name="read_back")
+def read_back_fixture() -> Callable[..., dict[int, list[Record]]]:
+    """The :func:`read_back` helper as a fixture (no import of conftest needed)."""
+    return read_back
