@@ -56,9 +56,13 @@ def _wait_dead(pid: int, timeout: float = 10.0) -> bool:
 
 
 def _port_free(port: int) -> bool:
+    # SO_REUSEADDR like any server: TIME_WAIT leftovers of closed client connections
+    # must not count, but a process still listening must.
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
+            s.listen()
         except OSError:
             return False
         return True

@@ -1,0 +1,303 @@
+"""The core producer against the real broker: futures, asyncio, callbacks,
+blocking when full, logging, errors, and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import gc
+import logging
+import threading
+import time
+
+import pytest
+
+import cykafka
+
+
+def test_librdkafka_is_the_wheels_2_16() -> None:
+    assert cykafka.librdkafka_version().startswith("2.16.")
+
+
+def test_ten_thousand_futures_read_back_in_order(broker, topic, read_back) -> None:
+    name = topic(partitions=3)
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [p.produce(name, value=f"m{i}".encode(), key=f"k{i % 17}") for i in range(10_000)]
+        assert p.flush(30) == 0
+        assert len(p) == 0
+    mds = [f.result(0) for f in futs]
+    assert all(isinstance(md, cykafka.RecordMetadata) and md.topic == name for md in mds)
+    by_partition: dict[int, list[tuple[int, bytes]]] = {}
+    for i, md in enumerate(mds):
+        by_partition.setdefault(md.partition, []).append((md.offset, f"m{i}".encode()))
+    records = read_back(broker.bootstrap_servers, name, expected=10_000)
+    for part, written in by_partition.items():
+        got = [(r.offset, r.value) for r in records[part]]
+        # Offsets equal the futures' metadata, and produce order is log order.
+        assert got == written
+        assert [o for o, _ in written] == sorted(o for o, _ in written)
+    # A key always maps to one partition.
+    key_parts: dict[bytes, set[int]] = {}
+    for part, recs in records.items():
+        for r in recs:
+            key_parts.setdefault(r.key, set()).add(part)
+    assert all(len(s) == 1 for s in key_parts.values())
+
+
+def test_key_value_types_headers_timestamp_partition(broker, topic, read_back) -> None:
+    name = topic(partitions=2)
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [
+            p.produce(name, value=b"bytes", key=b"k", partition=1),
+            p.produce(name, value=bytearray(b"ba"), key=memoryview(b"mv"), partition=1),
+            p.produce(name, value="héllo", key="ключ", partition=1),
+            p.produce(name, value=None, key=b"tomb", partition=1),
+            p.produce(name, value=b"h", headers=[("src", b"etl"), ("s", "txt"), ("n", None)],
+                      partition=1),
+            p.produce(name, value=b"d", headers={"a": b"1"}, partition=1, timestamp=1_600_000_000_123),
+        ]
+        p.flush(30)
+    assert [f.result(0).partition for f in futs] == [1] * 6
+    assert futs[5].result(0).timestamp == 1_600_000_000_123
+    recs = read_back(broker.bootstrap_servers, name, partitions=[1], expected=6)[1]
+    assert [(r.key, r.value) for r in recs[:4]] == [
+        (b"k", b"bytes"), (b"mv", b"ba"), ("ключ".encode(), "héllo".encode()), (b"tomb", None)]
+    assert recs[4].headers == [("src", b"etl"), ("s", b"txt"), ("n", None)]
+    assert recs[5].headers == [("a", b"1")] and recs[5].timestamp == 1_600_000_000_123
+
+
+def test_future_api_and_on_delivery(broker, topic) -> None:
+    name = topic()
+    seen: list[tuple[object, object]] = []
+    done: list[object] = []
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        fut = p.produce(name, b"v", on_delivery=lambda err, md: seen.append((err, md)))
+        assert fut.cancel() is False
+        fut.add_done_callback(done.append)
+        md = fut.result(10)
+        assert fut.done() and fut.exception() is None
+        late: list[object] = []
+        fut.add_done_callback(late.append)   # already done: runs at once
+        assert late == [fut]
+        p.flush(10)
+    assert seen == [(None, md)] and done == [fut]
+
+
+def test_concurrent_futures_adapters(broker, topic) -> None:
+    name = topic()
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [p.produce(name, b"x").as_concurrent() for _ in range(100)]
+        done, not_done = concurrent.futures.wait(futs, timeout=30)
+        assert not not_done and all(f.result().offset >= 0 for f in done)
+
+
+def test_asyncio_await(broker, topic) -> None:
+    name = topic()
+
+    async def main() -> list[cykafka.RecordMetadata]:
+        with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+            first = await p.produce(name, b"one")
+            futs = [p.produce(name, f"{i}") for i in range(1000)]
+            mds = [await f for f in futs]
+            wrapped = await asyncio.wrap_future(p.produce(name, b"w").as_concurrent())
+            gathered = await asyncio.gather(*(p.produce(name, b"g") for _ in range(10)))
+            return [first, *mds, wrapped, *gathered]
+
+    # The loop is never blocked: a ticker keeps running while deliveries are awaited.
+    mds = asyncio.run(asyncio.wait_for(main(), 60))
+    offsets = [md.offset for md in mds]
+    assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets) == 1012
+
+
+def test_failed_delivery_raises_kafka_delivery_error() -> None:
+    # Nothing listens on port 1: every message times out and is reported, none vanish.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300,
+            "log_level": 0}
+    errors: list[cykafka.KafkaError] = []
+    with cykafka.Producer(conf, on_error=errors.append) as p:
+        futs = [p.produce("t", b"x") for _ in range(5)]
+        assert p.flush(10) == 0
+    for f in futs:
+        exc = f.exception(0)
+        assert isinstance(exc, cykafka.KafkaDeliveryError) and isinstance(exc, TimeoutError)
+        assert exc.name == "_MSG_TIMED_OUT" and exc.code == cykafka.ErrorCode.LOCAL_MSG_TIMED_OUT
+        assert exc.retriable and not exc.fatal
+        with pytest.raises(cykafka.DeliveryTimeoutError, match="_MSG_TIMED_OUT"):
+            f.result(0)
+    assert errors and all(isinstance(e, cykafka.KafkaError) for e in errors)
+
+
+def test_librdkafka_logs_reach_python_logging(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="cykafka")
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 200}) as p:
+        p.produce("t", b"x")
+        p.flush(5)
+    lines = [r for r in caplog.records if r.name == "cykafka"]
+    assert any("127.0.0.1:1" in r.getMessage() for r in lines), [r.getMessage() for r in lines]
+
+
+def test_full_queue_blocks_then_raises_buffer_error() -> None:
+    conf = {"bootstrap.servers": "127.0.0.1:1", "queue.buffering.max.messages": 10,
+            "max.block.ms": 300, "message.timeout.ms": 5000, "log_level": 0}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce("t", b"x") for _ in range(10)]
+        start = time.monotonic()
+        with pytest.raises(BufferError) as info:
+            p.produce("t", b"one too many")
+        waited = time.monotonic() - start
+        assert isinstance(info.value, cykafka.QueueFullError)
+        assert "max.block.ms" in str(info.value)
+        assert waited >= 0.25   # it blocked for max.block.ms rather than failing at once
+        assert len(p) == 10
+        p.close(0)   # fail the rest: every future resolves
+    assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
+
+
+def test_blocked_produce_resumes_when_room_appears(broker, topic) -> None:
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers,
+            "queue.buffering.max.messages": 50, "linger.ms": 20}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce(name, b"x" * 10) for _ in range(5000)]
+        p.flush(30)
+    assert all(f.result(0).offset >= 0 for f in futs)
+
+
+def test_oversize_message_fails_only_its_future(broker, topic) -> None:
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "message.max.bytes": 10_000}
+    with cykafka.Producer(conf) as p:
+        ok1 = p.produce(name, b"small")
+        big = p.produce(name, b"x" * 20_000)
+        ok2 = p.produce(name, b"small too")
+        p.flush(10)
+    assert ok1.result(0).offset >= 0 and ok2.result(0).offset > ok1.result(0).offset
+    exc = big.exception(0)
+    assert isinstance(exc, cykafka.KafkaDeliveryError) and exc.name == "MSG_SIZE_TOO_LARGE"
+    assert "20000" in str(exc)
+
+
+def test_callback_that_raises_is_logged_and_delivery_continues(
+        broker, topic, caplog: pytest.LogCaptureFixture) -> None:
+    name = topic()
+    calls: list[int] = []
+
+    def bad(err: object, md: object) -> None:
+        calls.append(1)
+        raise RuntimeError("boom in user callback")
+
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [p.produce(name, b"x", on_delivery=bad) for _ in range(50)]
+        p.flush(10)
+    assert len(calls) == 50
+    assert all(f.result(0).offset >= 0 for f in futs)
+    assert any("boom in user callback" in (r.exc_text or "") or
+               (r.exc_info and "boom" in str(r.exc_info[1])) for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        ({"value": 12}, TypeError, "value must be bytes"),
+        ({"value": b"v", "key": 1.5}, TypeError, "key must be bytes"),
+        ({"value": b"v", "headers": "x"}, TypeError, "headers must be"),
+        ({"value": b"v", "headers": [("a",)]}, TypeError, r"headers\[0\]"),
+        ({"value": b"v", "headers": [(1, b"x")]}, TypeError, r"headers\[0\] name"),
+        ({"value": b"v", "headers": [("a", 5)]}, TypeError, r"headers\[0\] value"),
+        ({"value": b"v", "partition": -1}, ValueError, "partition"),
+        ({"value": b"v", "partition": "0"}, TypeError, "partition"),
+        ({"value": b"v", "timestamp": -5}, ValueError, "timestamp"),
+        ({"value": b"v", "on_delivery": 3}, TypeError, "on_delivery"),
+    ],
+)
+def test_bad_arguments_name_the_culprit(kwargs, exc, words) -> None:
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}) as p:
+        with pytest.raises(exc, match=words):
+            p.produce("t", **kwargs)
+        assert len(p) == 0
+
+
+@pytest.mark.parametrize("name", ["", "a b", "x" * 250, "..", "tópico"])
+def test_invalid_topic_names(name: str) -> None:
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}) as p:
+        with pytest.raises(ValueError, match="invalid topic name"):
+            p.produce(name, b"v")
+
+
+def test_config_errors_name_the_key() -> None:
+    with pytest.raises(ValueError, match="'no.such.property'.*No such configuration property"):
+        cykafka.Producer({"no.such.property": "1"})
+    with pytest.raises(cykafka.KafkaConfigError, match="'acks'"):
+        cykafka.Producer({"acks": "sometimes"})
+    with pytest.raises(TypeError, match="config must be a dict"):
+        cykafka.Producer([("acks", "all")])  # type: ignore[arg-type]
+
+
+def test_use_after_close_is_a_clear_runtime_error() -> None:
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"})
+    p.close()
+    p.close()   # idempotent
+    assert p.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        p.produce("t", b"x")
+    with pytest.raises(cykafka.ProducerClosedError):
+        p.flush()
+
+
+def test_close_with_timeout_fails_what_is_left() -> None:
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    futs = [p.produce("t", b"x") for _ in range(100)]
+    p.close(0.2)
+    excs = [f.exception(0) for f in futs]
+    assert all(isinstance(e, cykafka.KafkaDeliveryError) for e in excs)
+    assert {e.name for e in excs} <= {"_PURGE_QUEUE", "_PURGE_INFLIGHT", "_MSG_TIMED_OUT"}
+
+
+def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    fut = p.produce("t", b"x")
+    with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
+        del p
+        gc.collect()
+    assert isinstance(fut.exception(15), cykafka.KafkaDeliveryError)
+
+
+def test_many_threads_one_producer(broker, topic) -> None:
+    name = topic(partitions=4)
+    n_threads, per_thread = 8, 2000
+    futs: list[list[cykafka.DeliveryFuture]] = [[] for _ in range(n_threads)]
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        def work(t: int) -> None:
+            for i in range(per_thread):
+                futs[t].append(p.produce(name, f"{t}:{i}", key=str(t)))
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert p.flush(60) == 0
+    for t in range(n_threads):
+        mds = [f.result(0) for f in futs[t]]
+        # Same key -> same partition, produce order == offset order.
+        assert len({md.partition for md in mds}) == 1
+        assert [md.offset for md in mds] == sorted(md.offset for md in mds)
+
+
+def test_repr_masks_secrets() -> None:
+    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hunter2-secret"}
+    with cykafka.Producer(conf) as p:
+        assert "hunter2" not in repr(p)
+        assert p.config["sasl.password"] == "***"
+
+
+def test_error_tree() -> None:
+    e = cykafka.QueueFullError(cykafka.ErrorCode.LOCAL_QUEUE_FULL)
+    assert isinstance(e, BufferError) and isinstance(e, cykafka.KafkaError)
+    assert e.name == "_QUEUE_FULL" and e.retriable
+    assert issubclass(cykafka.KafkaConfigError, ValueError)
+    assert issubclass(cykafka.ProducerClosedError, RuntimeError)
+    d = cykafka.KafkaDeliveryError(cykafka.ErrorCode.MSG_SIZE_TOO_LARGE, "too big")
+    assert not d.retriable and "[MSG_SIZE_TOO_LARGE] too big" == str(d)
+    import pickle
+    assert str(pickle.loads(pickle.dumps(d))) == str(d)

@@ -1,0 +1,181 @@
+"""The bulk path: produce_batch and produce_many against the real broker."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import cykafka
+
+
+@pytest.fixture
+def producer(broker):
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        yield p
+
+
+def test_list_batch_read_back_in_order(producer, broker, topic, read_back) -> None:
+    name = topic(partitions=3)
+    values = [f"value-{i}".encode() for i in range(20_000)]
+    keys = [f"k{i % 11}" for i in range(20_000)]
+    report = producer.produce_batch(name, values, keys).result(60)
+    assert isinstance(report, cykafka.BatchReport)
+    assert report.ok and report.delivered == 20_000 and report.failed == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=20_000)
+    for part, rs in recs.items():
+        assert report.first_offsets[part] == rs[0].offset
+        assert report.last_offsets[part] == rs[-1].offset
+        # Within a key, log order is batch order.
+        by_key: dict[bytes, list[int]] = {}
+        for r in rs:
+            by_key.setdefault(r.key, []).append(int(r.value.split(b"-")[1]))
+        assert all(v == sorted(v) for v in by_key.values())
+    assert sorted(r.value for rs in recs.values() for r in rs) == sorted(values)
+
+
+def test_arrow_with_nulls_slices_and_chunks_byte_exact(producer, broker, topic, read_back) -> None:
+    name = topic()
+    raw = [b"a", None, b"", "ünï".encode(), bytes(range(256)), None, b"z" * 1000]
+    chunked = pa.chunked_array([pa.array(raw[:3], pa.binary()),
+                                pa.array(raw[3:], pa.binary())])
+    keys = pa.array(["k0", "k1", None, "k3", "k4", "k5", None], pa.large_string())
+    report = producer.produce_batch(name, chunked, keys).result(30)
+    assert report.ok
+    # A sliced large_binary array (offset != 0) reads from the right place.
+    sliced = pa.array([b"skip", b"s1", None, b"s3"], pa.large_binary()).slice(1, 3)
+    assert producer.produce_batch(name, sliced).result(30).ok
+    fixed = pa.array([b"ab", b"cd"], pa.binary(2))
+    assert producer.produce_batch(name, fixed, pa.array(["x", "y"])).result(30).ok
+    recs = read_back(broker.bootstrap_servers, name, expected=12)[0]
+    assert [r.value for r in recs] == raw + [b"s1", None, b"s3", b"ab", b"cd"]
+    assert [r.key for r in recs[:7]] == [b"k0", b"k1", None, b"k3", b"k4", b"k5", None]
+    assert [r.key for r in recs[10:]] == [b"x", b"y"]
+
+
+def test_numpy_fixed_width_and_object_arrays(producer, broker, topic, read_back) -> None:
+    name = topic()
+    arr = np.array([b"one", b"two", b"three"], dtype="S5")
+    assert producer.produce_batch(name, arr, np.array([b"k", None, "s"], dtype=object)) \
+        .result(30).ok
+    recs = read_back(broker.bootstrap_servers, name, expected=3)[0]
+    assert [(r.key, r.value) for r in recs] == [(b"k", b"one"), (None, b"two"), (b"s", b"three")]
+    with pytest.raises(TypeError, match="dtype float64"):
+        producer.produce_batch(name, np.zeros(3))
+
+
+def test_mixed_good_and_bad_messages_are_all_accounted(broker, topic, read_back) -> None:
+    name = topic(partitions=2)
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "message.max.bytes": 10_000}
+    values = [b"ok"] * 10 + [b"x" * 50_000] + [b"ok"] * 10
+    partitions = [0] * 5 + [7] + [1] * 15   # index 5: a partition the topic lacks
+    with cykafka.Producer(conf) as p:
+        p.produce(name, b"warm-up", partition=0).result(10)   # metadata known: partition 7 is refused
+        report = p.produce_batch(name, values, partitions=partitions).result(30)
+    assert report.delivered + report.failed == len(values)
+    assert report.failed == 2 and report.delivered == 19
+    failed = {i: e.name for i, e in report.errors}
+    assert failed == {5: "_UNKNOWN_PARTITION", 10: "MSG_SIZE_TOO_LARGE"}
+    assert not report.ok
+    with pytest.raises(cykafka.KafkaDeliveryError, match="2 of 21 messages"):
+        report.raise_if_failed()
+    recs = read_back(broker.bootstrap_servers, name, expected=20)
+    assert len(recs[0]) == 1 + 5 and len(recs[1]) == 15 - 1   # warm-up + 0..4; 6..20 but 10
+
+
+def test_bad_input_is_refused_before_anything_is_queued(producer, topic) -> None:
+    name = topic()
+    with pytest.raises(ValueError, match="keys has 2 elements but values has 3"):
+        producer.produce_batch(name, [b"a", b"b", b"c"], [b"k", b"k"])
+    with pytest.raises(ValueError, match="partitions has 1 elements"):
+        producer.produce_batch(name, [b"a", b"b"], partitions=[0])
+    with pytest.raises(TypeError, match=r"values\[2\] must be bytes"):
+        producer.produce_batch(name, [b"a", "b", 3, b"d"])
+    with pytest.raises(TypeError, match=r"keys\[1\]"):
+        producer.produce_batch(name, [b"a", b"b"], [b"k", object()])
+    with pytest.raises(ValueError, match=r"partitions\[1\]"):
+        producer.produce_batch(name, [b"a", b"b"], partitions=[0, -3])
+    with pytest.raises(TypeError, match=r"headers\[1\]"):
+        producer.produce_batch(name, [b"a", b"b"], headers=[None, [("h", 5)]])
+    with pytest.raises(TypeError, match="not a single bytes"):
+        producer.produce_batch(name, b"abc")
+    with pytest.raises(TypeError, match="Arrow type int64"):
+        producer.produce_batch(name, pa.array([1, 2]))
+    assert len(producer) == 0
+    assert producer._counters()["produced"] == 0
+
+
+def test_headers_timestamps_and_on_delivery(producer, broker, topic, read_back) -> None:
+    name = topic()
+    calls: list[tuple[int, object, int]] = []
+    report = producer.produce_batch(
+        name, [b"a", b"b", b"c"], timestamps=[1_000, 2_000, None],
+        headers=[[("h", b"1")], None, {"x": "y"}],
+        on_delivery=lambda i, err, md: calls.append((i, err, md.offset)),
+    ).result(30)
+    assert report.ok and sorted(i for i, _, _ in calls) == [0, 1, 2]
+    assert all(err is None for _, err, _ in calls)
+    recs = read_back(broker.bootstrap_servers, name, expected=3)[0]
+    assert [r.headers for r in recs] == [[("h", b"1")], [], [("x", b"y")]]
+    assert [r.timestamp for r in recs[:2]] == [1_000, 2_000]
+
+
+def test_million_messages_through_a_small_queue(broker, topic) -> None:
+    name = topic(partitions=2)
+    conf = {"bootstrap.servers": broker.bootstrap_servers,
+            "queue.buffering.max.messages": 5_000}
+    with cykafka.Producer(conf) as p:
+        report = p.produce_batch(name, [b"x" * 100] * 1_000_000).result(300)
+        assert report.delivered == 1_000_000 and report.failed == 0
+        assert p._counters()["blocked_seconds"] > 0   # it waited for room, not failed
+        sizes = {part: report.last_offsets[part] - report.first_offsets[part] + 1
+                 for part in report.last_offsets}
+        assert sum(sizes.values()) == 1_000_000
+
+
+def test_produce_many_streams_records(producer, broker, topic, read_back) -> None:
+    name = topic(partitions=2)
+
+    def records():
+        for i in range(2_500):
+            if i % 3 == 0:
+                yield f"plain-{i}"
+            elif i % 3 == 1:
+                yield (f"k{i}".encode(), f"tuple-{i}".encode())
+            else:
+                yield {"value": f"dict-{i}", "key": "d", "partition": 1,
+                       "headers": [("i", str(i))]}
+
+    report = producer.produce_many(records(), topic=name, chunk_size=100).result(30)
+    assert report.total == 2_500 and report.ok
+    recs = read_back(broker.bootstrap_servers, name, expected=2_500)
+    dicts = [r for r in recs[1] if r.value.startswith(b"dict-")]
+    assert len(dicts) == 833 and all(r.key == b"d" for r in dicts)
+    idx = [int(r.value.split(b"-")[1]) for r in dicts]
+    assert idx == sorted(idx) and dicts[0].headers == [("i", b"2")]
+
+
+def test_produce_many_bad_record_names_its_index_and_keeps_the_rest(producer, topic) -> None:
+    name = topic()
+    recs = [b"ok"] * 150 + [3.14] + [b"never"] * 10
+    with pytest.raises(TypeError, match="record 150") as info:
+        producer.produce_many(recs, topic=name, chunk_size=100)
+    # The first chunk was queued before the bad record was read: it is reported.
+    report = info.value.batch.result(30)
+    assert report.total == 100 and report.delivered == 100
+
+
+def test_batch_future_is_awaitable(producer, topic) -> None:
+    name = topic()
+
+    async def main() -> cykafka.BatchReport:
+        return await producer.produce_batch(name, [b"a"] * 1000)
+
+    assert asyncio.run(main()).delivered == 1000
+
+
+def test_empty_batch_completes(producer, topic) -> None:
+    report = producer.produce_batch(topic(), []).result(1)
+    assert report.total == 0 and report.ok
