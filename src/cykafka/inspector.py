@@ -802,14 +802,12 @@ class _LiveView:
         from rich.console import Group
         from rich.text import Text
 
-        tables = []
-        for p in self._producers():
-            if not p.closed:
-                tables.append(p.accumulator().table())
-        return Group(*tables) if tables else Text("no open cykafka producers", style="dim")
+        # A closed producer still renders: its last figures are its final state.
+        tables = [p.accumulator().table() for p in self._producers()]
+        return Group(*tables) if tables else Text("no cykafka producer yet", style="dim")
 
     def _lines(self) -> list[str]:
-        return [p.accumulator().log_line() for p in self._producers() if not p.closed]
+        return [p.accumulator().log_line() for p in self._producers()]
 
     def start(self) -> None:
         if self.rich:
