@@ -152,11 +152,14 @@ class Producer(_native.NativeProducer):
         console: Any = None,
         file: Optional[TextIO] = None,
         log_interval: float = 5.0,
+        max_rows: Optional[int] = 30,
     ) -> Iterator[Producer]:
         """Show :meth:`accumulator` live while the block runs: a rich view refreshed
-        every ``interval`` s when ``file`` (default stdout) is a terminal or a rich
-        ``console`` is given, else one plain line every ``log_interval`` s."""
-        with _inspector.live_view(lambda: [self], interval, console, file, log_interval):
+        every ``interval`` s (the ``max_rows`` busiest partitions) when ``file``
+        (default stdout) is a terminal or a rich ``console`` is given, else one plain
+        line every ``log_interval`` s."""
+        with _inspector.live_view(lambda: [self], interval, console, file, log_interval,
+                                  max_rows):
             yield self
 
     # -- transactions -------------------------------------------------------
