@@ -8,9 +8,11 @@ from typing import Any, Callable, Optional
 
 from . import presets as _presets
 from ._load import load_native
-from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate
 
-_native = load_native()
+load_native()  # finds librdkafka before the import below needs it
+
+from ._native import NativeProducer  # noqa: E402
+from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
 
 __all__ = ["Producer"]
 
@@ -21,7 +23,7 @@ DEFAULT_MAX_BLOCK_MS = 60000
 _CALLBACK_KEYS = ("error_cb", "stats_cb")
 
 
-class Producer(_native.NativeProducer):
+class Producer(NativeProducer):
     """A Kafka producer.
 
     ``config`` takes librdkafka's property names (and the Java producer's, which
