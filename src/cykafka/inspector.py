@@ -319,7 +319,7 @@ class Inspector:
 
     def _stats(self, producer: Producer) -> tuple[Optional[dict[str, Any]], Optional[float], int]:
         text, received, count = producer._last_stats()
-        if text is None:
+        if text is None or received is None:
             return None, None, 0
         if count != self._parsed_count:
             # Parsed here, in the caller's thread, once per statistics emit: the event

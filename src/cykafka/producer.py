@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
 from . import inspector as _inspector
 from . import presets as _presets
 from ._load import load_native
-from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate
+
+load_native()  # finds librdkafka before the import below needs it
+
+from ._native import NativeProducer  # noqa: E402
+from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector import AccumulatorSnapshot
-
-_native = load_native()
 
 __all__ = ["Producer"]
 
@@ -25,7 +27,7 @@ DEFAULT_MAX_BLOCK_MS = 60000
 _CALLBACK_KEYS = ("error_cb", "stats_cb")
 
 
-class Producer(_native.NativeProducer):
+class Producer(NativeProducer):
     """A Kafka producer.
 
     ``config`` takes librdkafka's property names (and the Java producer's, which
