@@ -124,6 +124,9 @@ def _lookup_error(e: ErrorSpec) -> Optional[int]:
         name = "LOCAL" + name  # ErrorCode spells librdkafka's _TRANSPORT as LOCAL_TRANSPORT
     if name in ("", "NONE", "OK"):
         name = "NO_ERROR"
+    # Kafka renamed it (KIP-392); librdkafka's table keeps the old name for code 6.
+    if name == "NOT_LEADER_OR_FOLLOWER":
+        name = "NOT_LEADER_FOR_PARTITION"
     member = codes.__members__.get(name)
     return None if member is None else int(member)
 
