@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -23,9 +22,7 @@ from cykafka.inspector import (
     ThrottledStatsCallback,
     stats_setup,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inspector_mock import mock_cluster_class  # noqa: E402
+from cykafka.testing import MockCluster
 
 DEADLINE_S = 60.0
 
@@ -53,7 +50,7 @@ def fresh(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
 
 @pytest.fixture
 def cluster() -> Iterator[Any]:
-    with mock_cluster_class()(num_brokers=3) as mc:
+    with MockCluster(num_brokers=3) as mc:
         yield mc
 
 

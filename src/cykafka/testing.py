@@ -145,7 +145,7 @@ def _error_codes(errors: Iterable[ErrorSpec]) -> list[int]:
         errors = [errors]
     errors = list(errors)
     codes = [_lookup_error(e) for e in errors]
-    bad = sorted({repr(e) for e, c in zip(errors, codes) if c is None})
+    bad = sorted({repr(e) for e, c in zip(errors, codes, strict=True) if c is None})
     if bad:
         raise ValueError(
             f"unknown librdkafka error name(s): {', '.join(bad)} (use names like "
@@ -211,9 +211,9 @@ class MockCluster:
             )
         return broker_id
 
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
-        """Create ``name``.  (Topics are also auto-created on first use, with the
-        mock's default of 4 partitions.)"""
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> str:
+        """Create ``name`` and return it, like ``LocalBroker.create_topic``.  (Topics
+        are also auto-created on first use, with the mock's default of 4 partitions.)"""
         if partitions < 1:
             raise ValueError(f"partitions must be >= 1, not {partitions}")
         if not 1 <= replication_factor <= self.num_brokers:
@@ -222,6 +222,7 @@ class MockCluster:
                 f"of brokers), not {replication_factor}"
             )
         self._impl.create_topic(name, partitions, replication_factor)
+        return name
 
     def set_partition_leader(self, topic: str, partition: int, broker_id: int) -> None:
         """Make ``broker_id`` the leader of ``topic[partition]`` (-1: leaderless).
