@@ -244,7 +244,7 @@ def machine_info() -> dict:
     try:
         import confluent_kafka
 
-        info["confluent_kafka"] = confluent_kafka.version()[0]
+        info["confluent_kafka"] = confluent_kafka.version()
         info["librdkafka_confluent"] = confluent_kafka.libversion()[0]
     except ImportError:
         pass
