@@ -76,6 +76,8 @@ def _lines() -> list[Line]:
              "cy_batch_arrow"),
         Line("cy_futures", "cykafka produce() -> future each, result() on all", "py",
              "cy_futures", baseline="ck_on_delivery"),
+        Line("cy_futures_nogc", "diagnostic: cy_futures with gc.disable() while timed", "py",
+             "cy_futures_nogc", baseline="ck_on_delivery", info=True),
         Line("cy_asyncio", "cykafka produce() under asyncio, every future awaited", "py",
              "cy_asyncio", baseline="ck_aio"),
         Line("ck_on_delivery", "confluent produce(on_delivery=cb) + poll(0), flush()", "py",
