@@ -55,6 +55,10 @@ class _Clock:
         self.cpu = _cpu() - self.c0
 
 
+def _first(rep: Any) -> Any:
+    return f"message {rep.errors[0][0]}: {rep.errors[0][1]}" if rep.errors else None
+
+
 def _result(n: int, clock: _Clock, delivered: int, failed: int, **extra: Any) -> dict:
     return {"msgs": n, "seconds": clock.seconds, "cpu_seconds": clock.cpu,
             "delivered": delivered, "failed": failed, **extra}
@@ -75,7 +79,7 @@ def cy_batch_list(conf: dict, topic: str, n: int, size: int) -> dict:
         p.produce(topic, b"warm-up").result(30)
         with _Clock() as clk:
             rep = p.produce_batch(topic, values).result()
-    return _result(n, clk, rep.delivered, rep.failed)
+    return _result(n, clk, rep.delivered, rep.failed, first_error=_first(rep))
 
 
 def cy_batch_arrow(conf: dict, topic: str, n: int, size: int) -> dict:
@@ -90,12 +94,13 @@ def cy_batch_arrow(conf: dict, topic: str, n: int, size: int) -> dict:
         p.produce(topic, b"warm-up").result(30)
         with _Clock() as clk:
             rep = p.produce_batch(topic, arr).result()
-    return _result(n, clk, rep.delivered, rep.failed)
+    return _result(n, clk, rep.delivered, rep.failed, first_error=_first(rep))
 
 
 def cy_futures(conf: dict, topic: str, n: int, size: int, gc_off: bool = False) -> dict:
     _, values = _payload(n, size)
     ok = bad = 0
+    first = None
     with _cy_producer(conf) as p:
         p.produce(topic, b"warm-up").result(30)
         produce = p.produce
@@ -107,10 +112,11 @@ def cy_futures(conf: dict, topic: str, n: int, size: int, gc_off: bool = False) 
                 try:
                     f.result()
                     ok += 1
-                except Exception:
+                except Exception as exc:
                     bad += 1
+                    first = first or repr(exc)
         gc.enable()
-    return _result(n, clk, ok, bad)
+    return _result(n, clk, ok, bad, first_error=first)
 
 
 def cy_futures_nogc(conf: dict, topic: str, n: int, size: int) -> dict:
@@ -123,8 +129,9 @@ def cy_futures_nogc(conf: dict, topic: str, n: int, size: int) -> dict:
 def cy_asyncio(conf: dict, topic: str, n: int, size: int) -> dict:
     _, values = _payload(n, size)
 
-    async def main() -> tuple[_Clock, int, int]:
+    async def main() -> tuple[_Clock, int, int, Any]:
         ok = bad = 0
+        first = None
         with _cy_producer(conf) as p:
             await p.produce(topic, b"warm-up")
             produce = p.produce
@@ -134,12 +141,13 @@ def cy_asyncio(conf: dict, topic: str, n: int, size: int) -> dict:
                     try:
                         await f
                         ok += 1
-                    except Exception:
+                    except Exception as exc:
                         bad += 1
-        return clk, ok, bad
+                        first = first or repr(exc)
+        return clk, ok, bad, first
 
-    clk, ok, bad = asyncio.run(main())
-    return _result(n, clk, ok, bad)
+    clk, ok, bad, first = asyncio.run(main())
+    return _result(n, clk, ok, bad, first_error=first)
 
 
 # -- confluent-kafka ------------------------------------------------------------
