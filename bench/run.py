@@ -1,0 +1,497 @@
+"""cykafka benchmark (issue 3): every line side by side against one local broker.
+
+``./run bench [--count N] [--size B] [--repeat R] [--json PATH] [--only NAME ...]``
+
+Starts one fresh LocalBroker (Tansu, memory storage), builds the C floor
+(bench/cfloor.c) against the librdkafka that cykafka loads, then runs every
+line R times, interleaved (round 1 runs every line once, then round 2, ...) so
+that load from other processes hits all lines alike.  Each line runs in its own
+fresh subprocess (bench/lines.py, or the C binary) against a fresh 1-partition
+topic, with ``linger.ms=5``; its delivery reports must account for all N
+messages, or the line fails loudly.  Prints a table with each line's best run
+(msgs/s, MB/s of payload), its ratio to the C floor of the same idempotence
+setting and, for the futures/asyncio lines, to confluent-kafka's matching line;
+then the issue's targets with PASS/FAIL; then bench/memory.py's results.  Writes
+everything as JSON (default bench/results/latest.json).
+
+Exit status: 0 all lines ran and every target passed; 1 a line failed (wrong
+delivery count, error, timeout); 2 all lines ran but a target failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from typing import Any, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(HERE, "build")
+CFLOOR_BIN = os.path.join(BUILD, "cfloor")
+PARTITIONS = 1
+BASE_CONFIG = ["linger.ms=5"]
+IDEMPOTENT = ["enable.idempotence=true"]
+
+try:
+    import cykafka  # noqa: F401
+except ImportError:  # a checkout without an install: use src/
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+
+
+@dataclass
+class Line:
+    name: str
+    what: str
+    kind: str  # "c" or "py"
+    impl: str  # lines.py function name, or "cfloor"
+    idem: bool = False
+    extra: list[str] = field(default_factory=list)
+    baseline: Optional[str] = None  # the confluent line this one is compared with
+    info: bool = False  # shown, but not part of any target
+
+    @property
+    def floor(self) -> str:
+        return "c_floor_idem" if self.idem else "c_floor"
+
+
+def _lines() -> list[Line]:
+    base = [
+        Line("c_floor", "C: rd_kafka_producev loop (RD_KAFKA_V_TOPIC), dr_msg_cb", "c", "cfloor"),
+        Line("c_floor_rkt", "C: same loop with a topic handle (RD_KAFKA_V_RKT)", "c", "cfloor",
+             extra=["cfloor.rkt=true"], info=True),
+        Line("cy_batch_list", "cykafka produce_batch(list of bytes)", "py", "cy_batch_list"),
+        Line("cy_batch_arrow", "cykafka produce_batch(pyarrow binary array)", "py",
+             "cy_batch_arrow"),
+        Line("cy_futures", "cykafka produce() -> future each, result() on all", "py",
+             "cy_futures", baseline="ck_on_delivery"),
+        Line("cy_futures_nogc", "diagnostic: cy_futures with gc.disable() while timed", "py",
+             "cy_futures_nogc", baseline="ck_on_delivery", info=True),
+        Line("cy_asyncio", "cykafka produce() under asyncio, every future awaited", "py",
+             "cy_asyncio", baseline="ck_aio"),
+        Line("ck_on_delivery", "confluent produce(on_delivery=cb) + poll(0), flush()", "py",
+             "ck_on_delivery"),
+        Line("ck_batch", "confluent produce_batch(list of dicts, 10k chunks)", "py", "ck_batch"),
+        Line("ck_aio", "confluent aio.AIOProducer, every future awaited", "py", "ck_aio"),
+    ]
+    idem = []
+    for ln in base:
+        if ln.name in ("c_floor", "cy_batch_list", "cy_batch_arrow", "ck_on_delivery",
+                       "ck_batch", "ck_aio"):
+            idem.append(Line(ln.name + "_idem", ln.what + ", idempotent", ln.kind, ln.impl,
+                             idem=True, extra=list(ln.extra)))
+    return base + idem
+
+
+LINES = _lines()
+BY_NAME = {ln.name: ln for ln in LINES}
+EXTRA_STEPS = ("memory", "inspector")
+
+# (label, line, reference line, minimum ratio)
+RATIO_TARGETS = [
+    ("produce_batch list  >= 0.9 x C floor", "cy_batch_list", "c_floor", 0.9),
+    ("produce_batch Arrow >= 0.9 x C floor", "cy_batch_arrow", "c_floor", 0.9),
+    ("produce_batch list  >= 0.9 x C floor (idempotent)", "cy_batch_list_idem",
+     "c_floor_idem", 0.9),
+    ("produce_batch Arrow >= 0.9 x C floor (idempotent)", "cy_batch_arrow_idem",
+     "c_floor_idem", 0.9),
+    ("futures >= 1.2 x confluent produce(on_delivery)", "cy_futures", "ck_on_delivery", 1.2),
+    ("asyncio >= 5 x confluent AIOProducer", "cy_asyncio", "ck_aio", 5.0),
+]
+
+
+def say(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+# -- the C floor -----------------------------------------------------------------
+
+
+def wheel_librdkafka() -> str:
+    """The librdkafka file inside the confluent-kafka wheel (what cykafka links)."""
+    spec = find_spec("confluent_kafka")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("bench: confluent-kafka is not importable")
+    site = os.path.dirname(next(iter(spec.submodule_search_locations)))
+    libs = glob.glob(os.path.join(site, "confluent_kafka.libs", "librdkafka*.so*"))
+    if len(libs) != 1:
+        raise SystemExit(f"bench: expected one librdkafka in confluent_kafka.libs, found {libs}")
+    return libs[0]
+
+
+def build_cfloor() -> str:
+    lib = wheel_librdkafka()
+    libdir, libname = os.path.split(lib)
+    src = os.path.join(HERE, "cfloor.c")
+    cmd = ["cc", "-O2", "-Wall", "-o", CFLOOR_BIN, src, "-I/usr/include", f"-L{libdir}",
+           f"-l:{libname}", f"-Wl,-rpath,{libdir}"]
+    stamp = os.path.join(BUILD, "cfloor.cmd")
+    want = shlex.join(cmd)
+    have = open(stamp).read() if os.path.exists(stamp) else ""
+    if (have != want or not os.path.exists(CFLOOR_BIN)
+            or os.path.getmtime(src) > os.path.getmtime(CFLOOR_BIN)):
+        os.makedirs(BUILD, exist_ok=True)
+        if not os.path.exists("/usr/include/librdkafka/rdkafka.h"):
+            raise SystemExit("bench: /usr/include/librdkafka/rdkafka.h missing "
+                             "(apt-get install librdkafka-dev)")
+        say(f"building the C floor: {want}")
+        subprocess.run(cmd, check=True)
+        with open(stamp, "w") as f:
+            f.write(want)
+    return lib
+
+
+# -- running lines -----------------------------------------------------------------
+
+
+class LineError(RuntimeError):
+    pass
+
+
+_current: Optional[subprocess.Popen] = None
+
+
+def run_child(cmd: list[str], timeout: float) -> dict:
+    """Run ``cmd`` in its own process group; its last stdout line is JSON."""
+    global _current
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=ROOT)
+    _current = proc
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        raise LineError(f"timed out after {timeout:.0f} s\n{tail(err)}") from None
+    finally:
+        _current = None
+    if proc.returncode != 0:
+        raise LineError(f"exit status {proc.returncode}\n{tail(err)}")
+    lines = [s for s in out.splitlines() if s.strip()]
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, ValueError):
+        raise LineError(f"no JSON result on stdout\nstdout: {tail(out)}\n{tail(err)}") from None
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def tail(text: str, n: int = 15) -> str:
+    return "\n".join((text or "").splitlines()[-n:])
+
+
+def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> dict:
+    topic = f"bench-{ln.name.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
+    broker.create_topic(topic, partitions=PARTITIONS)
+    config = BASE_CONFIG + (IDEMPOTENT if ln.idem else []) + ln.extra
+    try:
+        if ln.kind == "c":
+            cmd = [CFLOOR_BIN, broker.bootstrap_servers, topic, str(count), str(size), *config]
+        else:
+            cmd = [sys.executable, os.path.join(HERE, "lines.py"), ln.impl, "--bootstrap",
+                   broker.bootstrap_servers, "--topic", topic, "--count", str(count),
+                   "--size", str(size), "--config", *config]
+        res = run_child(cmd, timeout)
+    finally:
+        try:  # the memory broker keeps every record: free them
+            broker.delete_topic(topic, timeout=30)
+        except Exception as exc:
+            say(f"note: could not delete topic {topic}: {exc}")
+    if res.get("delivered") != count or res.get("failed") != 0:
+        raise LineError(f"delivery reports do not account for all {count} messages: "
+                        f"delivered={res.get('delivered')} failed={res.get('failed')} "
+                        f"first error: {res.get('first_error')}")
+    res["msgs_per_s"] = count / res["seconds"]
+    res["mb_per_s"] = count * size / res["seconds"] / 1e6
+    return res
+
+
+# -- report ---------------------------------------------------------------------------
+
+
+def machine_info() -> dict:
+    info: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            models = [s.split(":", 1)[1].strip() for s in f if s.startswith("model name")]
+        info["cpu"] = models[0] if models else platform.processor()
+    except OSError:
+        info["cpu"] = platform.processor()
+    try:
+        with open("/proc/meminfo") as f:
+            info["mem_total_mb"] = int(f.readline().split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import confluent_kafka
+
+        info["confluent_kafka"] = confluent_kafka.version()
+        info["librdkafka_confluent"] = confluent_kafka.libversion()[0]
+    except ImportError:
+        pass
+    try:
+        import cykafka
+
+        info["librdkafka_cykafka"] = cykafka.librdkafka_version()
+        info["cykafka"] = cykafka.__version__
+    except ImportError as exc:
+        info["cykafka_error"] = str(exc)
+    try:
+        info["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                            capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    return info
+
+
+def fmt_int(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def summarize(results: dict[str, list[dict]]) -> dict[str, dict]:
+    out = {}
+    for name, runs in results.items():
+        rates = [r["msgs_per_s"] for r in runs]
+        if not rates:
+            continue
+        best = max(runs, key=lambda r: r["msgs_per_s"])
+        out[name] = {
+            "best_msgs_per_s": best["msgs_per_s"],
+            "median_msgs_per_s": statistics.median(rates),
+            "best_mb_per_s": best["mb_per_s"],
+            "best_cpu_seconds": best.get("cpu_seconds"),
+            "runs_msgs_per_s": rates,
+        }
+    return out
+
+
+def ratio(summary: dict, a: str, b: str) -> Optional[float]:
+    if a in summary and b in summary:
+        return summary[a]["best_msgs_per_s"] / summary[b]["best_msgs_per_s"]
+    return None
+
+
+def paired_ratio(results: dict[str, list[dict]], a: str, b: str) -> Optional[float]:
+    """Median over rounds of (a / b) measured in the same round."""
+    ra, rb = results.get(a, []), results.get(b, [])
+    pairs = [x["msgs_per_s"] / y["msgs_per_s"] for x, y in zip(ra, rb)]
+    return statistics.median(pairs) if pairs else None
+
+
+def table(summary: dict, results: dict, lines: list[Line], errors: dict) -> tuple[str, list]:
+    rows = []
+    head = ("line", "msgs/s", "MB/s", "x C floor", "x confluent", "median msgs/s", "cpu s",
+            "what")
+    for ln in lines:
+        if ln.name in errors and ln.name not in summary:
+            rows.append((ln.name, "FAILED", "", "", "", "", "", errors[ln.name][:60]))
+            continue
+        s = summary.get(ln.name)
+        if s is None:
+            continue
+        rf = ratio(summary, ln.name, ln.floor)
+        rb = ratio(summary, ln.name, ln.baseline) if ln.baseline else None
+        rows.append((
+            ln.name + ("*" if ln.name in errors else ""),
+            fmt_int(s["best_msgs_per_s"]),
+            f"{s['best_mb_per_s']:.1f}",
+            f"{rf:.2f}" if rf is not None else "-",
+            f"{rb:.2f}" if rb is not None else "",
+            fmt_int(s["median_msgs_per_s"]),
+            f"{s['best_cpu_seconds']:.2f}" if s.get("best_cpu_seconds") is not None else "",
+            ln.what,
+        ))
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    align = ["<", ">", ">", ">", ">", ">", ">", "<"]
+    text = []
+    for r in [head, *rows]:
+        text.append("  ".join(f"{str(c):{a}{w}}" for c, a, w in zip(r, align, widths)).rstrip())
+        if r is head:
+            text.append("  ".join("-" * w for w in widths))
+    return "\n".join(text), rows
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--count", type=int, default=1_000_000, help="messages per line")
+    ap.add_argument("--size", type=int, default=100, help="value size in bytes")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per line (best is reported)")
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "latest.json"))
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help=f"run only these: {', '.join([*BY_NAME, *EXTRA_STEPS])}")
+    ap.add_argument("--mem-count", type=int, default=10_000_000,
+                    help="messages through produce_batch for the RSS check (memory.py)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="per-run timeout in seconds (default: 120 + count / 5000)")
+    args = ap.parse_args(argv)
+    if args.count < 1 or args.size < 0 or args.repeat < 1:
+        ap.error("--count and --repeat must be >= 1, --size >= 0")
+    only = set(args.only or [*BY_NAME, *EXTRA_STEPS])
+    unknown = only - set(BY_NAME) - set(EXTRA_STEPS)
+    if unknown:
+        ap.error(f"unknown names {sorted(unknown)}; choose from {[*BY_NAME, *EXTRA_STEPS]}")
+    lines = [ln for ln in LINES if ln.name in only]
+    timeout = args.timeout or 120 + args.count / 5000
+
+    info = machine_info()
+    if any(ln.kind == "c" for ln in lines):
+        info["librdkafka_file"] = build_cfloor()
+    info["load_before"] = os.getloadavg()
+
+    from cykafka.broker import LocalBroker
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    results: dict[str, list[dict]] = {ln.name: [] for ln in lines}
+    errors: dict[str, str] = {}
+    memory: Optional[dict] = None
+    inspector: Optional[dict] = None
+    broker = LocalBroker()
+    t_start = time.time()
+    try:
+        broker.start()
+        say(f"broker {broker.bootstrap_servers}; {len(lines)} lines x {args.repeat} runs of "
+            f"{args.count:,} x {args.size} B, {PARTITIONS} partition, {' '.join(BASE_CONFIG)}")
+        for rnd in range(args.repeat):
+            for ln in lines:
+                if ln.name in errors:
+                    continue  # failed once: report it, do not spend the time again
+                try:
+                    res = run_line(ln, broker, args.count, args.size, timeout)
+                except (LineError, Exception) as exc:
+                    errors[ln.name] = f"{type(exc).__name__}: {exc}"
+                    say(f"LINE FAILED {ln.name} (round {rnd + 1}): {exc}")
+                    continue
+                results[ln.name].append(res)
+                say(f"round {rnd + 1}/{args.repeat} {ln.name:22} {fmt_int(res['msgs_per_s']):>11}"
+                    f" msgs/s  {res['seconds']:.2f} s")
+        if "inspector" in only:
+            if os.path.exists(os.path.join(HERE, "inspector_overhead.py")):
+                t = f"bench-inspector-{uuid.uuid4().hex[:8]}"
+                broker.create_topic(t, partitions=PARTITIONS)
+                try:
+                    inspector = run_child(
+                        [sys.executable, os.path.join(HERE, "lines.py"), "inspector",
+                         "--bootstrap", broker.bootstrap_servers, "--topic", t,
+                         "--count", str(args.count), "--size", str(args.size)],
+                        timeout * 4)
+                except LineError as exc:
+                    errors["inspector"] = str(exc)
+                    say(f"LINE FAILED inspector: {exc}")
+            else:
+                inspector = {"skipped": "bench/inspector_overhead.py does not exist yet"}
+        if "memory" in only:
+            say(f"memory: tracemalloc per pending future; RSS over {args.mem_count:,} messages")
+            try:
+                memory = run_child(
+                    [sys.executable, os.path.join(HERE, "memory.py"), "--bootstrap",
+                     broker.bootstrap_servers, "--mem-count", str(args.mem_count),
+                     "--size", str(args.size)],
+                    300 + args.mem_count / 10000)
+            except LineError as exc:
+                errors["memory"] = str(exc)
+                say(f"LINE FAILED memory: {exc}")
+    finally:
+        if _current is not None:
+            kill_group(_current)
+        broker.stop()
+    info["load_after"] = os.getloadavg()
+    info["wall_seconds"] = round(time.time() - t_start, 1)
+
+    summary = summarize(results)
+    text, _ = table(summary, results, lines, errors)
+    targets = []
+    for label, a, b, need in RATIO_TARGETS:
+        r = ratio(summary, a, b)
+        if r is None:
+            continue
+        targets.append({"target": label, "ratio": r, "paired_median": paired_ratio(results, a, b),
+                        "need": need, "pass": r >= need})
+    if memory is not None:
+        for t in memory.get("targets", []):
+            targets.append(t)
+
+    print()
+    print(f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
+          f"{args.repeat} (interleaved rounds), {PARTITIONS}-partition topics, linger.ms=5, "
+          f"local Tansu broker")
+    print(f"machine: {info['cores']} cores, {info.get('cpu')}, Python {info['python']}, "
+          f"librdkafka {info.get('librdkafka_cykafka')} (cykafka) / "
+          f"{info.get('librdkafka_confluent')} (confluent-kafka {info.get('confluent_kafka')}); "
+          f"load avg {info['load_before'][0]:.2f} -> {info['load_after'][0]:.2f}")
+    print()
+    print(text)
+    print()
+    print("targets (ratios of best runs; in brackets: median of same-round ratios)")
+    for t in targets:
+        mark = "PASS" if t["pass"] else "FAIL"
+        if "ratio" in t:
+            pm = f" [{t['paired_median']:.2f}]" if t.get("paired_median") is not None else ""
+            print(f"  {mark}  {t['target']:52} {t['ratio']:6.2f}{pm}")
+        else:
+            print(f"  {mark}  {t['target']:52} {t['shown']}")
+    if memory is not None:
+        print()
+        print("memory (bench/memory.py)")
+        for s in memory.get("lines", []):
+            print(f"  {s}")
+    if inspector is not None:
+        print()
+        print(f"inspector overhead (bench/inspector_overhead.py): {json.dumps(inspector)}")
+    if errors:
+        print()
+        for name, err in errors.items():
+            print(f"FAILED {name}: {err}")
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    doc = {
+        "args": {"count": args.count, "size": args.size, "repeat": args.repeat,
+                 "partitions": PARTITIONS, "config": BASE_CONFIG, "mem_count": args.mem_count},
+        "machine": info,
+        "lines": {ln.name: {"what": ln.what, "idempotent": ln.idem, "info_only": ln.info,
+                            "floor": ln.floor, "baseline": ln.baseline,
+                            "ratio_to_floor": ratio(summary, ln.name, ln.floor),
+                            "ratio_to_baseline": ratio(summary, ln.name, ln.baseline)
+                            if ln.baseline else None,
+                            **summary.get(ln.name, {}), "runs": results.get(ln.name, [])}
+                  for ln in lines},
+        "targets": targets,
+        "memory": memory,
+        "inspector": inspector,
+        "errors": errors,
+        "table": text,
+    }
+    with open(args.json, "w") as f:
+        json.dump(doc, f, indent=2)
+    say(f"wrote {args.json}")
+    if errors:
+        return 1
+    return 0 if all(t["pass"] for t in targets) else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
