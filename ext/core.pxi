@@ -84,7 +84,12 @@ cdef int _mem_get(object o, _Mem *m, str what) except -1:
     elif PyUnicode_Check(o):
         m.ptr = PyUnicode_AsUTF8AndSize(o, &m.len)
     elif isinstance(o, (bytes, bytearray, memoryview)):
-        PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
+        try:
+            PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
+        except BufferError as exc:
+            # e.g. a strided memoryview.  Not a BufferError to the caller: that is
+            # QueueFullError's base, which callers catch to retry.
+            raise TypeError(f"{what}: {exc}; pass bytes(...) of it") from None
         m.has_view = True
         m.ptr = <const char *>m.view.buf
         m.len = m.view.len
