@@ -438,3 +438,21 @@ def test_eight_threads_one_producer_exactly_once(broker, topic, read_back) -> No
     finally:
         faulthandler.cancel_dump_traceback_later()
     record("8 threads, one producer (produce + produce_batch + flush)", total, total - len(vals))
+
+
+# --------------------------------------------------------------------------- memory
+
+def test_memory_soak_small(broker, topic) -> None:
+    """CI-sized run of tests/soak/rss_soak.py (the 10 M run is documented there)."""
+    n = int(os.environ.get("CYKAFKA_SOAK_N", "600000"))
+    out = subprocess.run(
+        [sys.executable, str(TESTS / "soak" / "rss_soak.py"), "--messages", str(n),
+         "--round", "100000", "--bootstrap", broker.bootstrap_servers,
+         "--topic", topic(partitions=4)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert out.returncode == 0 and res["ok"], (res, out.stderr[-2000:])
+    assert res["futures_alive_end"] == 0 and res["lost"] == 0
+    record("memory soak (CI size): RSS flat, every future freed", n, res["lost"],
+           res["failed"], rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}")
