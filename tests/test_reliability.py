@@ -105,14 +105,17 @@ def test_mock_all_brokers_down_then_up_mid_import(read_back) -> None:
     with MockCluster(3) as mc:
         mc.create_topic("imp", 4, 3)
 
+        def up() -> None:
+            for b in (1, 2, 3):
+                mc.set_broker_up(b)
+
         def fault(i: int) -> None:
             if i == n // 4:
                 for b in (1, 2, 3):
                     mc.set_broker_down(b)
-            elif i == n // 4 + n // 10:
-                time.sleep(1.5)    # the queue fills and waits while all brokers are down
-                for b in (1, 2, 3):
-                    mc.set_broker_up(b)
+                # Down for 2 s while produce() goes on: the queue fills and produce
+                # blocks (max.block.ms) until the brokers are back.
+                threading.Timer(2.0, up).start()
 
         futs = mock_import(mc, "imp", n, fault)
         counts = outcome_counts(futs)
