@@ -7,6 +7,7 @@ This file is only a hub: each concept lives in its own .pxi.
 
 from libc.stdint cimport int32_t, int64_t
 from rdkafka cimport *
+from rdkafka_mock cimport *
 
 cdef class _Core
 cdef class _Topic
@@ -20,6 +21,7 @@ include "core.pxi"
 include "columns.pxi"
 include "batch.pxi"
 include "producer.pxi"
+include "mock.pxi"
 
 
 def librdkafka_version():

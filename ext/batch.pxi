@@ -109,7 +109,7 @@ cdef class BatchFuture(_FutureBase):
     cdef _call_on_delivery(self, Py_ssize_t index, object exc, int32_t partition,
                            int64_t offset, int64_t ts):
         try:
-            self._on_delivery(index, exc, RecordMetadata(self._topic, partition, offset, ts))
+            self._on_delivery(index, exc, _record_metadata(self._topic, partition, offset, ts))
         except BaseException:
             _logger.exception("cykafka: an on_delivery callback raised; delivery continues")
 

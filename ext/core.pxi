@@ -179,12 +179,14 @@ cdef class _Core:
     cdef object fatal_error
     cdef object last_stats, last_stats_time
     cdef Py_ssize_t stats_count
+    cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
     cdef tuple secrets
 
     def __cinit__(self):
         self.rk = NULL
         self.mainq = NULL
         self.topics = {}
+        self.part_counts = {}
         self.secrets = ()
 
     cdef str redact(self, str text):

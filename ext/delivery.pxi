@@ -12,10 +12,25 @@ from collections import namedtuple as _namedtuple
 
 from cpython.ref cimport PyObject
 
+cdef extern from "Python.h":
+    void PyObject_GC_Track(object)
+    void PyObject_GC_UnTrack(object)
+    int PyObject_GC_IsTracked(object)
+
 RecordMetadata = _namedtuple("RecordMetadata", ["topic", "partition", "offset", "timestamp"])
 RecordMetadata.__module__ = "cykafka"
 RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset, and "
                           "timestamp (ms since the epoch; -1 if not available).")
+
+# namedtuple's own __new__ is Python code; tuple.__new__ builds the same
+# object in C, which matters when a million results are read.
+cdef object _tuple_new = tuple.__new__
+
+
+cdef inline object _record_metadata(object topic, int32_t partition, int64_t offset,
+                                    int64_t ts):
+    return _tuple_new(RecordMetadata, (topic, partition, offset, ts))
+
 
 cdef enum:
     _PENDING = 0
@@ -113,6 +128,7 @@ cdef class _FutureBase:
         self._add_callback(fn)
 
     cdef _add_callback(self, cb):
+        _gc_track(self)   # a callback may reference this future: cycles become possible
         if self._state == _PENDING:
             if self._callbacks is None:
                 self._callbacks = [cb]
@@ -196,7 +212,7 @@ cdef class DeliveryFuture(_FutureBase):
         return self._topic
 
     cdef object _metadata(self):
-        return RecordMetadata(self._topic, self._partition, self._offset, self._timestamp)
+        return _record_metadata(self._topic, self._partition, self._offset, self._timestamp)
 
     cdef object _outcome(self):
         if self._exc is not None:
@@ -210,7 +226,10 @@ cdef class DeliveryFuture(_FutureBase):
         self._partition = partition
         self._offset = offset
         self._timestamp = ts
-        self._exc = exc
+        if exc is not None:
+            # Once raised, the exception's traceback may reference this future.
+            _gc_track(self)
+            self._exc = exc
         self._state = _RESOLVED
 
     cdef _fire(self, dict wake):
@@ -232,9 +251,21 @@ cdef class DeliveryFuture(_FutureBase):
                 f"@{self._offset}>")
 
 
+cdef inline void _gc_track(object o):
+    if not PyObject_GC_IsTracked(o):
+        PyObject_GC_Track(o)
+
+
 cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
     cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
     fut._topic = topic
+    if on_delivery is None:
+        # A pending future that holds only its topic name cannot be part of a
+        # reference cycle, so the cyclic GC need not track it.  Tracking a
+        # million pending futures made the collector the producer's main cost.
+        # It is tracked again as soon as it references anything else
+        # (_add_callback, a failure in _set).
+        PyObject_GC_UnTrack(fut)
     fut._on_delivery = on_delivery
     fut._partition = -1
     fut._offset = -1

@@ -83,6 +83,9 @@ class KafkaError(Exception):
         tail = f" ({', '.join(flags)})" if flags else ""
         return f"[{self.name}] {self.message}{tail}"
 
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name}, {self.message!r})"
+
     def __reduce__(self):
         return (_rebuild_error, (type(self), self.code, self.message, self.retriable,
                                  self.fatal, self.txn_requires_abort))

@@ -52,6 +52,9 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
     cdef int64_t ts
     cdef dict wake = {}
     cdef _BatchRun run = _BatchRun()
+    cdef _PartCount pc = None           # per-partition counters (stats.pxi) of
+    cdef const rd_kafka_topic_t *pc_rkt = NULL   # the current run of messages
+    cdef int32_t pc_part = -2
     while True:
         n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
         if n == 0:
@@ -59,6 +62,11 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
         for i in range(n):
             m = msgs[i]
             op = m._private
+            if pc is None or m.rkt != pc_rkt or m.partition != pc_part:
+                pc = _part_count(core, m.rkt, m.partition)
+                pc_rkt = m.rkt
+                pc_part = m.partition
+            _count_dr(pc, m)
             if m.err:
                 core.failed += 1
             else:

@@ -269,6 +269,11 @@ cdef class NativeProducer:
             return (None, None, 0)
         return (c.last_stats, c.last_stats_time, c.stats_count)
 
+    def _partition_counters(self):
+        """Exact per-partition outcomes from delivery reports (used by the inspector):
+        {(topic, partition): (delivered, failed, last acked offset or -1)}."""
+        return _part_counts_dict(self._core)
+
     # -- transactions (librdkafka's transactional producer API) -------------
 
     def init_transactions(self, timeout=30.0):

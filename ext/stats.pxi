@@ -1,7 +1,50 @@
-# stats.pxi -- librdkafka's statistics JSON (STATISTICS.md), delivered as
-# RD_KAFKA_EVENT_STATS every statistics.interval.ms.  The event thread only
-# keeps the latest string and hands it to the user's stats_cb; parsing
-# happens off this path, when somebody asks for it.
+# stats.pxi -- what the inspector (cykafka.inspector) reads from the extension:
+#
+# * librdkafka's statistics JSON (STATISTICS.md), delivered as RD_KAFKA_EVENT_STATS
+#   every statistics.interval.ms.  The event thread only keeps the latest string
+#   (and hands it to the user's stats_cb, throttled in Python to the user's own
+#   interval); parsing happens off this path, when a snapshot is asked for.
+# * exact per-partition outcome counters, bumped by the delivery-report loop
+#   (events.pxi).  A DR event holds the messages of one ProduceRequest, i.e.
+#   one partition, so the counter lookup happens once per run of equal
+#   (topic, partition), not once per message.
+
+
+cdef class _PartCount:
+    """Outcomes of one partition's messages, as delivery reports arrived."""
+    cdef public int64_t delivered, failed
+    cdef public int64_t last_offset   # offset of the last acknowledged message, -1: none yet
+
+
+cdef _PartCount _part_count(_Core core, const rd_kafka_topic_t *rkt, int32_t partition):
+    key = (rd_kafka_topic_name(rkt).decode(errors="replace") if rkt != NULL else "",
+           partition)
+    cdef _PartCount pc = core.part_counts.get(key)
+    if pc is None:
+        pc = _PartCount.__new__(_PartCount)
+        pc.last_offset = -1
+        core.part_counts[key] = pc
+    return pc
+
+
+cdef inline void _count_dr(_PartCount pc, const rd_kafka_message_t *m) noexcept:
+    if m.err:
+        pc.failed += 1
+    else:
+        pc.delivered += 1
+        if m.offset > pc.last_offset:
+            pc.last_offset = m.offset
+
+
+cdef dict _part_counts_dict(_Core core):
+    """{(topic, partition): (delivered, failed, last_offset)}, a consistent copy."""
+    cdef _PartCount pc
+    out = {}
+    if core is None:
+        return out
+    for key, pc in list(core.part_counts.items()):
+        out[key] = (pc.delivered, pc.failed, pc.last_offset)
+    return out
 
 
 cdef _handle_stats(_Core core, rd_kafka_event_t *ev):

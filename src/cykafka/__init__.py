@@ -8,28 +8,29 @@ from __future__ import annotations
 
 from ._load import load_native
 
-_native = load_native()
+load_native()  # finds librdkafka before the imports below need it
 
 from . import presets  # noqa: E402
+from ._native import (  # noqa: E402
+    BatchFuture,
+    BatchReport,
+    DeliveryFuture,
+    DeliveryTimeoutError,
+    ErrorCode,
+    KafkaAuthenticationError,
+    KafkaConfigError,
+    KafkaDeliveryError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProducerClosedError,
+    ProducerForkedError,
+    QueueFullError,
+    RecordMetadata,
+    librdkafka_version,
+)
 from .config import mask_secrets, translate  # noqa: E402
 from .explain import Guarantees, explain  # noqa: E402
 from .producer import Producer  # noqa: E402
-
-BatchFuture = _native.BatchFuture
-BatchReport = _native.BatchReport
-DeliveryFuture = _native.DeliveryFuture
-RecordMetadata = _native.RecordMetadata
-ErrorCode = _native.ErrorCode
-KafkaError = _native.KafkaError
-KafkaDeliveryError = _native.KafkaDeliveryError
-DeliveryTimeoutError = _native.DeliveryTimeoutError
-KafkaConfigError = _native.KafkaConfigError
-QueueFullError = _native.QueueFullError
-KafkaTimeoutError = _native.KafkaTimeoutError
-KafkaAuthenticationError = _native.KafkaAuthenticationError
-ProducerClosedError = _native.ProducerClosedError
-ProducerForkedError = _native.ProducerForkedError
-librdkafka_version = _native.librdkafka_version
 
 __version__ = "0.1.0"
 

@@ -43,10 +43,12 @@ DEFAULTS: Mapping[str, str] = {
 #: The measurement behind the in-flight=1 warning (kept in one place so the ordering
 #: harness can update it when it re-measures).
 MEASURED_INFLIGHT1_REORDER = (
-    "measured on librdkafka's mock cluster (acks=all, one partition, batch.num.messages=10, "
-    "every 7th Produce request failing with retriable NOT_ENOUGH_REPLICAS): all 2000 "
-    "messages arrived but with 9 order inversions, the same as with 5 in flight, and none "
-    "with enable.idempotence=true; a later ordering harness will re-measure this"
+    "measured with cykafka.testing.verify_ordering on librdkafka 2.16.0's mock cluster "
+    "(acks=all, one partition, batch.num.messages=10, every 7th Produce request failing "
+    "with retriable NOT_ENOUGH_REPLICAS, 2000 messages): all 2000 arrived exactly once, but "
+    "with 9-10 order inversions (each a failed batch of 10 written after the next batch) when "
+    "produce() calls kept arriving during retries (10 messages every 5 ms), 1 when all 2000 "
+    "were queued at once, 10-11 with 5 in flight, and 0 with enable.idempotence=true"
 )
 
 _REFUSED = "librdkafka will refuse to create this producer: "

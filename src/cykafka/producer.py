@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
 
+from . import inspector as _inspector
 from . import presets as _presets
 from ._load import load_native
-from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate
 
-_native = load_native()
+load_native()  # finds librdkafka before the import below needs it
+
+from ._native import NativeProducer  # noqa: E402
+from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
+
+if TYPE_CHECKING:
+    from .inspector import AccumulatorSnapshot
 
 __all__ = ["Producer"]
 
@@ -21,7 +27,7 @@ DEFAULT_MAX_BLOCK_MS = 60000
 _CALLBACK_KEYS = ("error_cb", "stats_cb")
 
 
-class Producer(_native.NativeProducer):
+class Producer(NativeProducer):
     """A Kafka producer.
 
     ``config`` takes librdkafka's property names (and the Java producer's, which
@@ -36,6 +42,11 @@ class Producer(_native.NativeProducer):
     statistics every ``statistics.interval.ms``.  Both run on cykafka's event
     thread; exceptions they raise are logged.
 
+    ``inspect_interval_ms`` is how often librdkafka's statistics are collected for
+    :meth:`accumulator` (default :data:`cykafka.inspector.DEFAULT_INTERVAL_MS`; 0: only
+    the exact counters).  The faster of it and ``statistics.interval.ms`` is what
+    librdkafka gets; ``stats_cb`` is still called at ``statistics.interval.ms``.
+
     Every :meth:`produce` returns a :class:`DeliveryFuture`; deliveries are
     served by a background thread, so no ``poll()`` is needed.
     """
@@ -47,6 +58,7 @@ class Producer(_native.NativeProducer):
         preset: _presets.PresetSpec = None,
         on_error: Optional[Callable[[Exception], Any]] = None,
         stats_cb: Optional[Callable[[str], Any]] = None,
+        inspect_interval_ms: Optional[int] = None,
     ) -> None:
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"config must be a dict of properties, not {type(config).__name__}")
@@ -71,9 +83,21 @@ class Producer(_native.NativeProducer):
             raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
         for key in CYKAFKA_KEYS:
             lib.pop(key, None)
+        if inspect_interval_ms is None:
+            inspect_interval_ms = _inspector.default_interval_ms()
+        if type(inspect_interval_ms) is bool or not isinstance(inspect_interval_ms, int) \
+                or inspect_interval_ms < 0:
+            raise ValueError(f"inspect_interval_ms must be an int >= 0, "
+                             f"not {inspect_interval_ms!r}")
+        user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
+        stats_ms, native_stats_cb = _inspector.stats_setup(
+            user_stats_ms, inspect_interval_ms, stats_cb)
+        if stats_ms:
+            lib["statistics.interval.ms"] = str(stats_ms)
         self._config = lib
         secrets = tuple(str(v) for k, v in lib.items() if is_secret_key(k) and v)
-        self._native_start(lib, max_block_ms / 1000.0, on_error, stats_cb, secrets)
+        self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
+        _inspector.producer_created(self)
 
     # -- context manager ----------------------------------------------------
 
@@ -103,6 +127,42 @@ class Producer(_native.NativeProducer):
         servers = self._config.get("bootstrap.servers", "?") if hasattr(self, "_config") else "?"
         preset = f" preset={'+'.join(self._preset)}" if getattr(self, "_preset", None) else ""
         return f"<cykafka.Producer {self.name} {servers}{preset} {state}>"
+
+    # -- inspection ---------------------------------------------------------
+
+    def accumulator(self) -> AccumulatorSnapshot:
+        """Where this producer's messages wait: see :mod:`cykafka.inspector`.  Cheap
+        (statistics are parsed once per emit); exact counters are current, the rest
+        carries its ``age_s``."""
+        return _inspector.inspector_of(self).snapshot()
+
+    def metrics(self) -> dict[str, float]:
+        """The Java producer's metrics (``producer-metrics`` group) that have a
+        librdkafka equivalent, by Java name."""
+        return _inspector.inspector_of(self).metrics()
+
+    def metrics_prometheus(self) -> str:
+        """:meth:`metrics` plus per-partition/broker gauges, as Prometheus text."""
+        ins = _inspector.inspector_of(self)
+        return _inspector.prometheus_text(ins.metrics(), ins.snapshot())
+
+    @contextlib.contextmanager
+    def inspect_live(
+        self,
+        interval: float = 0.25,
+        *,
+        console: Any = None,
+        file: Optional[TextIO] = None,
+        log_interval: float = 5.0,
+        max_rows: Optional[int] = 30,
+    ) -> Iterator[Producer]:
+        """Show :meth:`accumulator` live while the block runs: a rich view refreshed
+        every ``interval`` s (the ``max_rows`` busiest partitions) when ``file``
+        (default stdout) is a terminal or a rich ``console`` is given, else one plain
+        line every ``log_interval`` s."""
+        with _inspector.live_view(lambda: [self], interval, console, file, log_interval,
+                                  max_rows):
+            yield self
 
     # -- transactions -------------------------------------------------------
 

@@ -1,0 +1,340 @@
+"""The accumulator inspector (issue 5), against librdkafka's mock cluster and a real broker.
+
+Waiting is always "until the condition holds or a generous deadline passes": no
+assertion depends on how fast anything is.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from cykafka import Producer
+from cykafka.inspector import (
+    PARTITION_STATES,
+    AccumulatorSnapshot,
+    ThrottledStatsCallback,
+    stats_setup,
+)
+from cykafka.testing import MockCluster
+
+DEADLINE_S = 60.0
+
+
+def wait_for(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
+             what: str) -> AccumulatorSnapshot:
+    """The first snapshot for which ``cond`` holds; fails with the last one after a
+    generous deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        snap = producer.accumulator()
+        if snap.stats_age_s is not None and cond(snap):
+            return snap
+        if time.monotonic() > deadline:
+            pytest.fail(f"never saw {what}; last snapshot: {json.dumps(snap.to_dict())}")
+        time.sleep(0.02)
+
+
+def fresh(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
+          what: str) -> AccumulatorSnapshot:
+    """Like wait_for, but only from statistics emitted after this call."""
+    start = producer.accumulator().stats_count
+    return wait_for(producer, lambda s: s.stats_count > start + 1 and cond(s), what)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Any]:
+    with MockCluster(num_brokers=3) as mc:
+        yield mc
+
+
+@pytest.fixture
+def quiet_librdkafka() -> Iterator[None]:
+    # A downed mock broker makes librdkafka log connection refusals: expected here.
+    logger = logging.getLogger("cykafka")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)
+
+
+def mock_producer(cluster: Any, **config: Any) -> Producer:
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5,
+            "batch.num.messages": 10, **config}
+    return Producer(conf, inspect_interval_ms=50)
+
+
+def warm_up(p: Producer, topic: str, partitions: int) -> None:
+    """Connect to every leader before the test slows the brokers down."""
+    for part in range(partitions):
+        p.produce(topic, b"warm-up", partition=part)
+    assert p.flush(30) == 0
+
+
+# --------------------------------------------------------------------------- mock cluster
+
+
+def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
+    topic = cluster.create_topic("slow", partitions=3)
+    with mock_producer(cluster, **{"max.in.flight": 1}) as p:
+        warm_up(p, topic, 3)
+        leaders = {k[1]: ps.leader for k, ps in wait_for(
+            p, lambda s: len(s.partitions) == 3 and all(
+                ps.leader >= 0 for ps in s.partitions.values()), "leaders").partitions.items()}
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 2000)
+        produced = {0: 100, 1: 40}
+        for part, n in produced.items():
+            p.produce_batch(topic, [b"v%d" % i for i in range(n)], partitions=[part] * n)
+
+        def both_waiting(s: AccumulatorSnapshot) -> bool:
+            return all(s.partitions[(topic, part)].in_flight_msgs > 0
+                       and s.partitions[(topic, part)].waiting_msgs > 0 for part in produced)
+
+        snap = wait_for(p, both_waiting, "messages waiting behind an in-flight request")
+        for part, n in produced.items():
+            ps = snap.partitions[(topic, part)]
+            # Every message of the partition is accounted for: done, waiting or in flight.
+            assert ps.delivered + ps.failed - 1 + ps.unfinished_msgs == n, ps
+            assert ps.in_flight_msgs <= 20   # max.in.flight=1: one request out, one built
+            # messages wait while the leader's only in-flight slot is taken
+            assert ps.state == "muted", ps
+            broker = snap.brokers[leaders[part]]
+            assert broker.max_in_flight == 1
+            assert broker.in_flight_requests == 1
+            assert broker.in_flight_msgs > 0
+            assert (topic, part) in broker.partitions
+        idle = snap.partitions[(topic, 2)]
+        assert idle.unfinished_msgs == 0 and idle.state == "idle"
+        if leaders[2] not in (leaders[0], leaders[1]):
+            assert snap.brokers[leaders[2]].in_flight_requests == 0
+        assert snap.failed == 0
+        assert snap.pending == sum(produced.values()) - (snap.delivered - 3)
+        json.dumps(snap.to_dict())
+
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 0)
+        assert p.flush(60) == 0
+        done = fresh(p, lambda s: s.queued_msgs == 0 and s.in_flight_msgs == 0, "empty queues")
+        assert done.pending == 0 and done.failed == 0
+        assert done.delivered == done.produced == sum(produced.values()) + 3
+        assert done.queued_bytes == 0 and done.msgs_fill == 0.0
+        for (_, part), ps in done.partitions.items():
+            assert (ps.queued_msgs, ps.queued_bytes, ps.xmit_msgs, ps.in_flight_msgs) == (
+                0, 0, 0, 0)
+            assert ps.state == "idle"
+            assert ps.delivered == produced.get(part, 0) + 1
+            assert ps.last_acked_offset == ps.delivered - 1
+        for b in done.brokers.values():
+            assert b.in_flight_requests == 0 and b.waiting_requests == 0
+
+
+def test_partition_of_a_down_leader_keeps_its_messages(cluster: Any,
+                                                       quiet_librdkafka: None) -> None:
+    topic = cluster.create_topic("down", partitions=3)
+    with mock_producer(cluster, **{"message.timeout.ms": 300000}) as p:
+        warm_up(p, topic, 3)
+        snap = wait_for(p, lambda s: len(s.partitions) == 3, "partitions")
+        victim = snap.partitions[(topic, 0)].leader
+        others = [part for part in (1, 2) if snap.partitions[(topic, part)].leader != victim]
+        cluster.set_broker_down(victim)
+        p.produce_batch(topic, [b"x"] * 30, partitions=[0] * 30)
+        for part in others:
+            p.produce_batch(topic, [b"y"] * 5, partitions=[part] * 5)
+
+        stuck = wait_for(
+            p, lambda s: s.partitions[(topic, 0)].state in ("no_leader", "backing_off")
+            and s.partitions[(topic, 0)].unfinished_msgs == 30
+            and all(s.partitions[(topic, o)].delivered == 6 for o in others),
+            "the partition of the downed leader stuck, the others delivered")
+        ps = stuck.partitions[(topic, 0)]
+        assert ps.delivered == 1 and ps.failed == 0
+        assert stuck.failed == 0 and stuck.pending == 30   # queued, not lost
+        assert ps.oldest_age_s is not None
+        assert "no_leader" in stuck.log_line() or "backing_off" in stuck.log_line()
+
+        cluster.set_broker_up(victim)
+        assert p.flush(120) == 0
+        done = p.accumulator()
+        assert done.failed == 0 and done.delivered == done.produced == 33 + 5 * len(others)
+        assert done.partitions[(topic, 0)].delivered == 31
+
+
+def test_idempotence_state_is_reported(cluster: Any) -> None:
+    topic = cluster.create_topic("eos", partitions=1)
+    with mock_producer(cluster, **{"enable.idempotence": True}) as p:
+        warm_up(p, topic, 1)
+        p.produce_batch(topic, [b"e"] * 20)
+        assert p.flush(30) == 0
+        snap = fresh(p, lambda s: s.eos is not None
+                     and s.partitions[(topic, 0)].next_ack_seq == 21, "eos figures")
+        assert snap.eos is not None
+        assert snap.eos.producer_id >= 0 and snap.eos.producer_epoch >= 0
+        assert snap.eos.idempotence_state == "Assigned"
+        assert snap.partitions[(topic, 0)].acked_msgid == 21
+        json.dumps(snap.to_dict())
+
+
+# --------------------------------------------------------------------------- real broker
+
+
+def test_counts_agree_with_what_the_broker_holds(broker: Any, topic: Callable[..., str],
+                                                 read_back: Callable[..., Any]) -> None:
+    name = topic(partitions=3)
+    with Producer({"bootstrap.servers": broker.bootstrap_servers},
+                  inspect_interval_ms=100) as p:
+        p.produce_batch(name, [b"m%d" % i for i in range(300)], keys=[b"%d" % i for i in
+                                                                    range(300)]).result(60)
+        assert p.flush(30) == 0
+        snap = fresh(p, lambda s: len(s.partitions) == 3 and s.in_flight_msgs == 0
+                     and s.queued_msgs == 0, "a settled snapshot")
+    records = read_back(broker.bootstrap_servers, name, expected=300)
+    assert snap.delivered == snap.produced == 300 and snap.pending == 0
+    for part, recs in records.items():
+        ps = snap.partitions[(name, part)]
+        assert ps.delivered == len(recs)
+        assert ps.last_acked_offset == (recs[-1].offset if recs else -1)
+    data = json.loads(json.dumps(snap.to_dict()))
+    assert set(data["partitions"]) == {f"{name}[{i}]" for i in range(3)}
+    assert all(ps.state in PARTITION_STATES for ps in snap.partitions.values())
+
+
+def test_live_view_renders_partition_rows(broker: Any, topic: Callable[..., str]) -> None:
+    from rich.console import Console
+
+    name = topic(partitions=2)
+    console = Console(record=True, width=200, force_terminal=True, file=io.StringIO())
+    with Producer({"bootstrap.servers": broker.bootstrap_servers},
+                  inspect_interval_ms=50) as p:
+        with p.inspect_live(0.05, console=console):
+            p.produce_batch(name, [b"x"] * 50, partitions=[0, 1] * 25).result(60)
+            fresh(p, lambda s: len(s.partitions) == 2, "both partitions")
+        text = console.export_text()
+        static = Console(record=True, width=200, file=io.StringIO())
+        static.print(p.accumulator().table())
+        table = static.export_text()
+    for out in (text, table):
+        assert f"{name}[0]" in out and f"{name}[1]" in out
+        assert "partitions" in out and "brokers" in out
+    row = next(line for line in table.splitlines() if f"{name}[1]" in line)
+    assert "idle" in row and "25" in row   # state and delivered count of that row
+
+
+def test_live_view_degrades_to_lines_off_a_terminal(broker: Any,
+                                                    topic: Callable[..., str]) -> None:
+    name = topic(partitions=1)
+    out = io.StringIO()   # not a terminal
+    with Producer({"bootstrap.servers": broker.bootstrap_servers},
+                  inspect_interval_ms=50) as p:
+        with p.inspect_live(0.05, file=out, log_interval=0.05):
+            p.produce_batch(name, [b"x"] * 10).result(60)
+            fresh(p, lambda s: (name, 0) in s.partitions, "the partition")
+        pname = p.name
+    lines = out.getvalue().splitlines()
+    assert lines and all(line.startswith(f"{pname}: pending") for line in lines)
+    assert "delivered 10" in lines[-1]
+    assert "\x1b[" not in out.getvalue()   # no terminal control codes
+
+
+def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
+    calls: list[str] = []
+    with Producer({"bootstrap.servers": broker.bootstrap_servers,
+                   "statistics.interval.ms": 400}, stats_cb=calls.append,
+                  inspect_interval_ms=50) as p:
+        assert p.config["statistics.interval.ms"] == "50"
+        deadline = time.monotonic() + DEADLINE_S
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        emitted = p.accumulator().stats_count
+    assert len(calls) >= 3
+    assert all(json.loads(c)["type"] == "producer" for c in calls)
+    assert emitted > 2 * len(calls)   # the inspector got (many) more emits than the user
+
+
+def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cykafka.inspector as ins
+
+    now = [100.0]
+    monkeypatch.setattr(ins.time, "monotonic", lambda: now[0])
+    got: list[str] = []
+    cb = ThrottledStatsCallback(got.append, user_ms=1000, effective_ms=250)
+    for i in range(1, 17):            # 4 s of emits every 250 ms
+        now[0] = 100.0 + i * 0.25
+        cb(str(i))
+    assert got == ["4", "8", "12", "16"]
+
+    def user(text: str) -> None:
+        pass
+
+    assert stats_setup(0, 250, user) == (250, None)     # librdkafka: interval 0, no calls
+    assert stats_setup(100, 250, user) == (100, user)   # the user's is faster: unchanged
+    assert stats_setup(0, 0, None) == (0, None)
+    ms, wrapped = stats_setup(1000, 250, user)
+    assert ms == 250 and isinstance(wrapped, ThrottledStatsCallback) and wrapped.fn is user
+
+
+def test_no_statistics_still_gives_exact_counters(broker: Any,
+                                                  topic: Callable[..., str]) -> None:
+    name = topic(partitions=1)
+    with Producer({"bootstrap.servers": broker.bootstrap_servers},
+                  inspect_interval_ms=0) as p:
+        assert "statistics.interval.ms" not in p.config
+        p.produce_batch(name, [b"x"] * 7).result(60)
+        snap = p.accumulator()
+        assert snap.stats_age_s is None and snap.partitions == {}
+        assert snap.delivered == 7 and snap.pending == 0
+        json.dumps(snap.to_dict())
+
+
+def test_metrics_use_java_names(broker: Any, topic: Callable[..., str]) -> None:
+    name = topic(partitions=2)
+    with Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20},
+                  inspect_interval_ms=50) as p:
+        p.accumulator()
+        p.produce_batch(name, [b"x" * 100] * 500).result(60)
+        fresh(p, lambda s: len(s.partitions) == 2, "stats after the batch")
+        m = p.metrics()
+        prom = p.metrics_prometheus()
+    for key in ("buffer-available-bytes", "requests-in-flight", "record-send-rate",
+                "record-error-rate", "record-send-total", "buffer-total-bytes"):
+        assert key in m, key
+    assert m["record-send-total"] == 500 and m["record-error-total"] == 0
+    assert m["buffer-available-bytes"] <= m["buffer-total-bytes"]
+    for line in prom.splitlines():
+        if not line.startswith("#"):
+            metric, value = line.rsplit(" ", 1)
+            float(value)
+            assert metric.replace("_", "a").split("{")[0].isalnum(), line
+    assert "kafka_producer_record_send_total{" in prom
+    assert f'cykafka_partition_waiting_messages{{client_id="{p.name}",topic="{name}"' in prom
+
+
+def test_cykafka_top_runs_a_script_with_the_view(tmp_path: Path, broker: Any,
+                                                 topic: Callable[..., str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from cykafka.cli import main
+
+    name = topic(partitions=1)
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys\n"
+        "from cykafka import Producer\n"
+        "with Producer({'bootstrap.servers': sys.argv[1]}) as p:\n"
+        "    p.produce_batch(sys.argv[2], [b'x'] * 12).result(60)\n"
+        "    assert p.config['statistics.interval.ms'] == '100'\n"
+        "sys.exit(3)\n"
+    )
+    code = main(["top", "--interval", "0.05", "--log-interval", "0.05",
+                 "--stats-interval-ms", "100", str(script), broker.bootstrap_servers, name])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "delivered 12" in out.splitlines()[-1]
+    # outside `top`, producers get the default interval again
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        assert p.config["statistics.interval.ms"] == "1000"
