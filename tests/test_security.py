@@ -314,8 +314,15 @@ def test_no_secret_in_repr_config_explain_logs_errors(sasl_broker, caplog, capfd
         p.flush(10)
         seen["counters"] = json.dumps(p._counters())
         seen["len"] = str(len(p))
-        if hasattr(p, "accumulator"):    # the inspector, once merged
-            seen["accumulator"] = repr(p.accumulator())
+        # the inspector: snapshot (repr, dict, table, log line), metrics, Prometheus
+        snap = p.accumulator()
+        seen["inspector"] = "\n".join([
+            repr(snap), json.dumps(snap.to_dict(), default=str), snap.log_line(),
+            json.dumps(p.metrics()), p.metrics_prometheus()])
+        from rich.console import Console
+        console = Console(record=True, width=200)
+        console.print(snap.table())
+        seen["inspector table"] = console.export_text()
     seen["future"] = repr(futs[0]) + str(futs[0].exception(0))
     seen["batch"] = repr(futs[1].result(0)) + json.dumps(futs[1].result(0).to_dict())
     seen["on_error"] = "\n".join(f"{e!s} {e!r}" for e in errors)

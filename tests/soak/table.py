@@ -74,7 +74,7 @@ def main() -> int:
                      "failed_reported": res["failed"], "rc": out.returncode,
                      "rss_mb": f"{res['rss_mb_after_warmup']} -> {res['rss_mb_end']} "
                                f"(max {res['rss_mb_max']})",
-                     "futures_alive": res["futures_alive_end"],
+                     "python_blocks_growth": res["python_blocks_growth"],
                      "command": "python tests/soak/rss_soak.py"})
     print("| fault / input class | tried | lost | failed (reported) | notes | command |")
     print("|---|---:|---:|---:|---|---|")
