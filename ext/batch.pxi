@@ -167,7 +167,7 @@ cdef class _BatchRun:
         if m.err:
             self.flush(core, wake)
             bf._record_failure(index, _delivery_error(
-                m.err, rd_kafka_message_errstr(m).decode(errors="replace")), m.partition)
+                m.err, _dr_errstr(m)), m.partition)
         else:
             bf._delivered += 1
             if bf is self.bf and m.partition == self.partition:

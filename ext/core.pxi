@@ -84,7 +84,12 @@ cdef int _mem_get(object o, _Mem *m, str what) except -1:
     elif PyUnicode_Check(o):
         m.ptr = PyUnicode_AsUTF8AndSize(o, &m.len)
     elif isinstance(o, (bytes, bytearray, memoryview)):
-        PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
+        try:
+            PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
+        except BufferError as exc:
+            # e.g. a strided memoryview.  Not a BufferError to the caller: that is
+            # QueueFullError's base, which callers catch to retry.
+            raise TypeError(f"{what}: {exc}; pass bytes(...) of it") from None
         m.has_view = True
         m.ptr = <const char *>m.view.buf
         m.len = m.view.len
@@ -145,6 +150,10 @@ cdef rd_kafka_headers_t *_make_headers(object headers, str what="headers") excep
             hname, hvalue = item
             if not isinstance(hname, str):
                 raise TypeError(f"{what}[{i}] name must be str, not {type(hname).__name__}")
+            if "\x00" in hname:
+                # librdkafka hands header names to readers as C strings (no length):
+                # the name would arrive cut at the NUL.
+                raise ValueError(f"{what}[{i}] name {hname!r:.60} contains a NUL character")
             name = PyUnicode_AsUTF8AndSize(hname, &name_len)
             _mem_get(hvalue, &v, f"{what}[{i}] value ({hname!r})")
             rd_kafka_header_add(hdrs, name, name_len, v.ptr, v.len if v.ptr != NULL else -1)

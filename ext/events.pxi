@@ -21,6 +21,15 @@ _LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging
 DEF _DR_CHUNK = 1024
 
 
+cdef str _dr_errstr(const rd_kafka_message_t *m):
+    """The text of a failed delivery report: librdkafka's per-message reason, else
+    the description of its code.  Never the payload (see rdkafka.pxd)."""
+    cdef const char *s = rd_kafka_message_produce_errstr(m)
+    if s == NULL or s[0] == 0:
+        s = rd_kafka_err2str(m.err)
+    return s.decode(errors="replace")
+
+
 cdef _handle_event(_Core core, rd_kafka_event_t *ev):
     cdef int etype = rd_kafka_event_type(ev)
     if etype == RD_KAFKA_EVENT_DR:
@@ -70,7 +79,7 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
             ts = rd_kafka_message_timestamp(m, &tstype)
             if m.err:
                 fut._set(m.partition, -1, ts, _delivery_error(
-                    m.err, rd_kafka_message_errstr(m).decode(errors="replace")))
+                    m.err, _dr_errstr(m)))
             else:
                 fut._set(m.partition, m.offset, ts, None)
             Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce

@@ -166,7 +166,8 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     int64_t rd_kafka_message_timestamp(const rd_kafka_message_t *rkmessage,
                                        rd_kafka_timestamp_type_t *tstype)
     rd_kafka_msg_status_t rd_kafka_message_status(const rd_kafka_message_t *rkmessage)
-    const char *rd_kafka_message_errstr(const rd_kafka_message_t *rkmessage)
+    # rd_kafka_message_errstr() "MUST NOT be used with the producer" (rdkafka.h):
+    # for a delivery report it returns the message *payload* (not NUL-terminated).
 
     # headers
     rd_kafka_headers_t *rd_kafka_headers_new(size_t initial_count)
@@ -198,3 +199,12 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_error_t *rd_kafka_begin_transaction(rd_kafka_t *rk)
     rd_kafka_error_t *rd_kafka_commit_transaction(rd_kafka_t *rk, int timeout_ms)
     rd_kafka_error_t *rd_kafka_abort_transaction(rd_kafka_t *rk, int timeout_ms)
+
+
+# Added in librdkafka 2.x, after the 2.0.2 headers the build compiles against; the
+# 2.16 library it links exports it.  NULL when the report has no specific text.
+cdef extern from *:
+    """
+    const char *rd_kafka_message_produce_errstr(const rd_kafka_message_t *rkmessage);
+    """
+    const char *rd_kafka_message_produce_errstr(const rd_kafka_message_t *rkmessage)

@@ -1,0 +1,458 @@
+"""Faults survived and nothing lost (issue 7): broker restarts and outages, leader
+moves, RTT spikes, fork, Ctrl-C, threads.
+
+Every test accounts for every message: each future ends delivered or failed (a
+failed future is a *reported* loss, never a silent one), and where the broker keeps
+the data the partition logs are read back and checked for exactly-once, in-order.
+The counts each test tried/lost are appended to ``$CYKAFKA_RELIABILITY_LOG`` (JSON
+lines) when that is set; ``tests/soak/table.py`` turns them into the README table.
+
+Mock-cluster faults use ``cykafka.testing.MockCluster`` (librdkafka's mock cluster).
+"""
+
+from __future__ import annotations
+
+import collections
+import faulthandler
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import cykafka
+from cykafka.testing import MockCluster
+
+TESTS = Path(__file__).resolve().parent
+QUIET = {"log_level": 0}   # outages make librdkafka log every refused connect
+
+
+def record(item: str, tried: int, lost: int, failed_reported: int = 0, **extra: Any) -> None:
+    """One row of the reliability table (see tests/soak/table.py)."""
+    row = {"item": item, "tried": tried, "lost": lost, "failed_reported": failed_reported,
+           **extra}
+    print("RELIABILITY", json.dumps(row))
+    path = os.environ.get("CYKAFKA_RELIABILITY_LOG")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+def outcome_counts(futs: list[cykafka.DeliveryFuture]) -> collections.Counter[str]:
+    """'ok' or the error name of every future; all must be resolved."""
+    assert all(f.done() for f in futs), "a future never resolved"
+    return collections.Counter(
+        "ok" if f.exception(0) is None else f.exception(0).name for f in futs)
+
+
+def check_exactly_once_in_order(read_back: Callable[..., Any], servers: str, topic: str,
+                                futs: list[cykafka.DeliveryFuture], n: int,
+                                keys: int) -> int:
+    """Read the topic back: every delivered message is there exactly once, in produce
+    order per key (value = its index), at the offset its future reported.  Returns
+    how many were read."""
+    delivered = {i for i, f in enumerate(futs) if f.exception(0) is None}
+    recs = read_back(servers, topic, expected=len(delivered), timeout=120)
+    seen: list[int] = []
+    for part, rs in recs.items():
+        per_key: dict[bytes, list[int]] = collections.defaultdict(list)
+        for r in rs:
+            i = int(r.value)
+            seen.append(i)
+            per_key[r.key].append(i)
+            md = futs[i].result(0)
+            assert (md.partition, md.offset) == (part, r.offset)
+        for k, idx in per_key.items():
+            assert idx == sorted(idx), f"partition {part} key {k!r}: order broken"
+    assert len(seen) == len(set(seen)), "duplicates in the log"
+    assert set(seen) == delivered
+    return len(seen)
+
+
+def mock_import(mc: Any, topic: str, n: int, fault: Callable[[int], None],
+                keys: int = 16, **conf: Any) -> list[cykafka.DeliveryFuture]:
+    """Produce ``n`` messages (value = index, key = index % keys) with the ordered
+    preset, calling ``fault(i)`` before every message; flush; return the futures."""
+    config = {"bootstrap.servers": mc.bootstrap_servers, **QUIET, **conf}
+    with cykafka.Producer(config, preset="ordered") as p:
+        futs = []
+        for i in range(n):
+            fault(i)
+            futs.append(p.produce(topic, value=b"%d" % i, key=b"k%d" % (i % keys)))
+        assert p.flush(180) == 0
+    return futs
+
+
+# --------------------------------------------------------------------------- broker outages
+
+MOCK_N = int(os.environ.get("CYKAFKA_RELIABILITY_N", "100000"))
+
+
+def test_mock_all_brokers_down_then_up_mid_import(read_back) -> None:
+    """Broker restart mid-import, ordered preset: Tansu here has no durable storage
+    (notes/tansu.md), so the restart is the mock cluster's brokers going down and
+    coming back; the log survives, so exactly-once in order is checkable."""
+    n = MOCK_N
+    with MockCluster(3) as mc:
+        mc.create_topic("imp", 4, 3)
+
+        def up() -> None:
+            for b in (1, 2, 3):
+                mc.set_broker_up(b)
+
+        def fault(i: int) -> None:
+            if i == n // 4:
+                for b in (1, 2, 3):
+                    mc.set_broker_down(b)
+                # Down for 2 s while produce() goes on: the queue fills and produce
+                # blocks (max.block.ms) until the brokers are back.
+                threading.Timer(2.0, up).start()
+
+        futs = mock_import(mc, "imp", n, fault)
+        counts = outcome_counts(futs)
+        assert counts == {"ok": n}, counts
+        got = check_exactly_once_in_order(read_back, mc.bootstrap_servers, "imp", futs, n, 16)
+    record("all brokers down 2 s, then up, mid-import (mock, ordered)", n, n - got)
+
+
+def test_mock_leader_moves_keep_order(read_back) -> None:
+    n = MOCK_N
+    with MockCluster(3) as mc:
+        mc.create_topic("lead", 4, 3)
+
+        def fault(i: int) -> None:
+            if i and i % (n // 20) == 0:   # 19 moves: every partition's leader rotates
+                step = i // (n // 20)
+                for part in range(4):
+                    mc.set_partition_leader("lead", part, 1 + (part + step) % 3)
+
+        futs = mock_import(mc, "lead", n, fault)
+        assert outcome_counts(futs) == {"ok": n}
+        got = check_exactly_once_in_order(read_back, mc.bootstrap_servers, "lead", futs, n, 16)
+    record("leader moves x19 (mock, ordered)", n, n - got)
+
+
+def test_mock_rtt_spikes_and_retriable_errors_keep_order(read_back) -> None:
+    n = MOCK_N
+    with MockCluster(3) as mc:
+        mc.create_topic("rtt", 4, 3)
+
+        def fault(i: int) -> None:
+            k = i % (n // 10)
+            if k == 0 and i:
+                for b in (1, 2, 3):
+                    mc.set_rtt(b, 800)     # > socket RTT budget of linger; requests pile up
+                mc.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 3
+                                       + ["REQUEST_TIMED_OUT"] * 2)
+            elif k == n // 40:
+                for b in (1, 2, 3):
+                    mc.set_rtt(b, 0)
+
+        futs = mock_import(mc, "rtt", n, fault)
+        assert outcome_counts(futs) == {"ok": n}
+        got = check_exactly_once_in_order(read_back, mc.bootstrap_servers, "rtt", futs, n, 16)
+    record("RTT spikes 800 ms x9 + retriable Produce errors (mock, ordered)", n, n - got)
+
+
+def test_tansu_restart_mid_import_every_future_resolves(fresh_broker, read_back) -> None:
+    """A real broker process killed and restarted on the same port mid-import.
+    Tansu's memory storage forgets the log, so this proves the client side only:
+    no future hangs or vanishes, flush and close return, and what the restarted
+    broker acknowledged is there, in order, once.
+
+    Measured: the restarted (empty) Tansu also forgets the idempotent producer id;
+    librdkafka answers UNKNOWN_PRODUCER_ID with a local epoch bump that Tansu does
+    not accept either, so with the ordered preset every post-restart message fails
+    with _MSG_TIMED_OUT after message.timeout.ms -- reported through its future,
+    not lost silently.  A broker with durable storage keeps the producer state."""
+    b = fresh_broker
+    b.create_topic("imp", partitions=2)
+    n = 30_000
+    restart_at = n // 3
+    conf = {"bootstrap.servers": b.bootstrap_servers, "message.timeout.ms": 8000, **QUIET}
+    start = time.monotonic()
+    with cykafka.Producer(conf, preset="ordered") as p:
+        futs = []
+        for i in range(n):
+            if i == restart_at:
+                p.flush(30)   # what was acked before is lost with the old broker's memory
+                b.restart(downtime=1.0)
+                b.create_topic("imp", partitions=2)
+            futs.append(p.produce("imp", value=b"%d" % i, key=b"k%d" % (i % 8)))
+        left = p.flush(90)
+    elapsed = time.monotonic() - start
+    assert left == 0 and elapsed < 90
+    counts = outcome_counts(futs)   # every future resolved
+    before, after = futs[:restart_at], futs[restart_at:]
+    assert outcome_counts(before) == {"ok": restart_at}
+    after_counts = outcome_counts(after)
+    assert set(after_counts) <= {"ok", "_MSG_TIMED_OUT"}, after_counts
+    got = check_exactly_once_in_order(read_back, b.bootstrap_servers, "imp",
+                                      [*([_Dropped()] * restart_at), *after], n, 8)
+    assert got == after_counts.get("ok", 0)
+    record("Tansu killed+restarted mid-import (futures only: in-memory broker loses its log)",
+           n, 0, n - counts.get("ok", 0), unresolved=0, outcomes=dict(counts))
+
+
+class _Dropped:
+    """Stands for a future whose record the in-memory broker forgot on restart."""
+
+    def exception(self, timeout: float) -> Exception:
+        return RuntimeError("before the restart")
+
+    def done(self) -> bool:
+        return True
+
+
+def test_broker_unreachable_from_the_start() -> None:
+    n = 1000
+    conf = {"bootstrap.servers": "127.0.0.1:1", "delivery.timeout.ms": 1500, **QUIET}
+    p = cykafka.Producer(conf)
+    t0 = time.monotonic()
+    futs = [p.produce("t", b"x" * 100, key=str(i)) for i in range(n)]
+    t_produce = time.monotonic() - t0
+    assert t_produce < 1.0 and len(p) == n   # queued, no blocking
+    assert p.flush(30) == 0
+    t_flush = time.monotonic() - t0
+    assert 1.4 <= t_flush < 10, t_flush     # after delivery.timeout.ms, not long after
+    t1 = time.monotonic()
+    p.close()
+    t_close = time.monotonic() - t1
+    assert t_close < 5
+    for f in futs:
+        exc = f.exception(0)
+        assert isinstance(exc, cykafka.DeliveryTimeoutError) and isinstance(exc, TimeoutError)
+        assert exc.name == "_MSG_TIMED_OUT" and "timed out" in str(exc).lower()
+    record("broker unreachable from the start", n, 0, n,
+           flush_s=round(t_flush, 2), close_s=round(t_close, 3))
+
+
+# --------------------------------------------------------------------------- fork
+
+FORK_CHILD = """
+import os, sys, json, time
+import cykafka
+servers, topic = sys.argv[1], sys.argv[2]
+raw = len(sys.argv) > 3
+p = cykafka.Producer({"bootstrap.servers": servers})
+first = p.produce(topic, b"parent-before-fork").result(30)
+r, w = os.pipe()
+pid = (__import__("ctypes").CDLL(None).fork() if raw else os.fork())
+if pid == 0:
+    out = {}
+    try:
+        t0 = time.monotonic()
+        for name, call in [("produce", lambda: p.produce(topic, b"x")),
+                           ("produce_batch", lambda: p.produce_batch(topic, [b"x"])),
+                           ("flush", lambda: p.flush(1))]:
+            try:
+                call()
+                out[name] = "no error"
+            except cykafka.ProducerForkedError as e:
+                out[name] = ["ProducerForkedError", isinstance(e, RuntimeError), str(e)]
+        p.close()   # must not hang on the dead librdkafka threads
+        out["close_s"] = time.monotonic() - t0
+        if not raw:
+            with cykafka.Producer({"bootstrap.servers": servers}) as q:
+                md = q.produce(topic, b"child").result(30)
+            out["child_producer"] = [md.partition, md.offset]
+    except BaseException as e:
+        out["crash"] = repr(e)
+    os.write(w, json.dumps(out).encode())
+    os._exit(0)
+os.close(w)
+data = b""
+while chunk := os.read(r, 65536):
+    data += chunk
+os.waitpid(pid, 0)
+after = p.produce(topic, b"parent-after-fork").result(30)
+p.close()
+print(json.dumps({"child": json.loads(data), "parent": [first.offset, after.offset]}))
+"""
+
+
+@pytest.mark.parametrize("how", ["os.fork", "raw fork(2)"])
+def test_fork_child_gets_clear_error_and_new_producer_works(broker, topic, how) -> None:
+    name = topic()
+    args = [sys.executable, "-c", FORK_CHILD, broker.bootstrap_servers, name]
+    if how != "os.fork":
+        args.append("raw")    # libc fork() bypassing os.fork: pthread_atfork still fires
+    out = subprocess.run(args, capture_output=True, text=True, timeout=90,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    child = res["child"]
+    assert "crash" not in child, child
+    for call in ("produce", "produce_batch", "flush"):
+        kind, is_runtime, msg = child[call]
+        assert kind == "ProducerForkedError" and is_runtime
+        assert "fork()" in msg and "create a new Producer" in msg
+    assert child["close_s"] < 2
+    if how == "os.fork":
+        assert child["child_producer"][1] >= 1
+    assert res["parent"][1] > res["parent"][0]   # the parent's producer is unaffected
+    record(f"fork ({how}): old producer refused in child", 3, 0)
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+CTRL_C_CHILD = r"""
+import json, os, sys, time
+import cykafka
+from cykafka.testing import MockCluster
+what = sys.argv[1]
+mc = MockCluster(1)
+mc.create_topic("t", 1, 1)
+mc.set_broker_down(1)
+conf = {"bootstrap.servers": mc.bootstrap_servers, "log_level": 0,
+        "max.block.ms": 600000, "queue.buffering.max.messages": 1000}
+p = cykafka.Producer(conf, preset="ordered")
+futs = [p.produce("t", b"%d" % i) for i in range(500)]
+out = {"what": what}
+bf = None
+print("READY", flush=True)
+try:
+    if what == "flush":
+        p.flush()
+    elif what == "produce":
+        while True:
+            futs.append(p.produce("t", b"%d" % len(futs)))
+    elif what == "produce_batch":
+        p.produce_batch("t", [b"b%d" % i for i in range(100000)])
+    out["interrupted"] = False
+except KeyboardInterrupt as exc:
+    out["caught_at"] = time.monotonic()
+    out["interrupted"] = True
+    bf = getattr(exc, "batch", None)
+out["queued_before"] = len(futs)
+out["pending"] = len(p)
+# Still usable: the broker comes back, more is produced, everything queued is delivered.
+mc.set_broker_up(1)
+futs.append(p.produce("t", b"after"))
+out["flush_left"] = p.flush(60)
+out["futures_ok"] = sum(f.exception(0) is None for f in futs)
+out["futures_total"] = len(futs)
+if bf is not None:
+    rep = bf.result(30)
+    out["batch"] = [bf.total, bf.delivered, bf.failed, rep.delivered, rep.failed, rep.total]
+    out["batch_err"] = rep.errors[0][1].message if rep.errors else None
+p.close()
+mc.close()
+print(json.dumps(out), flush=True)
+"""
+
+
+@pytest.mark.parametrize("what", ["flush", "produce", "produce_batch"])
+def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD, what], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "READY"
+        time.sleep(0.7)           # well inside the blocking call
+        sent = time.monotonic()   # CLOCK_MONOTONIC: comparable across processes
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    out = json.loads(rest.strip().splitlines()[-1])
+    assert out["interrupted"], out
+    latency = out["caught_at"] - sent
+    print(f"Ctrl-C during {what}: control back after {latency * 1000:.1f} ms")
+    assert latency < 2.0     # the issue's bound is 0.5 s; generous margin for loaded CI
+    assert out["flush_left"] == 0
+    # Every message queued before the interrupt kept its future and was delivered.
+    assert out["futures_ok"] == out["futures_total"] == out["queued_before"] + 1
+    tried = out["futures_total"]
+    if what == "produce":
+        assert out["queued_before"] == 1000   # the full queue; the interrupted one was not taken
+    if what == "produce_batch":
+        total, delivered, failed, rdel, rfail, rtot = out["batch"]
+        assert total == rtot == 100000 and delivered == rdel and failed == rfail
+        assert delivered + failed == total
+        assert delivered == 1000 - 500        # what fit in the queue before it blocked
+        assert "KeyboardInterrupt" in out["batch_err"]
+        tried += total
+    record(f"Ctrl-C during {what}", tried, 0, out.get("batch", [0, 0, 0])[2],
+           latency_ms=round(latency * 1000, 1))
+
+
+# --------------------------------------------------------------------------- threads
+
+def test_eight_threads_one_producer_exactly_once(broker, topic, read_back) -> None:
+    name = topic(partitions=4)
+    n_threads, per_thread = 8, 5000
+    faulthandler.dump_traceback_later(240, exit=True)   # a deadlock dumps and fails loudly
+    try:
+        futs: list[list[Any]] = [[] for _ in range(n_threads)]
+        errors: list[BaseException] = []
+        with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+            def work(t: int) -> None:
+                try:
+                    for i in range(0, per_thread, 100):
+                        if t % 2:   # half the threads use single produce, half batches
+                            for j in range(i, i + 100):
+                                futs[t].append(p.produce(name, f"{t}:{j}", key=f"k{t}"))
+                        else:
+                            futs[t].append(p.produce_batch(
+                                name, [f"{t}:{j}" for j in range(i, i + 100)],
+                                [f"k{t}"] * 100))
+                        if i % 1000 == 0:
+                            p.flush(0.01)   # flushes race with produces on other threads
+                except BaseException as exc:  # pragma: no cover - reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join(120)
+            assert not any(th.is_alive() for th in threads)
+            assert p.flush(60) == 0
+        assert not errors, errors
+        total = n_threads * per_thread
+        for t in range(n_threads):
+            for f in futs[t]:
+                r = f.result(0)
+                if isinstance(r, cykafka.BatchReport):
+                    assert r.ok
+        recs = read_back(broker.bootstrap_servers, name, expected=total, timeout=60)
+        vals = [r.value.decode() for rs in recs.values() for r in rs]
+        assert len(vals) == len(set(vals)) == total
+        for rs in recs.values():
+            per_key: dict[bytes, list[int]] = collections.defaultdict(list)
+            for r in rs:
+                per_key[r.key].append(int(r.value.split(b":")[1]))
+            assert all(v == sorted(v) for v in per_key.values())
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    record("8 threads, one producer (produce + produce_batch + flush)", total, total - len(vals))
+
+
+# --------------------------------------------------------------------------- memory
+
+def test_memory_soak_small(broker, topic) -> None:
+    """CI-sized run of tests/soak/rss_soak.py (the 10 M run is documented there)."""
+    n = int(os.environ.get("CYKAFKA_SOAK_N", "600000"))
+    out = subprocess.run(
+        [sys.executable, str(TESTS / "soak" / "rss_soak.py"), "--messages", str(n),
+         "--round", "100000", "--bootstrap", broker.bootstrap_servers,
+         "--topic", topic(partitions=4)],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert out.returncode == 0 and res["ok"], (res, out.stderr[-2000:])
+    assert res["python_blocks_growth"] < 20_000 and res["lost"] == 0
+    record("memory soak (CI size): RSS flat, every future freed", n, res["lost"],
+           res["failed"], rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}")
