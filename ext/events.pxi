@@ -21,10 +21,40 @@ _LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging
 DEF _DR_CHUNK = 1024
 
 
+cdef extern from "<dlfcn.h>" nogil:
+    ctypedef struct Dl_info:
+        const char *dli_fname
+    int dladdr(const void *addr, Dl_info *info)
+    void *dlopen(const char *filename, int flags)
+    void *dlsym(void *handle, const char *symbol)
+    int RTLD_LAZY
+    int RTLD_NOLOAD
+
+ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
+
+
+cdef _produce_errstr_fn _find_produce_errstr() noexcept:
+    # rd_kafka_message_produce_errstr() came after the 2.0.2 headers we compile
+    # against; the 2.16 library exports it, a system 2.0.x library does not.
+    # Look it up in the librdkafka actually loaded (found via one of its symbols).
+    cdef Dl_info info
+    cdef void *handle
+    if dladdr(<const void *>rd_kafka_version, &info) == 0 or info.dli_fname == NULL:
+        return NULL
+    handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+    if handle == NULL:
+        return NULL
+    return <_produce_errstr_fn>dlsym(handle, "rd_kafka_message_produce_errstr")
+
+
+cdef _produce_errstr_fn _produce_errstr = _find_produce_errstr()
+
+
 cdef str _dr_errstr(const rd_kafka_message_t *m):
     """The text of a failed delivery report: librdkafka's per-message reason, else
-    the description of its code.  Never the payload (see rdkafka.pxd)."""
-    cdef const char *s = rd_kafka_message_produce_errstr(m)
+    the description of its code.  Never rd_kafka_message_errstr(), which "MUST NOT
+    be used with the producer": for a delivery report it returns the payload."""
+    cdef const char *s = _produce_errstr(m) if _produce_errstr != NULL else NULL
     if s == NULL or s[0] == 0:
         s = rd_kafka_err2str(m.err)
     return s.decode(errors="replace")

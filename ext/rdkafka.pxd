@@ -200,11 +200,3 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_error_t *rd_kafka_commit_transaction(rd_kafka_t *rk, int timeout_ms)
     rd_kafka_error_t *rd_kafka_abort_transaction(rd_kafka_t *rk, int timeout_ms)
 
-
-# Added in librdkafka 2.x, after the 2.0.2 headers the build compiles against; the
-# 2.16 library it links exports it.  NULL when the report has no specific text.
-cdef extern from *:
-    """
-    const char *rd_kafka_message_produce_errstr(const rd_kafka_message_t *rkmessage);
-    """
-    const char *rd_kafka_message_produce_errstr(const rd_kafka_message_t *rkmessage)
