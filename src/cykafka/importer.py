@@ -520,7 +520,11 @@ def _csv_names(path: str) -> list[str]:
             names = pcsv.open_csv(
                 f,
                 read_options=pcsv.ReadOptions(use_threads=False),
-                parse_options=pcsv.ParseOptions(delimiter=_csv_delimiter(path)),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=_csv_delimiter(path),
+                    newlines_in_values=True,
+                    invalid_row_handler=lambda _row: "skip",  # reported by the real read
+                ),
             ).schema.names
     except (pa.ArrowInvalid, StopIteration) as e:
         raise ImportInputError(f"{path}: not readable as CSV: {e}") from None
