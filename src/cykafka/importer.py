@@ -4,8 +4,9 @@ Readers stream each file in chunks of whole rows (constant memory, whatever the 
 size) and turn every chunk into columns that :meth:`Producer.produce_batch` reads
 straight from Arrow buffers:
 
-* ``lines``: big blocks of the file split by NumPy into one binary array per block;
-  no Python object per line.
+* ``lines``: every line is one message (empty lines too; a final newline does not
+  make an extra one; ``\r\n`` counts as a newline).  Big blocks of the file are split
+  by NumPy into one binary array per block: no Python object per line.
 * ``csv``: ``pyarrow.csv``'s streaming reader (every column read as text, so a later
   block can never disagree with the types guessed from the first); malformed rows are
   reported with their line number and skipped, the rest is imported.
