@@ -767,6 +767,7 @@ def import_files(
     progress: Optional[bool] = None,
     inspect: bool = False,
     log: Optional[TextIO] = None,
+    producer: Any = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -774,7 +775,9 @@ def import_files(
     as for :class:`cykafka.Producer`.  ``fmt`` forces a format for every file (else each
     file's extension decides).  ``progress``: a bar (True), log lines (False) or a bar
     only when ``log`` is a terminal (None).  Bad input (missing file, unknown format or
-    field) raises :class:`ImportInputError` before anything is produced.
+    field) raises :class:`ImportInputError` before anything is produced.  ``producer``:
+    an open :class:`cykafka.Producer` to use (and leave open) instead of a new one made
+    from ``config`` and ``preset`` (which then only feed the summary).
     """
     from . import explain
     from .producer import Producer
@@ -809,7 +812,9 @@ def import_files(
         if dl is not None:
             dl.write(p.to_json() + "\n")
 
-    producer = Producer(dict(config), preset=preset)
+    own = producer is None
+    if own:
+        producer = Producer(dict(config), preset=preset)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
     if inspect and live_view is None:
         print(
@@ -898,7 +903,10 @@ def import_files(
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:
         bar.close()
-        producer.close(10.0 if result.interrupted else None)
+        if own:
+            producer.close(10.0 if result.interrupted else None)
+        else:  # the caller's producer stays open; its queue is already drained
+            producer.flush(10.0 if result.interrupted else None)
         if dl is not None:
             dl.close()
     return result
