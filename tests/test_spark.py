@@ -120,6 +120,16 @@ def test_ordered_preset_keeps_each_keys_order(spark, broker, topic, read_back) -
         assert seqs == sorted(seqs)
         for r in rs:
             assert zlib.crc32(r.key) % 3 == p == kafka_partition(r.key, 3, "consistent_random")
+    # repartition=False trusts the DataFrame's own partitioning: no shuffle.
+    other = topic(partitions=3)
+    keyed = df.repartition(2, "key").sortWithinPartitions(F.col("value").cast("long"))
+    plain = write_kafka(keyed, other, bootstrap_servers=broker.bootstrap_servers, repartition=False)
+    assert plain.ok and not plain.ordered and len(plain.tasks) == 2
+    for rs in read_back(broker.bootstrap_servers, other, expected=n).values():
+        by_key: dict[bytes, list[int]] = {}
+        for r in rs:
+            by_key.setdefault(r.key, []).append(int(r.value))
+        assert all(v == sorted(v) for v in by_key.values())
     writers: dict[tuple[str, int], list[int]] = {}
     for t in report.tasks:
         for tp in t.offsets:
@@ -160,7 +170,7 @@ def test_topic_column_routes_rows(spark, broker, topic, read_back) -> None:
     rows = [(a if i % 3 else b, f"k{i % 4}", f"v{i}") for i in range(90)]
     df = spark.createDataFrame(rows, "topic string, key string, value string")
     report = write_kafka(df, bootstrap_servers=broker.bootstrap_servers)
-    assert report.ok and report.delivered == 90
+    assert report.ok and report.delivered == 90 and report.ordered
     got_a = read_back(broker.bootstrap_servers, a, expected=60)
     got_b = read_back(broker.bootstrap_servers, b, expected=30)
     assert sorted(int(r.value[1:]) for r in _all(got_b)) == [i for i in range(90) if i % 3 == 0]
@@ -220,6 +230,8 @@ def test_bad_arguments_name_the_culprit(spark, broker, topic) -> None:
         write_kafka(df, bootstrap_servers=bs, key=None)
     with pytest.raises(ValueError, match=r"preset"):
         write_kafka(df, name, bootstrap_servers=bs, key=None, preset="nope")
+    with pytest.raises(ValueError, match=r"repartition must be"):
+        write_kafka(df, name, bootstrap_servers=bs, key=None, repartition="yes")
     with pytest.raises(ValueError, match=r"on_error"):
         write_kafka(df, name, bootstrap_servers=bs, key=None, on_error="ignore")
 
