@@ -292,3 +292,44 @@ def test_broker_subcommand_runs_until_sigterm() -> None:
         for s in (proc.stdout, proc.stderr):
             if s is not None:
                 s.close()
+
+
+def test_keep_broker_serves_until_interrupted(read_back) -> None:
+    import os
+
+    src = Path(__file__).resolve().parent.parent / "src"
+    env = {k: v for k, v in os.environ.items() if k != "CYKAFKA_BOOTSTRAP_SERVERS"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cykafka.cli",
+            "import",
+            "--sample",
+            "100",
+            "-t",
+            "kept",
+            "--keep-broker",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**env, "PYTHONPATH": str(src)},
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "still running" in line:
+                break
+        m = re.search(r"bootstrap\.servers=(\S+) ", line)
+        assert m, line
+        assert len(read_back(m.group(1), "kept", expected=100)) == 3  # readable meanwhile
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -270,7 +270,14 @@ def _ensure_topic(bootstrap: str, config: Mapping[str, Any], topic: str, partiti
 def _run_import(args: argparse.Namespace) -> int:
     import os
 
-    from .importer import Fields, ImportInputError, import_files, plan_files, write_sample_csv
+    from .importer import (
+        Fields,
+        ImportInputError,
+        import_files,
+        open_producer,
+        plan_files,
+        write_sample_csv,
+    )
 
     config: dict[str, Any] = load_config_file(args.config_file) if args.config_file else {}
     config.update(parse_assignments(args.overrides))
@@ -319,15 +326,13 @@ def _run_import(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
 
     broker = None
+    producer = None
     try:
-        if args.sample is not None:
-            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
-            sample = write_sample_csv(args.sample)
-            files = [sample]
-        try:
-            plan_files(files, fmt, fields)  # bad input fails before a broker starts
-        except ImportInputError as e:
-            raise UsageError(str(e)) from None
+        if args.sample is None:
+            try:
+                plan_files(files, fmt, fields)  # bad input fails before a broker starts
+            except ImportInputError as e:
+                raise UsageError(str(e)) from None
         if bootstrap is None:
             from .broker import LocalBroker
 
@@ -349,6 +354,14 @@ def _run_import(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
         config["bootstrap.servers"] = bootstrap
+        # The producer starts now, so its set-up (connection, metadata and, when
+        # idempotent, the producer id: up to a second on the embedded broker) overlaps
+        # generating the sample.
+        producer = open_producer(config, preset)
+        if args.sample is not None:
+            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            sample = write_sample_csv(args.sample)
+            files = [sample]
         try:
             result = import_files(
                 files,
@@ -360,6 +373,7 @@ def _run_import(args: argparse.Namespace) -> int:
                 dead_letter=args.dead_letter,
                 progress=False if args.no_progress else None,
                 inspect=args.inspect,
+                producer=producer,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
@@ -385,6 +399,8 @@ def _run_import(args: argparse.Namespace) -> int:
             return 130
         return 0 if result.ok else 1
     finally:
+        if producer is not None:
+            producer.close(10.0)
         if broker is not None:
             broker.stop()
         if sample is not None:
@@ -392,14 +408,24 @@ def _run_import(args: argparse.Namespace) -> int:
 
 
 def _wait_for_ctrl_c(broker: Any) -> None:
-    import time
+    """Block until Ctrl-C or SIGTERM (or the broker exits)."""
+    import signal
+    import threading
 
+    stop = threading.Event()
+    restore = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore.append((sig, signal.signal(sig, lambda *_: stop.set())))
     try:
-        while broker.is_running():
-            time.sleep(0.5)
-        print("cykafka import: the embedded broker exited", file=sys.stderr)
-    except KeyboardInterrupt:
+        while not stop.wait(0.25):
+            if not broker.is_running():
+                print("cykafka import: the embedded broker exited", file=sys.stderr)
+                return
         print("stopping broker...", file=sys.stderr)
+    finally:
+        for sig, handler in restore:
+            signal.signal(sig, handler)
 
 
 # --------------------------------------------------------------------------- broker

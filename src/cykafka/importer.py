@@ -44,6 +44,7 @@ __all__ = [
     "ImportResult",
     "detect_format",
     "import_files",
+    "open_producer",
     "plan_files",
     "write_sample_csv",
 ]
@@ -687,25 +688,25 @@ class _RichProgress:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
-            DownloadColumn,
             Progress,
             TextColumn,
             TimeRemainingColumn,
-            TransferSpeedColumn,
         )
 
         self.t0 = time.monotonic()
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TextColumn("{task.fields[rows]:>12,} rows  {task.fields[rate]:>10,.0f} rows/s"),
+            TextColumn("[bold]{task.description:.20}"),
+            BarColumn(bar_width=20),
+            TextColumn("{task.fields[mb]}"),
+            TextColumn("{task.fields[rows]:>11,} rows {task.fields[rate]:>9,.0f} rows/s"),
             TimeRemainingColumn(),
             console=Console(file=out),
             transient=False,
         )
-        self.task = self.progress.add_task("import", total=total_bytes or None, rows=0, rate=0.0)
+        self.total = total_bytes
+        self.task = self.progress.add_task(
+            "import", total=total_bytes or None, rows=0, rate=0.0, mb=self._mb(0)
+        )
         self.progress.start()
 
     def file(self, path: str, fmt: str) -> None:
@@ -713,7 +714,10 @@ class _RichProgress:
 
     def update(self, rows: int, nbytes: int, delivered: int, force: bool = False) -> None:
         rate = rows / max(time.monotonic() - self.t0, 1e-9)
-        self.progress.update(self.task, completed=nbytes, rows=rows, rate=rate)
+        self.progress.update(self.task, completed=nbytes, rows=rows, rate=rate, mb=self._mb(nbytes))
+
+    def _mb(self, nbytes: int) -> str:
+        return f"{nbytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"
 
     def close(self) -> None:
         self.progress.stop()
@@ -780,7 +784,6 @@ def import_files(
     from ``config`` and ``preset`` (which then only feed the summary).
     """
     from . import explain
-    from .producer import Producer
 
     log = log if log is not None else sys.stderr
     plan = plan_files(paths, fmt, fields)
@@ -814,7 +817,7 @@ def import_files(
 
     own = producer is None
     if own:
-        producer = Producer(dict(config), preset=preset)
+        producer = open_producer(config, preset)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
     if inspect and live_view is None:
         print(
@@ -910,6 +913,14 @@ def import_files(
         if dl is not None:
             dl.close()
     return result
+
+
+def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
+    """The :class:`cykafka.Producer` :func:`import_files` would make (``config`` plus
+    :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports."""
+    from .producer import Producer
+
+    return Producer(_with_import_defaults(config, preset), preset=preset)
 
 
 def _with_import_defaults(config: Mapping[str, Any], preset: Any) -> dict[str, Any]:

@@ -468,6 +468,8 @@ def _ordered(
     spread = F.pmod(F.xxhash64(*data_cols), F.lit(n))  # rows with no key affinity
     if partition is not None:
         kpart = F.coalesce(F.col(partition).cast("long"), spread)
+    elif key is None:  # pragma: no cover - the caller asks only with a key or partition
+        return df.sortWithinPartitions(_SEQ)
     elif partitioner in ("consistent_random", "consistent"):
         k = F.col(key).cast("binary")
         crc = F.pmod(F.crc32(k), F.lit(n))
