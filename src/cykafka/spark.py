@@ -612,13 +612,15 @@ def write_kafka(
         raise ValueError("topic is required (or a string 'topic' column)")
 
     spark = df.sparkSession
-    n = _partition_count(config, topic) if topic is not None and topic_col is None else None
     if repartition not in (None, True, False):
         raise ValueError(f"repartition must be None, True or False, not {repartition!r}")
     wants_order = (
         bool(set(preset_names) & set(_ORDERING_PRESETS)) if repartition is None else repartition
     )
     ordered = wants_order and (key is not None or partition is not None)
+    # The partition count (one metadata round trip) is only needed to route the rows.
+    single = topic is not None and topic_col is None
+    n = _partition_count(config, topic) if ordered and single and topic is not None else None
     out = _ordered(df, key, partition, topic_col, n, partitioner) if ordered else df
     meta = [c for c in (headers, partition, topic_col) if c]
     plan = {
