@@ -199,4 +199,3 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_error_t *rd_kafka_begin_transaction(rd_kafka_t *rk)
     rd_kafka_error_t *rd_kafka_commit_transaction(rd_kafka_t *rk, int timeout_ms)
     rd_kafka_error_t *rd_kafka_abort_transaction(rd_kafka_t *rk, int timeout_ms)
-

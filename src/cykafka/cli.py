@@ -230,6 +230,312 @@ def _run_top(args: argparse.Namespace) -> int:
     return code
 
 
+# --------------------------------------------------------------------------- import
+
+#: Environment variable naming the brokers when --bootstrap-servers is not given.
+BOOTSTRAP_ENV = "CYKAFKA_BOOTSTRAP_SERVERS"
+
+
+@subcommand("import")
+def _setup_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import",
+        help="import CSV, JSON Lines, Parquet or text files into a topic",
+        description=(
+            "Stream files into a Kafka topic through cykafka's bulk path and print a summary "
+            "(rows, delivered, failed, offsets, rate, guarantees). Without "
+            f"--bootstrap-servers (or ${BOOTSTRAP_ENV}) an embedded local broker is "
+            "started for the import. Exit status 0 only if every row was delivered."
+        ),
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="input files (format from extension)")
+    p.add_argument("-t", "--topic", required=True, help="topic to write to")
+    p.add_argument(
+        "-b",
+        "--bootstrap-servers",
+        metavar="HOST:PORT",
+        help=f"Kafka brokers (default ${BOOTSTRAP_ENV}; else an embedded local broker)",
+    )
+    p.add_argument(
+        "--preset",
+        default="ordered",
+        metavar="P",
+        help="config preset(s), joined with '+' (default: ordered; 'none' for none)",
+    )
+    p.add_argument("--format", choices=["csv", "jsonl", "parquet", "lines"], help="input format")
+    p.add_argument("--key-field", metavar="F", help="field that becomes the message key")
+    p.add_argument(
+        "--value-field", metavar="F", help="field that becomes the value (default: record as JSON)"
+    )
+    p.add_argument(
+        "--partition-field", metavar="F", help="integer field with the partition to write to"
+    )
+    p.add_argument(
+        "--header-fields", metavar="F,G", help="comma-separated fields sent as message headers"
+    )
+    p.add_argument(
+        "-X",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="producer property (repeatable)",
+    )
+    p.add_argument(
+        "-F", "--config-file", metavar="FILE", help="producer properties file (or .json)"
+    )
+    p.add_argument(
+        "--dead-letter", metavar="FILE", help="write rows not delivered, with the error, as JSONL"
+    )
+    p.add_argument(
+        "--inspect", action="store_true", help="also show where messages wait (accumulator view)"
+    )
+    p.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="create the topic with N partitions if it does not exist (embedded default: 3)",
+    )
+    p.add_argument(
+        "--keep-broker",
+        action="store_true",
+        help="keep the embedded broker running after the import until Ctrl-C",
+    )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="import N generated sample orders (id,user,amount,ts; key field user) instead of FILEs",
+    )
+    p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
+    p.set_defaults(handler=_run_import)
+
+
+def _ensure_topic(bootstrap: str, config: Mapping[str, Any], topic: str, partitions: int) -> bool:
+    """Create ``topic`` on an external cluster if it is missing; True if it was created."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    passthrough = {
+        k: v
+        for k, v in config.items()
+        if k.startswith(("security.", "sasl.", "ssl.")) and isinstance(v, (str, int))
+    }
+    admin = AdminClient({**passthrough, "bootstrap.servers": bootstrap})
+    md = admin.list_topics(timeout=15)
+    if topic in md.topics and md.topics[topic].error is None:
+        return False
+    fut = admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic]
+    fut.result(30)
+    return True
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    import os
+
+    from .importer import (
+        Fields,
+        ImportInputError,
+        import_files,
+        open_producer,
+        plan_files,
+        write_sample_csv,
+    )
+
+    config: dict[str, Any] = load_config_file(args.config_file) if args.config_file else {}
+    config.update(parse_assignments(args.overrides))
+    bootstrap = (
+        args.bootstrap_servers
+        or config.get("bootstrap.servers")
+        or os.environ.get(BOOTSTRAP_ENV)
+        or None
+    )
+    preset = None if args.preset in ("", "none") else args.preset
+    headers = tuple(h.strip() for h in args.header_fields.split(",")) if args.header_fields else ()
+    if any(not h for h in headers):
+        raise UsageError(f"--header-fields {args.header_fields!r} has an empty field name")
+    fields = Fields(
+        key=args.key_field,
+        value=args.value_field,
+        partition=args.partition_field,
+        headers=headers,
+    )
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
+    if args.keep_broker and bootstrap:
+        raise UsageError("--keep-broker only applies to the embedded broker")
+    files = list(args.files)
+    fmt = args.format
+    sample: Optional[str] = None
+    if args.sample is not None:
+        if files:
+            raise UsageError("--sample generates its own input; do not also give FILEs")
+        if args.sample < 1:
+            raise UsageError(f"--sample needs a positive number of rows, not {args.sample}")
+        if fields.key is None:
+            fields = Fields(
+                key="user", value=fields.value, partition=fields.partition, headers=fields.headers
+            )
+        fmt = "csv"
+    elif not files:
+        raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
+    try:
+        from .explain import explain
+
+        guarantees = explain(config, preset=preset)
+        if guarantees.refused:
+            raise UsageError(guarantees.summary())
+    except (ValueError, TypeError) as e:
+        raise UsageError(str(e)) from None
+
+    broker = None
+    producer = None
+    try:
+        if args.sample is None:
+            try:
+                plan_files(files, fmt, fields)  # bad input fails before a broker starts
+            except ImportInputError as e:
+                raise UsageError(str(e)) from None
+        if bootstrap is None:
+            from .broker import LocalBroker
+
+            broker = LocalBroker()
+            broker.start()
+            partitions = args.partitions or 3
+            broker.create_topic(args.topic, partitions=partitions)
+            bootstrap = broker.bootstrap_servers
+            print(
+                f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
+                f"topic {args.topic!r} created with {partitions} partitions",
+                file=sys.stderr,
+            )
+        elif args.partitions is not None:
+            if _ensure_topic(bootstrap, config, args.topic, args.partitions):
+                print(
+                    f"cykafka import: created topic {args.topic!r} with {args.partitions} "
+                    f"partitions",
+                    file=sys.stderr,
+                )
+        config["bootstrap.servers"] = bootstrap
+        # The producer starts now, so its set-up (connection, metadata and, when
+        # idempotent, the producer id: up to a second on the embedded broker) overlaps
+        # generating the sample.
+        producer = open_producer(config, preset)
+        if args.sample is not None:
+            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            sample = write_sample_csv(args.sample)
+            files = [sample]
+        try:
+            result = import_files(
+                files,
+                args.topic,
+                config,
+                preset=preset,
+                fmt=fmt,
+                fields=fields,
+                dead_letter=args.dead_letter,
+                progress=False if args.no_progress else None,
+                inspect=args.inspect,
+                producer=producer,
+            )
+        except ImportInputError as e:
+            raise UsageError(str(e)) from None
+        if sample is not None:
+            result.files = [f"sample of {args.sample:,} orders"]
+        for line in result.summary_lines():
+            print(line)
+        if broker is not None:
+            if args.keep_broker:
+                print(
+                    f"Embedded broker still running: bootstrap.servers={bootstrap} "
+                    f"(pid {broker.pid}). Press Ctrl-C to stop it.",
+                    flush=True,
+                )
+                _wait_for_ctrl_c(broker)
+            else:
+                print(
+                    f"Embedded broker on {bootstrap} stopped (its data was in memory); use "
+                    f"--keep-broker to read the topic afterwards, or run `cykafka broker` and "
+                    f"pass --bootstrap-servers."
+                )
+        if result.interrupted:
+            return 130
+        return 0 if result.ok else 1
+    finally:
+        if producer is not None:
+            producer.close(10.0)
+        if broker is not None:
+            broker.stop()
+        if sample is not None:
+            os.unlink(sample)
+
+
+def _wait_for_ctrl_c(broker: Any) -> None:
+    """Block until Ctrl-C or SIGTERM (or the broker exits)."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    restore = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore.append((sig, signal.signal(sig, lambda *_: stop.set())))
+    try:
+        while not stop.wait(0.25):
+            if not broker.is_running():
+                print("cykafka import: the embedded broker exited", file=sys.stderr)
+                return
+        print("stopping broker...", file=sys.stderr)
+    finally:
+        for sig, handler in restore:
+            signal.signal(sig, handler)
+
+
+# --------------------------------------------------------------------------- broker
+
+
+@subcommand("broker")
+def _setup_broker(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "broker",
+        help="run the embedded local Kafka-compatible broker in the foreground",
+        description=(
+            "Run the bundled Tansu broker (Kafka protocol, in-memory by default) until "
+            "Ctrl-C, for other tools to use. Data is gone when it stops."
+        ),
+    )
+    p.add_argument("--port", type=int, default=9092, help="TCP port (default 9092; 0 = any free)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    p.add_argument(
+        "--topic",
+        dest="topics",
+        action="append",
+        default=[],
+        metavar="T",
+        help="create this topic at start (repeatable)",
+    )
+    p.add_argument("--partitions", type=int, default=1, metavar="N", help="for --topic (default 1)")
+    p.add_argument("--storage", default="memory://tansu/", help="tansu storage engine URL")
+    p.add_argument("--log-file", metavar="FILE", help="broker log (default: a temp file)")
+    p.set_defaults(handler=_run_broker)
+
+
+def _run_broker(args: argparse.Namespace) -> int:
+    from .broker import serve_forever
+
+    if args.partitions < 1:
+        raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be 0..65535, not {args.port}")
+    return serve_forever(
+        args.port or None,
+        args.host,
+        storage=args.storage,
+        log_file=args.log_file,
+        topics=args.topics,
+        partitions=args.partitions,
+    )
+
+
 # --------------------------------------------------------------------------- main
 
 

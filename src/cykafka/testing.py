@@ -335,9 +335,11 @@ def read_log(
                 if err.retriable() or not err.fatal():
                     continue
                 raise RuntimeError(f"read_log: {err}")
-            out.append(LogRecord(msg.partition(), msg.offset(), msg.key(), msg.value()))
+            partition, offset = msg.partition(), msg.offset()
+            assert partition is not None and offset is not None  # set on every record
+            out.append(LogRecord(partition, offset, msg.key(), msg.value()))
             # A record after EOF (a straggling fetch) re-opens the partition.
-            pending.add(msg.partition())
+            pending.add(partition)
     finally:
         consumer.close()
     return out
@@ -629,8 +631,8 @@ def _analyse(
     for rec in log:
         if rec.value is None or not rec.value.startswith(prefix):
             continue  # another run's record on a shared topic
-        _, k, seq = rec.value.decode().split(":")
-        ks = (int(k), int(seq))
+        _, k_text, seq_text = rec.value.decode().split(":")
+        ks = (int(k_text), int(seq_text))
         written.setdefault(ks, []).append((rec.partition, rec.offset))
         by_partition.setdefault(rec.partition, []).append((rec.offset, ks[0], ks[1]))
         at_offset[(rec.partition, rec.offset)] = ks

@@ -1,0 +1,49 @@
+"""Helpers shared by the ETL benchmarks (topic creation, a broker when none is given)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+# Runnable from a checkout: prefer the package next to this directory.
+_SRC = Path(__file__).resolve().parent.parent / "src"
+if _SRC.is_dir() and str(_SRC) not in sys.path:
+    sys.path.insert(0, str(_SRC))
+
+__all__ = ["fresh_topic", "bootstrap_or_local"]
+
+
+def fresh_topic(bootstrap_servers: str, prefix: str, partitions: int = 3) -> str:
+    """Create a new uniquely named topic and wait until it has leaders."""
+    import time
+
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    admin.create_topics([NewTopic(name, num_partitions=partitions)])[name].result(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        t = admin.list_topics(topic=name, timeout=5).topics.get(name)
+        if t is not None and t.error is None and len(t.partitions) == partitions:
+            if all(p.leader >= 0 for p in t.partitions.values()):
+                return name
+        time.sleep(0.05)
+    raise TimeoutError(f"topic {name} did not get leaders")
+
+
+@contextlib.contextmanager
+def bootstrap_or_local(argv: list[str]) -> Iterator[str]:
+    """argv[0], else $CYKAFKA_BOOTSTRAP_SERVERS, else a LocalBroker for the run."""
+    given = (argv[0] if argv else None) or os.environ.get("CYKAFKA_BOOTSTRAP_SERVERS")
+    if given:
+        yield given
+        return
+    from cykafka.broker import LocalBroker
+
+    with LocalBroker() as broker:
+        yield broker.bootstrap_servers

@@ -1,0 +1,212 @@
+"""`cykafka import` throughput: lines vs the bulk path's floor, CSV vs a hand-written loop.
+
+``run(bootstrap_servers, rows=1_000_000, c_floor=None) -> dict``; ``python
+bench/import_bench.py [BOOTSTRAP]`` prints the dict as JSON (a local broker is started
+when no bootstrap is given).
+
+* ``lines``: ``cykafka import --format lines`` of a file of ``rows`` 100-byte lines,
+  against the floor: the same lines handed to ``produce_batch`` as one ready-made Arrow
+  array (the bulk path with no reading at all), measured in the same run, and against
+  ``c_floor`` (rows/s of the C bulk benchmark) when given.  Target: >= 0.8 x floor.
+* ``csv``: a ``rows``-row CSV (id,user,amount,ts) with key field ``user`` and the row
+  as JSON, against ``csv.reader`` + ``json.dumps`` + ``confluent_kafka.Producer.produce``
+  per row.  Target: >= 3 x.
+
+Both sides of each comparison use the same librdkafka settings; the import is timed by
+its own summary (reading, producing and waiting for every delivery; not interpreter
+start-up).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import time
+from typing import Any, Optional
+
+from _common import bootstrap_or_local, fresh_topic
+
+__all__ = ["run"]
+
+
+def _write_lines(path: str, rows: int) -> None:
+    import numpy as np
+
+    # 100-byte lines: "line-<7 digits>-" + filler, written in blocks.
+    with open(path, "wb") as f:
+        for start in range(0, rows, 100_000):
+            n = min(100_000, rows - start)
+            ids = np.arange(start, start + n)
+            f.write(b"".join(b"line-%07d-" % i + b"x" * 86 + b"\n" for i in ids.tolist()))
+
+
+def _floor(
+    bootstrap: str, path: str, preset: Optional[str], conf: dict[str, str], parts: int
+) -> float:
+    """produce_batch of the file's lines as one ready-made Arrow array: no reading."""
+    import cykafka
+    from cykafka._arrow import lines_array
+    from cykafka.importer import IMPORT_DEFAULTS
+
+    with open(path, "rb") as f:
+        values = lines_array(f.read())
+    topic = fresh_topic(bootstrap, "bench-floor", parts)
+    config = {"bootstrap.servers": bootstrap, **IMPORT_DEFAULTS, **conf}
+    with cykafka.Producer(config, preset=preset) as p:
+        p.produce_batch(topic, [b"warm-up"]).result(30)
+        t = time.perf_counter()
+        report = p.produce_batch(topic, values).result()
+        dt = time.perf_counter() - t
+    assert report.ok, report
+    return len(values) / dt
+
+
+def _import(
+    bootstrap: str,
+    path: str,
+    preset: Optional[str],
+    conf: dict[str, str],
+    parts: int,
+    warm: bool = False,
+    **kw: Any,
+) -> Any:
+    """import_files as the CLI runs it; ``warm``: with a producer that has already
+    delivered one message (connection, metadata and, when idempotent, the producer id
+    from InitProducerId -- 0.5-1 s on Tansu), as the floors are measured."""
+    import cykafka
+    from cykafka.importer import _with_import_defaults, import_files
+
+    topic = fresh_topic(bootstrap, "bench-import", parts)
+    config = {"bootstrap.servers": bootstrap, **conf}
+    producer = None
+    if warm:
+        producer = cykafka.Producer(_with_import_defaults(config, preset), preset=preset)
+        producer.produce_batch(topic, [b"warm-up"]).result(30)
+    try:
+        with open(os.devnull, "w") as devnull:
+            result = import_files(
+                [path],
+                topic,
+                config,
+                preset=preset,
+                progress=False,
+                log=devnull,
+                producer=producer,
+                **kw,
+            )
+    finally:
+        if producer is not None:
+            producer.close()
+    assert result.ok, result.summary_lines()
+    return result
+
+
+def _naive_csv(bootstrap: str, path: str, conf: dict[str, str], parts: int) -> float:
+    """csv.reader + json.dumps + confluent_kafka produce() per row, flush at the end."""
+    import confluent_kafka
+
+    topic = fresh_topic(bootstrap, "bench-naive-csv", parts)
+    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, **conf})
+    t = time.perf_counter()
+    n = 0
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        ki = header.index("user")
+        for row in reader:
+            value = json.dumps(dict(zip(header, row)), separators=(",", ":"))
+            while True:
+                try:
+                    p.produce(topic, value=value, key=row[ki])
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+            n += 1
+    left = p.flush(120)
+    dt = time.perf_counter() - t
+    assert left == 0, f"{left} messages not delivered"
+    return n / dt
+
+
+#: librdkafka settings of bench/run.py's lines (and so of its C floor).
+HARNESS_CONFIG = {"linger.ms": "5"}
+
+
+def run(
+    bootstrap_servers: str,
+    rows: int = 1_000_000,
+    c_floor: Optional[float] = None,
+    c_floor_idem: Optional[float] = None,
+    partitions: int = 1,
+    config: Optional[dict[str, str]] = None,
+) -> dict[str, Any]:
+    """Measure; ``c_floor``/``c_floor_idem``: rows/s of bench/run.py's ``c_floor`` and
+    ``c_floor_idem`` lines, for the ratios the issue asks about (the ``ordered`` import
+    is idempotent, so it is held against ``c_floor_idem``).  ``config`` (default
+    :data:`HARNESS_CONFIG`, the harness's settings; ``{}`` for the import's own
+    defaults) applies to every side; ``partitions`` per topic (the harness uses 1)."""
+    from cykafka.importer import Fields, write_sample_csv
+
+    conf = dict(HARNESS_CONFIG if config is None else config)
+    out: dict[str, Any] = {"rows": rows, "partitions": partitions, "config": conf}
+    floors = {"ordered": c_floor_idem, None: c_floor}
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-") as tmp:
+        lines = os.path.join(tmp, "lines.txt")
+        _write_lines(lines, rows)
+        sample = write_sample_csv(rows, os.path.join(tmp, "orders.csv"))
+        for preset in ("ordered", None):
+            tag = preset or "none"
+            floor = _floor(bootstrap_servers, lines, preset, conf, partitions)
+            res = _import(bootstrap_servers, lines, preset, conf, partitions, fmt="lines")
+            warm = _import(
+                bootstrap_servers, lines, preset, conf, partitions, warm=True, fmt="lines"
+            )
+            line: dict[str, Any] = {
+                "import_rows_per_s": round(res.rows_per_second),
+                "import_mb_per_s": round(res.mb_per_second, 1),
+                "import_warm_rows_per_s": round(warm.rows_per_second),
+                "bulk_floor_rows_per_s": round(floor),
+                "warm_ratio_to_bulk_floor": round(warm.rows_per_second / floor, 2),
+            }
+            c = floors[preset]
+            if c:
+                line["c_floor_rows_per_s"] = round(c)
+                line["ratio_to_c_floor"] = round(res.rows_per_second / c, 2)
+                line["warm_ratio_to_c_floor"] = round(warm.rows_per_second / c, 2)
+            out[f"lines_{tag}"] = line
+        naive = _naive_csv(bootstrap_servers, sample, conf, partitions)
+        out["csv_naive_rows_per_s"] = round(naive)
+        for preset in (None, "ordered"):
+            tag = preset or "none"
+            res = _import(
+                bootstrap_servers, sample, preset, conf, partitions, fields=Fields(key="user")
+            )
+            out[f"csv_{tag}"] = {
+                "import_rows_per_s": round(res.rows_per_second),
+                "import_mb_per_s": round(res.mb_per_second, 1),
+                "speedup_vs_naive": round(res.rows_per_second / naive, 2),
+            }
+    out["targets"] = {"lines_ratio_to_c_floor": 0.8, "csv_speedup_vs_naive": 3.0}
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="cykafka import throughput")
+    ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--c-floor", type=float, help="rows/s of bench/run.py's c_floor line")
+    ap.add_argument("--c-floor-idem", type=float, help="rows/s of its c_floor_idem line")
+    ap.add_argument("--partitions", type=int, default=1)
+    ap.add_argument(
+        "--import-defaults", action="store_true", help="the import's config, not linger.ms=5"
+    )
+    a = ap.parse_args()
+    with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
+        conf = {} if a.import_defaults else None
+        result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf)
+        print(json.dumps(result, indent=2))

@@ -1,0 +1,171 @@
+"""PySpark sink throughput: ``cykafka.spark.write_kafka`` vs the common hand-written sink.
+
+``run(bootstrap_servers, rows=1_000_000, partitions=4, repeat=3, config=None) -> dict``;
+``python bench/spark_sink.py [BOOTSTRAP] [--repeat R] [-X key=value]`` prints it as JSON (a local broker is started when no bootstrap is
+given).  Spark runs as ``local[2]``.
+
+The DataFrame: ``rows`` rows of a string key (1000 distinct) and a 100-byte string
+value, cached before timing.  The hand-written sink is the usual ``mapInArrow`` that
+loops over the rows calling ``confluent_kafka.Producer.produce`` and flushes at the end.
+``write_kafka`` runs with ``preset=None`` (the same librdkafka defaults as the naive
+sink) and with its default ``preset="ordered"`` (which adds a shuffle so one task owns
+each Kafka partition).  Target: write_kafka >= 3 x the naive sink's rows/s.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from _common import _SRC, bootstrap_or_local, fresh_topic
+
+__all__ = ["run"]
+
+
+def _naive_sink(
+    bootstrap: str, topic: str, conf: dict[str, str], batches: Iterator[Any]
+) -> Iterator[Any]:
+    import confluent_kafka
+    import pyarrow as pa
+
+    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, **conf})
+    n = 0
+    for batch in batches:
+        for row in batch.to_pylist():
+            while True:
+                try:
+                    p.produce(topic, key=row["key"], value=row["value"])
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+            n += 1
+    left = p.flush(120)
+    if left:
+        raise RuntimeError(f"{left} messages not delivered")
+    yield pa.record_batch({"n": [n]})
+
+
+def _session() -> Any:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if _SRC.is_dir():  # Spark's Python workers must import this checkout's cykafka
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(_SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("cykafka-bench-spark-sink")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run(
+    bootstrap_servers: str,
+    rows: int = 1_000_000,
+    partitions: int = 4,
+    repeat: int = 3,
+    config: Optional[dict[str, str]] = None,
+    spark: Optional[Any] = None,
+) -> dict[str, Any]:
+    """Best and median rows/s of each sink over ``repeat`` interleaved rounds (the
+    machine is shared: interleaving spreads background load over all sides).
+    ``config``: librdkafka properties for every side (default: librdkafka's)."""
+    import statistics
+
+    from pyspark.sql import functions as F
+
+    from cykafka.spark import write_kafka
+
+    conf = dict(config or {})
+    spark = spark or _session()
+    if __name__ != "__main__":
+        # Imported (e.g. by bench/run.py): ship _naive_sink by value, since the Python
+        # workers cannot import this script's module.
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
+    df = (
+        spark.range(rows, numPartitions=2)
+        .select(
+            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
+            F.rpad(value, 100, "x").alias("value"),
+        )
+        .cache()
+    )
+    assert df.count() == rows
+
+    def naive() -> None:
+        topic = fresh_topic(bootstrap_servers, "bench-spark-naive", partitions)
+        sink = functools.partial(_naive_sink, bootstrap_servers, topic, conf)
+        n = sum(r["n"] for r in df.mapInArrow(sink, "n long").collect())
+        assert n == rows, n
+
+    def cykafka(preset: Optional[str]) -> None:
+        topic = fresh_topic(bootstrap_servers, "bench-spark-cy", partitions)
+        report = write_kafka(df, topic, bootstrap_servers=bootstrap_servers, preset=preset, **conf)
+        assert report.ok and report.delivered == rows, report
+
+    sides = {
+        "naive": naive,
+        "write_kafka_none": functools.partial(cykafka, None),
+        "write_kafka_ordered": functools.partial(cykafka, "ordered"),
+    }
+    # Warm the Python workers (and their imports) for every side.
+    warm = fresh_topic(bootstrap_servers, "bench-spark-warm", partitions)
+    small = df.limit(1000)
+    write_kafka(small, warm, bootstrap_servers=bootstrap_servers, preset="ordered")
+    small.mapInArrow(
+        functools.partial(_naive_sink, bootstrap_servers, warm, conf), "n long"
+    ).collect()
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(repeat):
+        for name, fn in sides.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    df.unpersist()
+    out: dict[str, Any] = {
+        "rows": rows,
+        "spark": "local[2]",
+        "kafka_partitions": partitions,
+        "config": conf,
+        "repeat": repeat,
+    }
+    for name, ts in times.items():
+        out[f"{name}_best_rows_per_s"] = round(rows / min(ts))
+        out[f"{name}_median_rows_per_s"] = round(rows / statistics.median(ts))
+    for name in ("write_kafka_none", "write_kafka_ordered"):
+        out[f"{name}_speedup_best"] = round(min(times["naive"]) / min(times[name]), 2)
+        out[f"{name}_speedup_median"] = round(
+            statistics.median(times["naive"]) / statistics.median(times[name]), 2
+        )
+    out["target_speedup"] = 3.0
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write_kafka vs a hand-written Spark sink")
+    ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("-X", dest="config", action="append", default=[], metavar="KEY=VALUE")
+    a = ap.parse_args()
+    conf = dict(kv.split("=", 1) for kv in a.config)
+    with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
+        print(json.dumps(run(bs, a.rows, a.partitions, a.repeat, conf), indent=2))

@@ -1,0 +1,335 @@
+"""`cykafka import` and `cykafka broker` end to end, read back from the real broker."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cykafka.cli import SUBCOMMANDS, main
+
+
+def _all(recs: dict[int, list]) -> list:
+    return [r for rs in recs.values() for r in rs]
+
+
+def _import(broker, *args: str) -> int:
+    return main(["import", "-b", broker.bootstrap_servers, "--no-progress", *args])
+
+
+def test_registered() -> None:
+    assert {"import", "broker"} <= set(SUBCOMMANDS)
+
+
+def test_lines_byte_exact_with_summary(broker, topic, read_back, tmp_path, capsys) -> None:
+    name = topic(partitions=2)
+    f = tmp_path / "events.txt"
+    lines = [b"first", b"", "ünï".encode(), b"crlf", b"x" * 3000] + [b"l%d" % i for i in range(995)]
+    body = b"\n".join(lines[:3]) + b"\n" + lines[3] + b"\r\n" + b"\n".join(lines[4:])  # no final \n
+    f.write_bytes(body)
+    assert _import(broker, str(f), "-t", name) == 0
+    out = capsys.readouterr().out
+    recs = read_back(broker.bootstrap_servers, name, expected=1000)
+    assert sorted(r.value for r in _all(recs)) == sorted(lines)
+    assert all(r.key is None for r in _all(recs))
+    assert "rows read   1,000" in out and "delivered   1,000" in out and "failed      0" in out
+    for p, rs in recs.items():
+        if rs:  # keyless messages may all land in one partition
+            assert f"{p}: {rs[0].offset}..{rs[-1].offset}" in out
+    assert re.search(r"elapsed\s+[\d.]+ s\s+\([\d,]+ rows/s, [\d.,]+ MB/s\)", out)
+    assert "guarantees  Per-partition order; no duplicates from retries" in out
+    assert "result      OK" in out
+
+
+def test_csv_key_field_and_record_json(broker, topic, read_back, tmp_path, capsys) -> None:
+    name = topic(partitions=3)
+    f = tmp_path / "orders.csv"
+    rows = [
+        {"id": str(i), "user": f"u{i % 4}", "note": 'said "hi", left' if i == 3 else ""}
+        for i in range(200)
+    ]
+    with open(f, "w", newline="") as fh:
+        w = csv.DictWriter(fh, ["id", "user", "note"])
+        w.writeheader()
+        w.writerows(rows)
+    assert _import(broker, str(f), "-t", name, "--key-field", "user") == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=200)
+    got = {json.loads(r.value)["id"]: (r.key, json.loads(r.value)) for r in _all(recs)}
+    for row in rows:
+        key, value = got[row["id"]]
+        assert key == row["user"].encode() and value == row
+    for rs in recs.values():  # within a key, file order (the ordered preset)
+        by_key: dict[bytes, list[int]] = {}
+        for r in rs:
+            by_key.setdefault(r.key, []).append(int(json.loads(r.value)["id"]))
+        assert all(v == sorted(v) for v in by_key.values())
+
+
+def test_malformed_csv_row_reported_rest_imported(
+    broker, topic, read_back, tmp_path, capsys
+) -> None:
+    name = topic()
+    f = tmp_path / "bad.csv"
+    f.write_text("id,name\n1,a\n2,b\n3,c,EXTRA\n4,d\n5\n6,f\n")
+    dead = tmp_path / "dead.jsonl"
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
+    captured = capsys.readouterr()
+    recs = read_back(broker.bootstrap_servers, name, expected=4)
+    assert [json.loads(r.value)["id"] for r in recs[0]] == ["1", "2", "4", "6"]
+    out = captured.out
+    assert "2 malformed rows skipped" in out and "NOT OK" in out
+    assert f"{f}:4: expected 2 columns, got 3" in out
+    assert f"{f}:6: expected 2 columns, got 1" in out
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["line"], e["text"], e["stage"]) for e in entries] == [
+        (4, "3,c,EXTRA", "parse"),
+        (6, "5", "parse"),
+    ]
+
+
+def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path, capsys) -> None:
+    name = topic()
+    f = tmp_path / "big.lines"
+    f.write_bytes(b"ok1\n" + b"x" * 5000 + b"\nok2\n")
+    dead = tmp_path / "dead.jsonl"
+    rc = _import(
+        broker, str(f), "-t", name, "-X", "message.max.bytes=2000", "--dead-letter", str(dead)
+    )
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert "delivered   2" in out and "failed      1" in out
+    assert "row 2: MSG_SIZE_TOO_LARGE" in out
+    (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert entry["stage"] == "delivery" and entry["row"] == 2
+    assert entry["value"] == "x" * 5000 and "MSG_SIZE_TOO_LARGE" in entry["error"]
+    assert [r.value for r in read_back(broker.bootstrap_servers, name, expected=2)[0]] == [
+        b"ok1",
+        b"ok2",
+    ]
+
+
+def test_jsonl_fields_and_bad_line(broker, topic, read_back, tmp_path, capsys) -> None:
+    name = topic(partitions=2)
+    f = tmp_path / "events.jsonl"
+    f.write_text(
+        '{"id": 1, "user": "ann", "body": {"a": 1}, "p": 1, "src": "web"}\n'
+        "\n"
+        '{"id": 2, "user": "bob", "body": "text", "p": 0}\n'
+        "{not json}\n"
+        '{"id": 3, "body": null, "p": 1, "src": "app"}\n'
+    )
+    rc = _import(
+        broker,
+        str(f),
+        "-t",
+        name,
+        "--key-field",
+        "user",
+        "--value-field",
+        "body",
+        "--partition-field",
+        "p",
+        "--header-fields",
+        "src,id",
+    )
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert f"{f}:4: invalid JSON" in out and "1 malformed rows skipped" in out
+    recs = read_back(broker.bootstrap_servers, name, expected=3)
+    assert [(r.key, r.value, r.headers) for r in recs[1]] == [
+        (b"ann", b'{"a":1}', [("src", b"web"), ("id", b"1")]),
+        (None, None, [("src", b"app"), ("id", b"3")]),
+    ]
+    assert [(r.key, r.value, r.headers) for r in recs[0]] == [
+        (b"bob", b"text", [("src", None), ("id", b"2")])
+    ]
+
+
+def test_jsonl_whole_line_is_the_value(broker, topic, read_back, tmp_path) -> None:
+    name = topic()
+    f = tmp_path / "raw.ndjson"
+    lines = ['{"b": 2, "a": [1, 2]}', '{"x": "ü"}', "[1, 2]"]
+    f.write_text("\n".join(lines) + "\n")
+    assert _import(broker, str(f), "-t", name) == 0
+    assert [
+        r.value.decode() for r in read_back(broker.bootstrap_servers, name, expected=3)[0]
+    ] == lines
+
+
+def test_parquet_partition_and_header_fields(broker, topic, read_back, tmp_path, capsys) -> None:
+    name = topic(partitions=3)
+    f = tmp_path / "t.parquet"
+    n = 300
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "user": [f"u{i % 5}" for i in range(n)],
+            "part": pa.array([i % 3 for i in range(n)], pa.int32()),
+            "region": ["eu" if i % 2 else None for i in range(n)],
+            "score": [i / 4 for i in range(n)],
+        }
+    )
+    pq.write_table(table, f, row_group_size=64)
+    rc = _import(
+        broker,
+        str(f),
+        "-t",
+        name,
+        "--key-field",
+        "user",
+        "--partition-field",
+        "part",
+        "--header-fields",
+        "region",
+    )
+    assert rc == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=n)
+    for p, rs in recs.items():
+        ids = [json.loads(r.value)["id"] for r in rs]
+        assert ids == sorted(ids) and all(i % 3 == p for i in ids)
+        for r in rs:
+            row = json.loads(r.value)
+            i = row["id"]
+            assert row == {
+                "id": i,
+                "user": f"u{i % 5}",
+                "part": p,
+                "region": "eu" if i % 2 else None,
+                "score": i / 4,
+            }
+            assert r.key == f"u{i % 5}".encode()
+            assert r.headers == [("region", b"eu" if i % 2 else None)]
+
+
+def test_bad_input_fails_before_producing(broker, tmp_path, capsys) -> None:
+    missing = tmp_path / "nope.csv"
+    assert _import(broker, str(missing), "-t", "x") == 2
+    assert f"error: {missing}: no such file" in capsys.readouterr().err
+    f = tmp_path / "a.csv"
+    f.write_text("id,name\n1,a\n")
+    assert _import(broker, str(f), "-t", "x", "--key-field", "user") == 2
+    assert (
+        "--key-field 'user' is not a column; columns are ['id', 'name']" in capsys.readouterr().err
+    )
+    g = tmp_path / "data.xyz"
+    g.write_text("hello\n")
+    assert _import(broker, str(g), "-t", "x") == 2
+    assert "pass --format" in capsys.readouterr().err
+    assert _import(broker, str(g), "-t", "x", "--format", "lines", "--key-field", "k") == 2
+    assert "the lines format has no fields" in capsys.readouterr().err
+
+
+def test_inspect_degrades_or_shows(broker, topic, tmp_path, capsys) -> None:
+    import cykafka
+
+    name = topic()
+    f = tmp_path / "a.txt"
+    f.write_text("a\nb\n")
+    assert _import(broker, str(f), "-t", name, "--inspect") == 0
+    err = capsys.readouterr().err
+    if not hasattr(cykafka.Producer, "inspect_live"):
+        assert "--inspect needs Producer.inspect_live" in err
+
+
+def test_embedded_broker_sample(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("CYKAFKA_BOOTSTRAP_SERVERS", raising=False)
+    rc = main(
+        ["import", "--sample", "2000", "--topic", "demo", "--partitions", "2", "--no-progress"]
+    )
+    assert rc == 0
+    captured = capsys.readouterr()
+    m = re.search(
+        r"embedded broker \(tansu, in-memory\) listening on (127\.0\.0\.1:\d+)", captured.err
+    )
+    assert m, captured.err
+    assert "topic 'demo' created with 2 partitions" in captured.err
+    out = captured.out
+    assert f"into topic 'demo' on {m.group(1)}" in out and "sample of 2,000 orders" in out
+    assert "delivered   2,000" in out and re.search(
+        r"offsets\s+0: 0\.\.\d+\s+1: 0\.\.\d+$", out, re.M
+    )
+    assert "stopped (its data was in memory)" in out
+
+
+def test_env_bootstrap_is_used(broker, topic, read_back, tmp_path, monkeypatch, capsys) -> None:
+    name = topic()
+    monkeypatch.setenv("CYKAFKA_BOOTSTRAP_SERVERS", broker.bootstrap_servers)
+    f = tmp_path / "a.txt"
+    f.write_text("one\n")
+    assert main(["import", str(f), "-t", name, "--no-progress"]) == 0
+    assert "embedded broker" not in capsys.readouterr().err
+    assert read_back(broker.bootstrap_servers, name, expected=1)[0][0].value == b"one"
+
+
+def test_broker_subcommand_runs_until_sigterm() -> None:
+    src = Path(__file__).resolve().parent.parent / "src"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cykafka.cli", "broker", "--port", "0", "--topic", "t1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(src)},
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "listening on 127.0.0.1:" in first, first + (
+            proc.stderr.read() if proc.poll() else ""
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for s in (proc.stdout, proc.stderr):
+            if s is not None:
+                s.close()
+
+
+def test_keep_broker_serves_until_interrupted(read_back) -> None:
+    import os
+
+    src = Path(__file__).resolve().parent.parent / "src"
+    env = {k: v for k, v in os.environ.items() if k != "CYKAFKA_BOOTSTRAP_SERVERS"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cykafka.cli",
+            "import",
+            "--sample",
+            "100",
+            "-t",
+            "kept",
+            "--keep-broker",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**env, "PYTHONPATH": str(src)},
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "still running" in line:
+                break
+        m = re.search(r"bootstrap\.servers=(\S+) ", line)
+        assert m, line
+        assert len(read_back(m.group(1), "kept", expected=100)) == 3  # readable meanwhile
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -1,0 +1,265 @@
+"""cykafka.spark.write_kafka with a real local Spark session against the real test broker."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import cykafka
+from cykafka.spark import KafkaWriteError, WriteReport, kafka_partition, write_kafka
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Spark's Python workers must import this cykafka (a src checkout is not installed).
+    pkg_root = str(Path(cykafka.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [pkg_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("cykafka-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def _all(recs: dict[int, list]) -> list:
+    return [r for rs in recs.values() for r in rs]
+
+
+def _check_offsets(report: WriteReport, topic: str, recs: dict[int, list]) -> None:
+    for p, rs in recs.items():
+        if rs:
+            assert report.offsets[(topic, p)] == (rs[0].offset, rs[-1].offset)
+
+
+def test_nulls_and_bytes_round_trip(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=3)
+    rows = [
+        ("k1", b"v1"),
+        (None, b"null key"),
+        ("k2", None),  # null value (a tombstone)
+        ("k3", b""),
+        ("ünï", bytes(range(256))),
+    ] + [(f"k{i % 7}", f"value-{i}".encode()) for i in range(500)]
+    df = spark.createDataFrame(rows, "key string, value binary").repartition(3)
+    report = write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset=None)
+    assert report.ok and report.rows == report.delivered == len(rows) and report.failed == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=len(rows))
+    got = sorted(((r.key, r.value) for r in _all(recs)), key=repr)
+    want = sorted(((k.encode() if k is not None else None, v) for k, v in rows), key=repr)
+    assert got == want
+    _check_offsets(report, name, recs)
+    tdf = report.to_df(spark)
+    assert tdf.agg(F.sum("delivered")).first()[0] == len(rows)
+
+
+def test_headers_and_explicit_partitions(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=3)
+    rows = [
+        (f"k{i}", f"v{i}", i % 3, [("source", b"spark"), ("i", str(i).encode())] if i % 2 else None)
+        for i in range(300)
+    ]
+    df = spark.createDataFrame(
+        rows,
+        "key string, value string, partition int, headers array<struct<key:string,value:binary>>",
+    )
+    report = write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers)
+    assert report.ok and report.delivered == 300
+    recs = read_back(broker.bootstrap_servers, name, expected=300)
+    for p, rs in recs.items():
+        for r in rs:
+            i = int(r.value[1:])
+            assert p == i % 3 and r.key == f"k{i}".encode()
+            if i % 2:
+                assert r.headers == [("source", b"spark"), ("i", str(i).encode())]
+            else:
+                assert r.headers == []
+    # The ordered preset with a partition column: one task owns each Kafka partition.
+    owners = [(tp, t.task) for t in report.tasks for tp in t.offsets]
+    assert len({tp for tp, _ in owners}) == len(owners) == 3
+
+
+def test_ordered_preset_keeps_each_keys_order(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=3)
+    n = 6000
+    # Scrambled over 4 partitions, then put in order by seq: that order must reach Kafka.
+    df = (
+        spark.range(n)
+        .select(
+            F.col("id").alias("seq"),
+            F.concat(F.lit("user-"), (F.col("id") % 23).cast("string")).alias("key"),
+        )
+        .repartition(4)
+        .orderBy("seq")
+        .select("key", F.col("seq").cast("string").alias("value"))
+    )
+    report = write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset="ordered")
+    assert report.ok and report.ordered and report.delivered == n
+    recs = read_back(broker.bootstrap_servers, name, expected=n)
+    for p, rs in recs.items():
+        seqs = [int(r.value) for r in rs]
+        # One writer per partition and the DataFrame's order: the whole partition is sorted.
+        assert seqs == sorted(seqs)
+        for r in rs:
+            assert zlib.crc32(r.key) % 3 == p == kafka_partition(r.key, 3, "consistent_random")
+    # repartition=False trusts the DataFrame's own partitioning: no shuffle.
+    other = topic(partitions=3)
+    keyed = df.repartition(2, "key").sortWithinPartitions(F.col("value").cast("long"))
+    plain = write_kafka(keyed, other, bootstrap_servers=broker.bootstrap_servers, repartition=False)
+    assert plain.ok and not plain.ordered and len(plain.tasks) == 2
+    for rs in read_back(broker.bootstrap_servers, other, expected=n).values():
+        by_key: dict[bytes, list[int]] = {}
+        for r in rs:
+            by_key.setdefault(r.key, []).append(int(r.value))
+        assert all(v == sorted(v) for v in by_key.values())
+    writers: dict[tuple[str, int], list[int]] = {}
+    for t in report.tasks:
+        for tp in t.offsets:
+            writers.setdefault(tp, []).append(t.task)
+    assert all(len(ts) == 1 for ts in writers.values()) and len(writers) == 3
+    _check_offsets(report, name, recs)
+
+
+def test_java_compatible_partitioner_and_row_json(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=4)
+    rows = [(f"id-{i}", i, None if i % 5 == 0 else f'note "{i}"', i * 0.5) for i in range(400)]
+    df = spark.createDataFrame(rows, "user string, n int, note string, x double").orderBy("n")
+    report = write_kafka(
+        df,
+        name,
+        bootstrap_servers=broker.bootstrap_servers,
+        preset="ordered+java_compatible",
+        key="user",
+        value=None,
+        linger_ms=1,
+    )
+    assert report.ok and report.delivered == 400
+    recs = read_back(broker.bootstrap_servers, name, expected=400)
+    for p, rs in recs.items():
+        ns = []
+        for r in rs:
+            row = json.loads(r.value)
+            assert set(row) == {"user", "n", "note", "x"}
+            i = row["n"]
+            assert row == {"user": f"id-{i}", "n": i, "note": rows[i][2], "x": i * 0.5}
+            assert kafka_partition(r.key, 4, "murmur2_random") == p
+            ns.append(i)
+        assert ns == sorted(ns)
+
+
+def test_topic_column_routes_rows(spark, broker, topic, read_back) -> None:
+    a, b = topic(partitions=2), topic(partitions=1)
+    rows = [(a if i % 3 else b, f"k{i % 4}", f"v{i}") for i in range(90)]
+    df = spark.createDataFrame(rows, "topic string, key string, value string")
+    report = write_kafka(df, bootstrap_servers=broker.bootstrap_servers)
+    assert report.ok and report.delivered == 90 and report.ordered
+    got_a = read_back(broker.bootstrap_servers, a, expected=60)
+    got_b = read_back(broker.bootstrap_servers, b, expected=30)
+    assert sorted(int(r.value[1:]) for r in _all(got_b)) == [i for i in range(90) if i % 3 == 0]
+    for recs in (got_a, got_b):  # per-key order survives the (topic, key) grouping
+        by_key: dict[bytes, list[int]] = {}
+        for r in _all(recs):
+            by_key.setdefault(r.key, []).append(int(r.value[1:]))
+        assert all(v == sorted(v) for v in by_key.values())
+    assert {t for t, _ in report.offsets} == {a, b}
+
+
+def test_undeliverable_row_fails_the_job_or_is_reported(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=1)
+    rows = [(f"k{i}", "x" * (5000 if i == 7 else 10)) for i in range(50)]
+    df = spark.createDataFrame(rows, "key string, value string").coalesce(1)
+    with pytest.raises(KafkaWriteError, match=r"1 of 50 rows not delivered.*MSG_SIZE_TOO_LARGE"):
+        write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, message_max_bytes=2000)
+    report = write_kafka(
+        df,
+        name,
+        bootstrap_servers=broker.bootstrap_servers,
+        on_error="report",
+        **{"message.max.bytes": 2000},
+    )
+    assert not report.ok and report.failed == 1 and report.delivered == 49
+    assert "MSG_SIZE_TOO_LARGE" in report.errors[0] and "row 7" in report.errors[0]
+    tdf = report.to_df(spark).first()
+    assert tdf["failed"] == 1 and tdf["delivered"] == 49
+    # The raising run already wrote its 49 good rows: failing the job does not unwrite them.
+    read_back(broker.bootstrap_servers, name, expected=98)
+
+
+def test_exactly_once_one_transaction_per_task(spark, broker, topic, read_back) -> None:
+    name = topic(partitions=2)
+    df = spark.createDataFrame(
+        [(f"k{i % 5}", f"v{i}") for i in range(200)], "key string, value string"
+    )
+    report = write_kafka(
+        df, name, bootstrap_servers=broker.bootstrap_servers, preset="exactly_once"
+    )
+    assert report.ok and report.delivered == 200
+    ids = [t.transactional_id for t in report.tasks]
+    assert all(ids) and len(set(ids)) == len(ids)
+    assert all(spark.sparkContext.applicationId in i for i in ids)
+    read_back(broker.bootstrap_servers, name, expected=200, isolation_level="read_committed")
+
+
+def test_bad_arguments_name_the_culprit(spark, broker, topic) -> None:
+    name = topic()
+    bs = broker.bootstrap_servers
+    df = spark.createDataFrame([(1, "a")], "key int, value string")
+    with pytest.raises(TypeError, match=r"key='key': column is int"):
+        write_kafka(df, name, bootstrap_servers=bs)
+    with pytest.raises(ValueError, match=r"value='nope': no such column"):
+        write_kafka(df, name, bootstrap_servers=bs, key=None, value="nope")
+    with pytest.raises(ValueError, match=r"topic is required"):
+        write_kafka(df, bootstrap_servers=bs, key=None)
+    with pytest.raises(ValueError, match=r"preset"):
+        write_kafka(df, name, bootstrap_servers=bs, key=None, preset="nope")
+    with pytest.raises(ValueError, match=r"repartition must be"):
+        write_kafka(df, name, bootstrap_servers=bs, key=None, repartition="yes")
+    with pytest.raises(ValueError, match=r"on_error"):
+        write_kafka(df, name, bootstrap_servers=bs, key=None, on_error="ignore")
+
+
+def test_murmur2_matches_java() -> None:
+    # Values from Kafka's own UtilsTest.testMurmur2 (signed 32-bit there).
+    cases = {
+        b"21": -973932308,
+        b"foobar": -790332482,
+        b"a-little-bit-long-string": -985981536,
+        b"a-little-bit-longer-string": -1486304829,
+        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+        b"abc": 479470107,
+    }
+    from cykafka.spark import _murmur2
+
+    for data, java in cases.items():
+        assert _murmur2(data) == java & 0xFFFFFFFF
+
+
+def test_routing_matches_sparks_hash_partitioning(spark) -> None:
+    from cykafka.spark import _spark_hash_long, _surrogates
+
+    ids = [0, 1, 2, 41, 2**31, 2**40 + 7, -1, -(2**63)]
+    got = spark.createDataFrame([(i,) for i in ids], "id long").select(F.hash("id")).collect()
+    assert [r[0] for r in got] == [_spark_hash_long(i) for i in ids]
+    for n in (1, 3, 7):
+        route = _surrogates(n)
+        df = spark.createDataFrame([(r,) for r in route], "r long").repartition(n, "r")
+        placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, row.r) for row in it]).collect()
+        assert sorted(placed) == sorted(enumerate(route))
