@@ -209,4 +209,4 @@ if __name__ == "__main__":
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
         conf = {} if a.import_defaults else None
         result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf)
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result))

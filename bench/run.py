@@ -96,7 +96,7 @@ def _lines() -> list[Line]:
 
 LINES = _lines()
 BY_NAME = {ln.name: ln for ln in LINES}
-EXTRA_STEPS = ("memory", "inspector")
+EXTRA_STEPS = ("memory", "inspector", "import", "spark")
 
 # (label, line, reference line, minimum ratio)
 RATIO_TARGETS = [
@@ -113,6 +113,30 @@ RATIO_TARGETS = [
 
 def say(msg: str) -> None:
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def etl_targets(etl: dict[str, dict]) -> list[dict]:
+    """Issue 6's targets from bench/import_bench.py and bench/spark_sink.py."""
+    out = []
+
+    def add(label: str, value: Optional[float], need: float) -> None:
+        if value:
+            out.append({"target": label, "ratio": value, "paired_median": None,
+                        "need": need, "pass": value >= need})
+
+    imp = etl.get("import", {})
+    add("import --format lines >= 0.8 x C floor",
+        imp.get("lines_none", {}).get("ratio_to_c_floor"), 0.8)
+    add("import --format lines >= 0.8 x C floor (ordered)",
+        imp.get("lines_ordered", {}).get("ratio_to_c_floor"), 0.8)
+    add("import CSV (key field) >= 3 x csv.reader+produce loop",
+        imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
+    sp = etl.get("spark", {})
+    add("Spark write_kafka >= 3 x hand-written mapInArrow sink",
+        sp.get("write_kafka_none_speedup_best"), 3.0)
+    add("Spark write_kafka(ordered) >= 3 x hand-written sink",
+        sp.get("write_kafka_ordered_speedup_best"), 3.0)
+    return out
 
 
 # -- the C floor -----------------------------------------------------------------
@@ -370,6 +394,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     errors: dict[str, str] = {}
     memory: Optional[dict] = None
     inspector: Optional[dict] = None
+    etl: dict[str, dict] = {}
     broker = LocalBroker()
     t_start = time.time()
     try:
@@ -404,6 +429,24 @@ def main(argv: Optional[list[str]] = None) -> int:
                     say(f"LINE FAILED inspector: {exc}")
             else:
                 inspector = {"skipped": "bench/inspector_overhead.py does not exist yet"}
+        floors = summarize(results)
+        for step, script, extra in (
+            ("import", "import_bench.py",
+             [f"--c-floor={floors.get('c_floor', {}).get('best_msgs_per_s', 0)}",
+              f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}"]),
+            ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
+        ):
+            if step not in only:
+                continue
+            say(f"{step}: bench/{script} ({args.count:,} rows)")
+            try:
+                etl[step] = run_child(
+                    [sys.executable, os.path.join(HERE, script), broker.bootstrap_servers,
+                     f"--rows={args.count}", *extra],
+                    timeout * 8)
+            except LineError as exc:
+                errors[step] = str(exc)
+                say(f"LINE FAILED {step}: {exc}")
         if "memory" in only:
             say(f"memory: tracemalloc per pending future; RSS over {args.mem_count:,} messages")
             try:
@@ -434,6 +477,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if memory is not None:
         for t in memory.get("targets", []):
             targets.append(t)
+    targets += etl_targets(etl)
 
     print()
     print(f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
@@ -459,6 +503,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("memory (bench/memory.py)")
         for s in memory.get("lines", []):
             print(f"  {s}")
+    for step, res in etl.items():
+        print()
+        print(f"{step} (bench/{'import_bench' if step == 'import' else 'spark_sink'}.py): "
+              f"{json.dumps(res)}")
     if inspector is not None:
         print()
         print(f"inspector overhead (bench/inspector_overhead.py): {json.dumps(inspector)}")
@@ -481,6 +529,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                   for ln in lines},
         "targets": targets,
         "memory": memory,
+        "etl": etl,
         "inspector": inspector,
         "errors": errors,
         "table": text,

@@ -168,4 +168,4 @@ if __name__ == "__main__":
     a = ap.parse_args()
     conf = dict(kv.split("=", 1) for kv in a.config)
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
-        print(json.dumps(run(bs, a.rows, a.partitions, a.repeat, conf), indent=2))
+        print(json.dumps(run(bs, a.rows, a.partitions, a.repeat, conf)))
