@@ -327,6 +327,10 @@ cdef class _Core:
             rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
             self.flush(10.0)
         self.stopping = True
+        # Wake the event thread out of rd_kafka_queue_poll() now instead of at the
+        # end of its 200 ms wait (rdkafka.h: rd_kafka_queue_yield "Cancels the
+        # current rd_kafka_queue_poll() on rkqu").
+        rd_kafka_queue_yield(self.mainq)
         thread = self.thread
         if thread is not None and thread is not _threading.current_thread():
             thread.join()
