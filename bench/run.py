@@ -125,10 +125,13 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
                         "need": need, "pass": value >= need})
 
     imp = etl.get("import", {})
-    add("import --format lines >= 0.8 x C floor",
-        imp.get("lines_none", {}).get("ratio_to_c_floor"), 0.8)
-    add("import --format lines >= 0.8 x C floor (ordered)",
-        imp.get("lines_ordered", {}).get("ratio_to_c_floor"), 0.8)
+    # The C floor is timed after a warm-up message (connected, metadata known, and
+    # with idempotence a producer id, which librdkafka's PID timer delays ~0.5 s), so
+    # the import is held against it warm too; the cold figures are in the JSON.
+    add("import --format lines (warm) >= 0.8 x C floor",
+        imp.get("lines_none", {}).get("warm_ratio_to_c_floor"), 0.8)
+    add("import --format lines (warm, ordered) >= 0.8 x C floor",
+        imp.get("lines_ordered", {}).get("warm_ratio_to_c_floor"), 0.8)
     add("import CSV (key field) >= 3 x csv.reader+produce loop",
         imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
     sp = etl.get("spark", {})

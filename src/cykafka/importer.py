@@ -29,8 +29,10 @@ import collections
 import contextlib
 import json
 import os
+import queue
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -806,14 +808,17 @@ def import_files(
         except OSError as e:
             raise ImportInputError(f"--dead-letter {dead_letter}: {e.strerror}") from None
 
+    report_lock = threading.Lock()  # the reader thread (_prefetch) reports too
+
     def report(p: Problem) -> None:
-        result.problem_count += 1
-        if p.stage == "parse":
-            result.malformed += 1
-        if len(result.problems) < _SHOW_PROBLEMS:
-            result.problems.append(p)
-        if dl is not None:
-            dl.write(p.to_json() + "\n")
+        with report_lock:
+            result.problem_count += 1
+            if p.stage == "parse":
+                result.malformed += 1
+            if len(result.problems) < _SHOW_PROBLEMS:
+                result.problems.append(p)
+            if dl is not None:
+                dl.write(p.to_json() + "\n")
 
     own = producer is None
     if own:
@@ -863,7 +868,7 @@ def import_files(
             try:
                 for path, f in plan:
                     bar.file(path, f)
-                    for chunk in _READERS[f](path, fields, report):
+                    for chunk in _prefetch(_READERS[f](path, fields, report)):
                         if len(chunk) == 0:
                             continue
                         result.rows_read += len(chunk)
@@ -913,6 +918,55 @@ def import_files(
         if dl is not None:
             dl.close()
     return result
+
+
+class _ReaderFailed:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+_END = object()
+
+
+def _prefetch(chunks: Iterator[_Chunk], depth: int = 2) -> Iterator[_Chunk]:
+    """Read the next chunks in a thread while the current one is being queued:
+    the readers (pyarrow) and produce_batch's C loop both run mostly without the
+    GIL, so reading and producing overlap instead of taking turns.  A reader's
+    exception is re-raised here, in the caller's thread."""
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for chunk in chunks:
+                if not put(chunk):
+                    return
+            put(_END)
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(_ReaderFailed(exc))
+
+    reader = threading.Thread(target=work, name="cykafka-import-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _END:
+                return
+            if isinstance(item, _ReaderFailed):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        reader.join(5.0)
 
 
 def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
