@@ -931,16 +931,16 @@ def watch_new_producers(interval: float = 0.25, stats_interval_ms: int = 250,
     """Attach one live view to every Producer created while the block runs
     (``cykafka top``); they get ``stats_interval_ms`` unless they choose their own."""
     global _default_interval_ms
-    seen: weakref.WeakSet[Producer] = weakref.WeakSet()
-    order: list[weakref.ref[Producer]] = []
+    # Strong references: a script's producer is usually closed and dropped before
+    # the view's last frame, which must still show its final figures.
+    order: list[Producer] = []
 
     def hook(p: Producer) -> None:
-        if p not in seen:
-            seen.add(p)
-            order.append(weakref.ref(p))
+        if not any(q is p for q in order):
+            order.append(p)
 
     def producers() -> list[Producer]:
-        return [p for p in (r() for r in order) if p is not None]
+        return list(order)
 
     saved = _default_interval_ms
     _default_interval_ms = stats_interval_ms
