@@ -142,7 +142,7 @@ def read_back(
                 raise AssertionError(
                     f"read_back: timed out after {timeout}s reading {topic!r}; got {got}"
                     + (f" (expected {expected} in total)" if expected is not None else "")
-                    + f", high watermarks { ({p: marks[p][1] for p in parts}) }"
+                    + f", watermarks (low, high) { ({p: marks[p] for p in parts}) }"
                 )
             msgs = consumer.consume(num_messages=1000, timeout=0.25)
             quiet = not todo and not msgs
