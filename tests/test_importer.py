@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import cykafka
 from cykafka.cli import SUBCOMMANDS, main
 
 
@@ -269,7 +270,7 @@ def test_env_bootstrap_is_used(broker, topic, read_back, tmp_path, monkeypatch, 
 
 
 def test_broker_subcommand_runs_until_sigterm() -> None:
-    src = Path(__file__).resolve().parent.parent / "src"
+    src = _cykafka_root()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cykafka.cli", "broker", "--port", "0", "--topic", "t1"],
         stdout=subprocess.PIPE,
@@ -297,7 +298,7 @@ def test_broker_subcommand_runs_until_sigterm() -> None:
 def test_keep_broker_serves_until_interrupted(read_back) -> None:
     import os
 
-    src = Path(__file__).resolve().parent.parent / "src"
+    src = _cykafka_root()
     env = {k: v for k, v in os.environ.items() if k != "CYKAFKA_BOOTSTRAP_SERVERS"}
     proc = subprocess.Popen(
         [
@@ -319,6 +320,7 @@ def test_keep_broker_serves_until_interrupted(read_back) -> None:
     )
     try:
         assert proc.stdout is not None
+        line = ""
         for line in proc.stdout:
             if "still running" in line:
                 break
@@ -333,3 +335,9 @@ def test_keep_broker_serves_until_interrupted(read_back) -> None:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def _cykafka_root() -> Path:
+    """The directory this process imported cykafka from (the installed package in
+    CI, ``src`` in an in-place checkout): child processes must use the same one."""
+    return Path(cykafka.__file__).resolve().parent.parent

@@ -283,7 +283,13 @@ def _check_ordered_under(preset: str, plan: list[tuple[int, tuple]]) -> Ordering
             flush_timeout=60,
         )
     assert r.inversions == 0, r
-    assert r.duplicates == 0, r
+    if not any(action[0] == "down" for _, action in plan):
+        # A broker going down drops requests the mock has already appended; librdkafka
+        # retries them with the same producer id and sequence, which a real broker
+        # answers from its sequence cache but librdkafka 2.16's mock appends again
+        # (pinned by test_mock_does_not_dedupe_idempotent_retries).  Duplicates are only
+        # a finding of the producer's where that cannot happen.
+        assert r.duplicates == 0, r
     assert r.losses == 0, r
     assert r.failed == 0, r  # every fault is retriable; nothing may fail within the timeout
     assert r.misreported_offsets == 0, r
