@@ -277,13 +277,7 @@ cdef class NativeProducer:
     # -- transactions (librdkafka's transactional producer API) -------------
 
     def init_transactions(self, timeout=30.0):
-        cdef _Core core = self._usable()
-        cdef int ms = <int>(timeout * 1000)
-        cdef rd_kafka_error_t *error
-        with nogil:
-            error = rd_kafka_init_transactions(core.rk, ms)
-        if error != NULL:
-            raise _error_from_error_t(error)
+        _txn_call(self._usable(), rd_kafka_init_transactions, timeout)
 
     def begin_transaction(self):
         cdef _Core core = self._usable()
@@ -292,22 +286,10 @@ cdef class NativeProducer:
             raise _error_from_error_t(error)
 
     def commit_transaction(self, timeout=60.0):
-        cdef _Core core = self._usable()
-        cdef int ms = <int>(timeout * 1000)
-        cdef rd_kafka_error_t *error
-        with nogil:
-            error = rd_kafka_commit_transaction(core.rk, ms)
-        if error != NULL:
-            raise _error_from_error_t(error)
+        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout)
 
     def abort_transaction(self, timeout=60.0):
-        cdef _Core core = self._usable()
-        cdef int ms = <int>(timeout * 1000)
-        cdef rd_kafka_error_t *error
-        with nogil:
-            error = rd_kafka_abort_transaction(core.rk, ms)
-        if error != NULL:
-            raise _error_from_error_t(error)
+        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout)
 
     def __del__(self):
         cdef _Core core = self._core
@@ -340,6 +322,19 @@ def _close_live_producers():
                 p.close()
             except BaseException:
                 _logger.exception("cykafka: closing Producer %s at exit failed", p.name)
+
+
+ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
+
+
+cdef _txn_call(_Core core, _txn_fn fn, double timeout):
+    """A blocking transactional call (init/commit/abort), GIL released."""
+    cdef int ms = <int>(timeout * 1000)
+    cdef rd_kafka_error_t *error
+    with nogil:
+        error = fn(core.rk, ms)
+    if error != NULL:
+        raise _error_from_error_t(error)
 
 
 cdef _attach_batch(object exc, BatchFuture bf):
