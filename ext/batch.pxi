@@ -6,6 +6,8 @@
 # rd_kafka_produce per message.  Each message's opaque points into the
 # sub-chunk's slot array, tagged with the low bit so the event thread can tell
 # it from a DeliveryFuture pointer (objects and slots are both 8-aligned).
+# A sub-chunk may be handed over grouped by partition (grouping.pxi); message
+# indexes, slots and outcomes stay those of the batch order.
 
 from libc.stdlib cimport malloc, calloc, free
 from libc.stdint cimport uint8_t, int32_t, int64_t
@@ -212,40 +214,49 @@ cdef void _chunk_free(_Chunk *chunk):
 
 
 cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chunk,
-                             Py_ssize_t j, Py_ssize_t cnt, const char **vp, size_t *vl,
-                             const char **kp, size_t *kl, const int64_t *pd,
-                             const int64_t *td, rd_kafka_headers_t **hp,
-                             int *errs) noexcept nogil:
-    """The C loop: hand messages j..cnt of a sub-chunk to librdkafka.  Stops at
-    the first _QUEUE_FULL and returns its index (cnt when all were handed)."""
+                             Py_ssize_t q, Py_ssize_t cnt, const Py_ssize_t *perm,
+                             const char **vp, size_t *vl, const char **kp, size_t *kl,
+                             const int64_t *pd, const int64_t *td,
+                             rd_kafka_headers_t **hp, int *errs) noexcept nogil:
+    """The C loop: hand positions q..cnt of a sub-chunk to librdkafka, message
+    ``perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
+    Stops at the first _QUEUE_FULL and returns its position (cnt when all were
+    handed)."""
     cdef int err
     cdef int32_t part
-    while j < cnt:
+    cdef Py_ssize_t j
+    while q < cnt:
+        j = perm[q] if perm != NULL else q
         part = <int32_t>pd[j] if pd != NULL else RD_KAFKA_PARTITION_UA
         err = _produce_c(rk, rkt, part, vp[j], vl[j], kp[j], kl[j],
                          <void *>((<char *>&chunk.slots[j]) + 1),
                          td[j] if td != NULL else 0, hp[j] if hp != NULL else NULL)
         if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
-            return j
+            return q
         errs[j] = err
         if err == 0 and hp != NULL:
             hp[j] = NULL   # librdkafka owns the headers of an accepted message
-        j += 1
+        q += 1
     return cnt
 
 
 cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ssize_t cnt,
-             int *errs, rd_kafka_headers_t **hp, const int64_t *pd):
-    """After a sub-chunk's C loop: account for messages 0..queued that librdkafka
-    took or refused, and drop the hold on the chunk.  Messages queued..cnt were
-    not handed over; the caller fails them."""
-    cdef Py_ssize_t j, accepted = 0
-    for j in range(cnt):
+             const Py_ssize_t *perm, int *errs, rd_kafka_headers_t **hp, const int64_t *pd,
+             object why=None):
+    """After a sub-chunk's C loop: account for the messages at positions
+    0..queued that librdkafka took or refused, fail those at queued..cnt (never
+    handed over; ``why`` says what stopped the batch), and drop the hold on the
+    chunk."""
+    cdef Py_ssize_t q, j, accepted = 0, first_unqueued = -1
+    for q in range(cnt):
+        j = perm[q] if perm != NULL else q
         if hp != NULL and hp[j] != NULL:
             rd_kafka_headers_destroy(hp[j])  # partner: _make_headers; not accepted
             hp[j] = NULL
-        if j >= queued:
+        if q >= queued:
             chunk.outstanding -= 1
+            if first_unqueued < 0 or j < first_unqueued:
+                first_unqueued = j
         elif errs[j]:
             chunk.outstanding -= 1
             core.failed += 1
@@ -257,18 +268,29 @@ cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ss
             accepted += 1
     core.produced += queued
     core.pending += accepted
+    if queued < cnt:
+        exc = _not_queued(chunk.base + first_unqueued, why)
+        for q in range(queued, cnt):
+            j = perm[q] if perm != NULL else q
+            bf._record_failure(chunk.base + j, exc, -1)
+        core.produced += cnt - queued
+        core.failed += cnt - queued
     chunk.outstanding -= 1   # the enqueuing code's hold (see _chunk_new)
     if chunk.outstanding == 0:
         _chunk_free(chunk)
+
+
+cdef object _not_queued(Py_ssize_t start, object why):
+    code = why.code if isinstance(why, KafkaError) else RD_KAFKA_RESP_ERR__STATE
+    return KafkaDeliveryError(code, f"not queued: the batch stopped at message {start} "
+                                    f"because of {type(why).__name__}: {why}")
 
 
 cdef _fail_range(_Core core, BatchFuture bf, Py_ssize_t start, Py_ssize_t end, object why):
     """Messages start..end of a batch were never handed to librdkafka."""
     if end <= start:
         return
-    code = why.code if isinstance(why, KafkaError) else RD_KAFKA_RESP_ERR__STATE
-    exc = KafkaDeliveryError(code, f"not queued: the batch stopped at message {start} "
-                                   f"because of {type(why).__name__}: {why}")
+    exc = _not_queued(start, why)
     for i in range(start, end):
         bf._record_failure(i, exc, -1)
     core.produced += end - start
@@ -289,11 +311,13 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
     cdef size_t *vl = <size_t *>calloc(max(m, 1), sizeof(size_t))
     cdef size_t *kl = <size_t *>calloc(max(m, 1), sizeof(size_t))
     cdef int *errs = <int *>calloc(max(m, 1), sizeof(int))
+    cdef Py_ssize_t *perm_buf = <Py_ssize_t *>malloc(max(m, 1) * sizeof(Py_ssize_t))
+    cdef const Py_ssize_t *perm = NULL
     if headers is not None:
         hp = <rd_kafka_headers_t **>calloc(max(m, 1), sizeof(void *))
     try:
         if vp == NULL or kp == NULL or vl == NULL or kl == NULL or errs == NULL or \
-                (headers is not None and hp == NULL):
+                perm_buf == NULL or (headers is not None and hp == NULL):
             raise MemoryError()
         while s < n:
             cnt = min(_SUB, n - s)
@@ -309,20 +333,25 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                 j = 0
             pd = pcol.data + s if pcol is not None else NULL
             td = tcol.data + s if tcol is not None else NULL
+            perm = NULL
+            if _plan_order(core, t, cnt, kcol is not None, kp, kl, pd, perm_buf):
+                perm = perm_buf
+                core.grouped += cnt
             chunk = _chunk_new(bf, base + s, cnt)
-            while j < cnt:
+            while j < cnt:   # j: the position reached in perm order
                 with nogil:
-                    j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, vp, vl, kp, kl, pd, td,
-                                     hp, errs)
+                    j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, perm, vp, vl, kp, kl, pd,
+                                     td, hp, errs)
                 if j < cnt:
                     core.wait_room(&deadline)
-            _settle(core, bf, chunk, cnt, cnt, errs, hp, pd)
+            _settle(core, bf, chunk, cnt, cnt, perm, errs, hp, pd)
             chunk = NULL
             s += cnt
     except BaseException as exc:
         if chunk != NULL:
-            _settle(core, bf, chunk, j, cnt, errs, hp, pd)
-            s += j
+            # Fails this sub-chunk's messages that were not handed over.
+            _settle(core, bf, chunk, j, cnt, perm, errs, hp, pd, exc)
+            s += cnt
         elif hp != NULL:
             for j in range(cnt):
                 if hp[j] != NULL:
@@ -335,6 +364,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
         free(vl)
         free(kl)
         free(errs)
+        free(perm_buf)
         free(hp)
 
 

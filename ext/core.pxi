@@ -60,9 +60,17 @@ cdef inline int64_t _now_ns() noexcept nogil:
 _TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
+# The signature of librdkafka's partitioner functions (rdkafka.h has no typedef).
+ctypedef int32_t (*_partitioner_fn)(const rd_kafka_topic_t *rkt, const void *keydata,
+                                    size_t keylen, int32_t partition_cnt, void *rkt_opaque,
+                                    void *msg_opaque) noexcept nogil
+
+
 cdef class _Topic:
     cdef rd_kafka_topic_t *rkt
     cdef object name
+    cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
+    cdef int64_t cnt_at_ns       # when it was read (0: never)
 
 
 cdef struct _Mem:
@@ -172,6 +180,7 @@ cdef class _Core:
     cdef dict topics
     cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
     cdef int64_t produced, delivered, failed
+    cdef int64_t grouped         # batch messages handed over grouped by partition
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
     cdef int64_t max_block_ns
     cdef bint stopping, closed
@@ -184,6 +193,8 @@ cdef class _Core:
     cdef object last_stats, last_stats_time
     cdef Py_ssize_t stats_count
     cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
+    cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
+    cdef int part_kind
     cdef tuple secrets
 
     def __cinit__(self):
@@ -217,6 +228,7 @@ cdef class _Core:
             raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
                                    self.redact(errstr.decode(errors="replace")))
         self.name = rd_kafka_name(self.rk).decode()
+        _configure_partitioner(self)
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
         self.max_block_ns = <int64_t>(max_block_s * 1e9)

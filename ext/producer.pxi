@@ -259,7 +259,7 @@ cdef class NativeProducer:
             return {}
         return {"pending": max(c.pending, 0), "produced": c.produced,
                 "delivered": c.delivered, "failed": c.failed,
-                "blocked_seconds": c.blocked_ns / 1e9,
+                "blocked_seconds": c.blocked_ns / 1e9, "grouped": c.grouped,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
 
     def _last_stats(self):

@@ -199,3 +199,46 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_error_t *rd_kafka_begin_transaction(rd_kafka_t *rk)
     rd_kafka_error_t *rd_kafka_commit_transaction(rd_kafka_t *rk, int timeout_ms)
     rd_kafka_error_t *rd_kafka_abort_transaction(rd_kafka_t *rk, int timeout_ms)
+
+    # metadata and partitioners (produce_batch groups a batch by partition)
+    const rd_kafka_conf_t *rd_kafka_conf(rd_kafka_t *rk)
+
+    ctypedef struct rd_kafka_metadata_topic_t:
+        char *topic
+        int partition_cnt
+        rd_kafka_resp_err_t err
+
+    ctypedef struct rd_kafka_metadata_t:
+        int topic_cnt
+        rd_kafka_metadata_topic_t *topics
+
+    rd_kafka_resp_err_t rd_kafka_metadata(rd_kafka_t *rk, int all_topics,
+                                          rd_kafka_topic_t *only_rkt,
+                                          const rd_kafka_metadata_t **metadatap,
+                                          int timeout_ms)
+    void rd_kafka_metadata_destroy(const rd_kafka_metadata_t *metadata)
+
+    int32_t rd_kafka_msg_partitioner_consistent(const rd_kafka_topic_t *rkt,
+                                                const void *key, size_t keylen,
+                                                int32_t partition_cnt, void *rkt_opaque,
+                                                void *msg_opaque)
+    int32_t rd_kafka_msg_partitioner_consistent_random(const rd_kafka_topic_t *rkt,
+                                                       const void *key, size_t keylen,
+                                                       int32_t partition_cnt,
+                                                       void *rkt_opaque, void *msg_opaque)
+    int32_t rd_kafka_msg_partitioner_murmur2(const rd_kafka_topic_t *rkt,
+                                             const void *key, size_t keylen,
+                                             int32_t partition_cnt, void *rkt_opaque,
+                                             void *msg_opaque)
+    int32_t rd_kafka_msg_partitioner_murmur2_random(const rd_kafka_topic_t *rkt,
+                                                    const void *key, size_t keylen,
+                                                    int32_t partition_cnt, void *rkt_opaque,
+                                                    void *msg_opaque)
+    int32_t rd_kafka_msg_partitioner_fnv1a(const rd_kafka_topic_t *rkt,
+                                           const void *key, size_t keylen,
+                                           int32_t partition_cnt, void *rkt_opaque,
+                                           void *msg_opaque)
+    int32_t rd_kafka_msg_partitioner_fnv1a_random(const rd_kafka_topic_t *rkt,
+                                                  const void *key, size_t keylen,
+                                                  int32_t partition_cnt, void *rkt_opaque,
+                                                  void *msg_opaque)
