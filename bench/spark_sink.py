@@ -10,6 +10,11 @@ loops over the rows calling ``confluent_kafka.Producer.produce`` and flushes at 
 ``write_kafka`` runs with ``preset=None`` (the same librdkafka defaults as the naive
 sink) and with its default ``preset="ordered"`` (which adds a shuffle so one task owns
 each Kafka partition).  Target: write_kafka >= 3 x the naive sink's rows/s.
+
+For scale, the same rounds time Spark's own floor: a ``mapInArrow`` that only counts the
+rows (what Spark spends to hand them to Python, no Kafka at all), and every side reports
+the machine's CPU-seconds (all processes: Spark's JVM, its Python workers, the broker),
+which on a 2-core machine bounds what any sink can reach.
 """
 
 from __future__ import annotations
@@ -49,6 +54,20 @@ def _naive_sink(
     if left:
         raise RuntimeError(f"{left} messages not delivered")
     yield pa.record_batch({"n": [n]})
+
+
+def _count_only(batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    yield pa.record_batch({"n": [sum(b.num_rows for b in batches)]})
+
+
+def _machine_cpu() -> float:
+    """CPU-seconds spent by the whole machine so far (user + system, all cores)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - fields[4]  # minus idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
 
 
 def _session() -> Any:
@@ -118,7 +137,12 @@ def run(
         report = write_kafka(df, topic, bootstrap_servers=bootstrap_servers, preset=preset, **conf)
         assert report.ok and report.delivered == rows, report
 
+    def spark_floor() -> None:
+        n = sum(r["n"] for r in df.mapInArrow(_count_only, "n long").collect())
+        assert n == rows, n
+
     sides = {
+        "spark_floor": spark_floor,
         "naive": naive,
         "write_kafka_none": functools.partial(cykafka, None),
         "write_kafka_ordered": functools.partial(cykafka, "ordered"),
@@ -131,11 +155,14 @@ def run(
         functools.partial(_naive_sink, bootstrap_servers, warm, conf), "n long"
     ).collect()
     times: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(repeat):
         for name, fn in sides.items():
+            c = _machine_cpu()
             t = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t)
+            cpus[name].append(_machine_cpu() - c)
     df.unpersist()
     out: dict[str, Any] = {
         "rows": rows,
@@ -144,9 +171,11 @@ def run(
         "config": conf,
         "repeat": repeat,
     }
+    out["cores"] = os.cpu_count()
     for name, ts in times.items():
         out[f"{name}_best_rows_per_s"] = round(rows / min(ts))
         out[f"{name}_median_rows_per_s"] = round(rows / statistics.median(ts))
+        out[f"{name}_median_machine_cpu_s"] = round(statistics.median(cpus[name]), 2)
     for name in ("write_kafka_none", "write_kafka_ordered"):
         out[f"{name}_speedup_best"] = round(min(times["naive"]) / min(times[name]), 2)
         out[f"{name}_speedup_median"] = round(
