@@ -6,7 +6,8 @@
  * full (rd_kafka_poll(rk, 100), then retry), and rd_kafka_flush() at the end.
  * Like librdkafka's examples/producer.c it names the topic per message
  * (RD_KAFKA_V_TOPIC); the local option cfloor.rkt=true uses a topic handle
- * (RD_KAFKA_V_RKT) instead, which skips a topic lookup per message.
+ * (RD_KAFKA_V_RKT) instead, which skips a topic lookup per message, and
+ * cfloor.keys=N gives message i the key "key-<i % N>" (the keyed lines).
  *
  * Usage: cfloor BOOTSTRAP TOPIC COUNT SIZE [key=value ...]
  *   key=value pairs are librdkafka configuration, except cfloor.* options.
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
     long long count = atoll(argv[3]);
     size_t size = (size_t)atoll(argv[4]);
     int use_rkt = 0;
+    long nkeys = 0;
 
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr))
@@ -78,6 +80,10 @@ int main(int argc, char **argv) {
         *eq = '\0';
         if (!strcmp(argv[i], "cfloor.rkt")) {
             use_rkt = !strcmp(eq + 1, "true") || !strcmp(eq + 1, "1");
+            continue;
+        }
+        if (!strcmp(argv[i], "cfloor.keys")) {
+            nkeys = atol(eq + 1);
             continue;
         }
         if (rd_kafka_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr))
@@ -99,6 +105,16 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ring * size; i++)
         data[i] = (char)rand_r(&seed);
 
+    /* Keys "key-<k>", built before the clock starts like the payloads. */
+    char (*keys)[24] = NULL;
+    if (nkeys > 0) {
+        keys = malloc((size_t)nkeys * sizeof *keys);
+        if (!keys)
+            die("malloc", "keys");
+        for (long k = 0; k < nkeys; k++)
+            snprintf(keys[k], sizeof keys[k], "key-%ld", k);
+    }
+
     /* Warm-up: connect and learn the topic's metadata before the clock starts. */
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -114,14 +130,18 @@ int main(int argc, char **argv) {
     double c0 = cpu(), t0 = now();
     for (long long i = 0; i < count; i++) {
         char *v = data + (size_t)(i % (long long)ring) * size;
+        const char *key = keys ? keys[i % nkeys] : NULL;
+        size_t keylen = key ? strlen(key) : 0;
         for (;;) {
             if (use_rkt)
                 err = rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt),
                                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(key, keylen),
                                         RD_KAFKA_V_VALUE(v, size), RD_KAFKA_V_END);
             else
                 err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
                                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_KEY(key, keylen),
                                         RD_KAFKA_V_VALUE(v, size), RD_KAFKA_V_END);
             if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 break;
@@ -144,5 +164,6 @@ int main(int argc, char **argv) {
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(rk);
     free(data);
+    free(keys);
     return 0;
 }

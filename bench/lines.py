@@ -39,6 +39,17 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+#: --keys: message i gets key b"key-<i % KEYS>" (0: no keys).
+KEYS = 0
+
+
+def _keys(n: int) -> list[bytes] | None:
+    if not KEYS:
+        return None
+    ring = [b"key-%d" % k for k in range(KEYS)]
+    return [ring[i % KEYS] for i in range(n)]
+
+
 def _payload(n: int, size: int) -> tuple[bytes, list[bytes]]:
     data = os.urandom(n * size)
     return data, [data[i * size : (i + 1) * size] for i in range(n)]
@@ -75,10 +86,11 @@ def _cy_producer(conf: dict) -> Any:
 
 def cy_batch_list(conf: dict, topic: str, n: int, size: int) -> dict:
     _, values = _payload(n, size)
+    keys = _keys(n)
     with _cy_producer(conf) as p:
         p.produce(topic, b"warm-up").result(30)
         with _Clock() as clk:
-            rep = p.produce_batch(topic, values).result()
+            rep = p.produce_batch(topic, values, keys).result()
     return _result(n, clk, rep.delivered, rep.failed, first_error=_first(rep))
 
 
@@ -180,15 +192,16 @@ def ck_on_delivery(conf: dict, topic: str, n: int, size: int) -> dict:
     import confluent_kafka
 
     _, values = _payload(n, size)
+    keys = _keys(n) or [None] * n
     p = confluent_kafka.Producer(conf)
     _ck_warm_up(p, topic)
     cb = _Counter()
     produce, poll = p.produce, p.poll
     with _Clock() as clk:
-        for v in values:
+        for v, k in zip(values, keys):
             while True:
                 try:
-                    produce(topic, v, on_delivery=cb)
+                    produce(topic, v, k, on_delivery=cb)
                     break
                 except BufferError:
                     poll(0.1)
@@ -202,7 +215,9 @@ def ck_batch(conf: dict, topic: str, n: int, size: int, chunk: int = 10000) -> d
     import confluent_kafka
 
     _, values = _payload(n, size)
-    msgs = [{"value": v} for v in values]
+    keys = _keys(n)
+    msgs = [{"value": v} for v in values] if keys is None else \
+        [{"value": v, "key": k} for v, k in zip(values, keys)]
     del values
     p = confluent_kafka.Producer(conf)
     _ck_warm_up(p, topic)
@@ -290,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--size", type=int, required=True)
+    ap.add_argument("--keys", type=int, default=0, help="distinct keys (0: no keys)")
     ap.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
+    global KEYS
+    KEYS = args.keys
     conf: dict[str, Any] = {"bootstrap.servers": args.bootstrap}
     for kv in args.config:
         k, _, v = kv.partition("=")

@@ -41,6 +41,7 @@ ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(HERE, "build")
 CFLOOR_BIN = os.path.join(BUILD, "cfloor")
 PARTITIONS = 1
+KEYED = (4, 1000)  # the keyed lines: partitions, distinct keys
 BASE_CONFIG = ["linger.ms=5"]
 IDEMPOTENT = ["enable.idempotence=true"]
 
@@ -60,9 +61,13 @@ class Line:
     extra: list[str] = field(default_factory=list)
     baseline: Optional[str] = None  # the confluent line this one is compared with
     info: bool = False  # shown, but not part of any target
+    partitions: int = PARTITIONS
+    keys: int = 0  # > 0: message i has key "key-<i % keys>" (a keyed ETL load)
 
     @property
     def floor(self) -> str:
+        if self.keys:
+            return "c_floor_keyed"
         return "c_floor_idem" if self.idem else "c_floor"
 
 
@@ -91,7 +96,22 @@ def _lines() -> list[Line]:
                        "ck_batch", "ck_aio"):
             idem.append(Line(ln.name + "_idem", ln.what + ", idempotent", ln.kind, ln.impl,
                              idem=True, extra=list(ln.extra)))
-    return base + idem
+    # Keyed rows over several partitions, the shape of most ETL loads (and of the Spark
+    # sink): librdkafka itself costs twice the CPU when consecutive messages alternate
+    # between partitions, which produce_batch avoids by grouping (ext/grouping.pxi).
+    keyed = [
+        Line("c_floor_keyed", f"C: the same loop, {KEYED[1]} keys over {KEYED[0]} partitions",
+             "c", "cfloor", extra=[f"cfloor.keys={KEYED[1]}"]),
+        Line("cy_batch_list_keyed", "cykafka produce_batch(list of bytes, keys=list)", "py",
+             "cy_batch_list", baseline="ck_batch_keyed"),
+        Line("ck_on_delivery_keyed", "confluent produce(key=, on_delivery=cb) + poll(0)", "py",
+             "ck_on_delivery"),
+        Line("ck_batch_keyed", "confluent produce_batch(list of dicts with keys)", "py",
+             "ck_batch"),
+    ]
+    for ln in keyed:
+        ln.partitions, ln.keys = KEYED
+    return base + idem + keyed
 
 
 LINES = _lines()
@@ -108,6 +128,8 @@ RATIO_TARGETS = [
      "c_floor_idem", 0.9),
     ("futures >= 1.2 x confluent produce(on_delivery)", "cy_futures", "ck_on_delivery", 1.2),
     ("asyncio >= 5 x confluent AIOProducer", "cy_asyncio", "ck_aio", 5.0),
+    ("produce_batch keyed, 4 partitions >= 0.9 x C floor", "cy_batch_list_keyed",
+     "c_floor_keyed", 0.9),
 ]
 
 
@@ -226,7 +248,7 @@ def tail(text: str, n: int = 15) -> str:
 
 def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> dict:
     topic = f"bench-{ln.name.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
-    broker.create_topic(topic, partitions=PARTITIONS)
+    broker.create_topic(topic, partitions=ln.partitions)
     config = BASE_CONFIG + (IDEMPOTENT if ln.idem else []) + ln.extra
     try:
         if ln.kind == "c":
@@ -234,7 +256,7 @@ def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> di
         else:
             cmd = [sys.executable, os.path.join(HERE, "lines.py"), ln.impl, "--bootstrap",
                    broker.bootstrap_servers, "--topic", topic, "--count", str(count),
-                   "--size", str(size), "--config", *config]
+                   "--size", str(size), "--keys", str(ln.keys), "--config", *config]
         res = run_child(cmd, timeout)
     finally:
         try:  # the memory broker keeps every record: free them
@@ -484,7 +506,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     print()
     print(f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
-          f"{args.repeat} (interleaved rounds), {PARTITIONS}-partition topics, linger.ms=5, "
+          f"{args.repeat} (interleaved rounds), {PARTITIONS}-partition topics (keyed lines: "
+          f"{KEYED[1]} keys over {KEYED[0]} partitions), linger.ms=5, "
           f"local Tansu broker")
     print(f"machine: {info['cores']} cores, {info.get('cpu')}, Python {info['python']}, "
           f"librdkafka {info.get('librdkafka_cykafka')} (cykafka) / "
