@@ -22,6 +22,7 @@ include "columns.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
+include "text.pxi"
 
 
 def librdkafka_version():
