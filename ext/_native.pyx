@@ -23,6 +23,7 @@ include "grouping.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
+include "text.pxi"
 
 
 def librdkafka_version():

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cykafka
+from cykafka._arrow import lines_array
 from cykafka.cli import SUBCOMMANDS, main
 
 
@@ -341,3 +347,122 @@ def _cykafka_root() -> Path:
     """The directory this process imported cykafka from (the installed package in
     CI, ``src`` in an in-place checkout): child processes must use the same one."""
     return Path(cykafka.__file__).resolve().parent.parent
+
+
+# --- lines_array: the C line splitter (ext/text.pxi) against a plain Python reference.
+
+
+def _reference_lines(buf: bytes, end: int = -1) -> list[bytes]:
+    """What ``lines_array(buf, end)`` must hold: the lines of ``buf[:end]`` that end
+    in b"\\n", without it and without a b"\\r" right before it."""
+    if end < 0:
+        end = len(buf)
+    lines = bytes(buf[:end]).split(b"\n")
+    lines.pop()  # after the last newline: a partial line (or nothing), not a line
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _check_lines(buf: Any, end: int = -1) -> pa.Array:
+    arr = lines_array(buf, end)
+    arr.validate(full=True)
+    assert arr.type == pa.binary()
+    assert arr.offset == 0 and arr.null_count == 0
+    assert arr.to_pylist() == _reference_lines(buf, end)
+    return arr
+
+
+@pytest.mark.parametrize(
+    "buf",
+    [
+        b"",
+        b"\n",
+        b"\n\n\n",
+        b"a\nb\nc\n",
+        b"a\r\nb\r\n",
+        b"\r\n",  # a line that is only "\r" before its newline: an empty line
+        b"\r\n\r\n\n",
+        b"\r\r\n",  # only the \r right before the \n goes: the line is b"\r"
+        b"\r\n\r",  # trailing lone \r: a partial line, ignored
+        b"a\rb\n\rc\nd\r\r\n",  # lone \r inside and at the start of lines stays
+        b"\r\r\r\n\n",
+        b"\x00\n\x00\r\n\x00\x00\n\xff\xfe\r\x00\n",  # NUL and non-UTF-8 bytes
+        b"no newline at all",
+        b"a\nb",  # bytes after the last newline are ignored
+        b"x" * 5000 + b"\n" + b"y" * 3 + b"\r\n",
+    ],
+)
+def test_lines_array_tricky(buf: bytes) -> None:
+    _check_lines(buf)
+    _check_lines(bytearray(buf))
+    _check_lines(memoryview(buf))
+
+
+def test_lines_array_spelled_out() -> None:
+    # The reference above, written out, so that it cannot share a mistake with it.
+    buf = b"a\r\n\n\r\n\r\r\nb\rc\n\rd\n\x00\n\xff\r\npartial"
+    arr = lines_array(buf)
+    assert arr.to_pylist() == [b"a", b"", b"", b"\r", b"b\rc", b"\rd", b"\x00", b"\xff"]
+    offsets = memoryview(arr.buffers()[1]).cast("i")  # int32, native-endian
+    assert list(offsets) == [0, 1, 1, 1, 2, 5, 7, 8, 9]
+    assert arr.buffers()[2].to_pybytes()[: offsets[-1]] == b"a\rb\rc\rd\x00\xff"
+
+
+def test_lines_array_end_shorter_than_buffer() -> None:
+    buf = b"a\r\nbb\n\nccc\r\ndddd\n"
+    assert _check_lines(buf, 0).to_pylist() == []
+    assert _check_lines(buf, 3).to_pylist() == [b"a"]
+    assert _check_lines(buf, 7).to_pylist() == [b"a", b"bb", b""]
+    assert _check_lines(buf, 12).to_pylist() == [b"a", b"bb", b"", b"ccc"]
+    # An end inside a CRLF: the line is not complete, so it is not there.
+    assert _check_lines(buf, 11).to_pylist() == [b"a", b"bb", b""]
+    assert _check_lines(buf, -1).to_pylist() == [b"a", b"bb", b"", b"ccc", b"dddd"]
+    for end in range(len(buf) + 1):
+        _check_lines(buf, end)
+
+
+def test_lines_array_empty_and_bad_arguments() -> None:
+    arr = _check_lines(b"")
+    assert len(arr) == 0
+    assert len(_check_lines(b"abc", 0)) == 0
+    with pytest.raises(ValueError, match="past the end"):
+        lines_array(b"a\n", 3)
+    with pytest.raises(TypeError):
+        lines_array("a\n")  # type: ignore[arg-type]
+
+
+def test_lines_array_many_short_lines_and_big_buffers() -> None:
+    # Many more lines than the first guess of the offsets' size (grown as it goes),
+    # and buffers big enough to be split without the GIL.
+    _check_lines(b"\n" * 300_000)
+    _check_lines(b"\r\n" * 200_000 + b"a\n" * 100_000)
+    rng = random.Random(7)
+    alphabet = b"\n\n\r\r\x00ab"
+    buf = bytes(rng.choice(alphabet) for _ in range(1_000_000))
+    _check_lines(buf)
+    _check_lines(buf, buf.rfind(b"\n", 0, 600_000) + 1)
+    big = b"".join(b"line-%07d-" % i + b"x" * 86 + b"\n" for i in range(20_000))
+    arr = _check_lines(big)
+    assert len(arr) == 20_000 and arr[123].as_py() == b"line-0000123-" + b"x" * 86
+
+
+_PIECES = st.sampled_from([b"\n", b"\r", b"\r\n", b"\n\r", b"a", b"bc", b"\x00", b"\xff", b" "])
+
+
+@st.composite
+def _buf_and_end(draw: Any) -> tuple[bytes, int]:
+    buf = b"".join(draw(st.lists(_PIECES | st.binary(max_size=8), max_size=60)))
+    end = draw(
+        st.one_of(
+            st.just(-1),
+            st.integers(0, len(buf)),
+            st.just(buf.rfind(b"\n") + 1),  # as the importer passes it
+        )
+    )
+    return buf, end
+
+
+@settings(max_examples=500, deadline=None)
+@given(_buf_and_end())
+def test_lines_array_fuzz(case: tuple[bytes, int]) -> None:
+    buf, end = case
+    _check_lines(buf, end)

@@ -15,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._native import split_lines
+
 __all__ = ["as_message_column", "lines_array", "record_json"]
 
 # Characters a JSON string must escape; the common case (none present) costs one scan.
@@ -173,22 +175,10 @@ def as_message_column(col: Any, what: str) -> Any:
 
 def lines_array(buf: bytes, end: int = -1) -> pa.Array:
     """Split ``buf[:end]`` (whole lines, each ending in b"\\n") into a binary array of
-    its lines without the newlines, with no per-line Python objects: NumPy finds the
-    newlines and the offsets follow from their positions.  ``end=-1``: all of ``buf``.
-    A b"\\r" before a b"\\n" is dropped too."""
-    if end < 0:
-        end = len(buf)
-    if b"\r\n" in buf:  # Windows line ends: the \r is not part of the line
-        end -= buf.count(b"\r\n", 0, end)
-        buf = buf.replace(b"\r\n", b"\n")
-    nl = np.flatnonzero(np.frombuffer(buf, np.uint8, count=end) == 10)
-    n = len(nl)
-    offsets = np.empty(n + 1, np.int64 if end >= 2**31 else np.int32)
-    offsets[0] = 0
-    # Line i ends at nl[i]; with the i newlines before it removed, at nl[i] - i.
-    offsets[1:] = nl - np.arange(n)
-    # The whole buffer without newlines: bytes past the last offset are never read, so
-    # the tail after ``end`` needs no slicing (and no copy).
-    data = buf.replace(b"\n", b"")
-    typ = pa.large_binary() if offsets.dtype == np.int64 else pa.binary()
+    its lines without the newlines, with no per-line Python objects: one C pass
+    (``_native.split_lines``, without the GIL) copies the line bodies and writes the
+    offsets.  ``end=-1``: all of ``buf``.  A b"\\r" before a b"\\n" is dropped too;
+    bytes after the last b"\\n" are ignored."""
+    data, offsets, n, large = split_lines(buf, end)
+    typ = pa.large_binary() if large else pa.binary()
     return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])

@@ -4,6 +4,8 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future as _CFuture
 from typing import Any, NamedTuple, Optional, Union
 
+from typing_extensions import Buffer
+
 _Bytesish = Union[bytes, bytearray, memoryview, str, None]
 _Headers = Union[Sequence[tuple[str, _Bytesish]], Mapping[str, _Bytesish]]
 
@@ -18,6 +20,7 @@ ErrorCode: type[enum.IntEnum]
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
 def librdkafka_header_version() -> str: ...
+def split_lines(buf: Buffer, end: int = ...) -> tuple[bytearray, bytearray, int, bool]: ...
 
 class KafkaError(Exception):
     code: int
