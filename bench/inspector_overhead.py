@@ -66,10 +66,13 @@ def _produce(p: Any, topic: str, values: list[bytes], n: int) -> None:
 
 
 def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
-        rounds: int = 3, topic: str | None = None) -> dict[str, Any]:
+        rounds: int = 7, topic: str | None = None) -> dict[str, Any]:
     """Time ``n`` messages of ``size`` bytes without and with the inspector at 4 Hz,
-    ``rounds`` times each (alternating); the ratio compares the medians.  A 6-partition
-    topic is created unless ``topic`` names an existing one."""
+    ``rounds`` times each (alternating).  Single runs vary by +-15 % on this shared
+    2-core machine (the broker runs on it too), more than the budget, so the verdict
+    is the median over rounds of the ratio within a round (a plain run and the
+    inspected run right after it).  A 6-partition topic is created unless ``topic``
+    names an existing one."""
     if topic is None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -88,6 +91,8 @@ def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
     base_cpu = statistics.median(r[1] for r in plain)
     insp_cpu = statistics.median(r[1] for r in inspected)
     busy = sum(r[2] for r in inspected) / sum(r[0] for r in inspected)
+    paired = statistics.median(i[0] / p[0] for p, i in zip(plain, inspected))
+    paired_cpu = statistics.median(i[1] / p[1] for p, i in zip(plain, inspected))
     return {
         "n": n, "size": size, "rounds": rounds,
         "plain_s": [r[0] for r in plain], "inspected_s": [r[0] for r in inspected],
@@ -95,12 +100,15 @@ def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
         "plain_msgs_per_s": n / base, "inspected_msgs_per_s": n / insp,
         "ratio": insp / base,                 # > 1: the inspector slowed it down
         "overhead_pct": (insp / base - 1) * 100,
+        # The verdict: the median of same-round ratios (robust to drift between rounds).
+        "paired_overhead_pct": (paired - 1) * 100,
         # CPU of this process is less exposed to the broker's noise than wall time.
         "cpu_overhead_pct": (insp_cpu / base_cpu - 1) * 100,
+        "paired_cpu_overhead_pct": (paired_cpu - 1) * 100,
         # The view's own snapshot+render time (GIL held) as a share of the run: the
         # least noisy of the three, and a bound on what it can take from the producer.
         "view_busy_pct": busy * 100,
-        "within_budget": insp / base <= 1.05,
+        "within_budget": paired <= 1.05,
     }
 
 
@@ -109,7 +117,7 @@ def main() -> None:
     ap.add_argument("--bootstrap", help="bootstrap.servers (default: a LocalBroker)")
     ap.add_argument("-n", type=int, default=1_000_000)
     ap.add_argument("--size", type=int, default=100)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     if args.bootstrap:
         result = run(args.bootstrap, args.n, args.size, args.rounds)
@@ -119,7 +127,8 @@ def main() -> None:
         with LocalBroker() as b:
             result = run(b.bootstrap_servers, args.n, args.size, args.rounds)
     print(json.dumps(result, indent=2))
-    print(f"inspector at 4 Hz: {result['overhead_pct']:+.1f}% wall time, "
+    print(f"inspector at 4 Hz: {result['paired_overhead_pct']:+.1f}% wall time "
+          f"(median of same-round ratios; of medians: {result['overhead_pct']:+.1f}%), "
           f"{result['cpu_overhead_pct']:+.1f}% CPU, view busy "
           f"{result['view_busy_pct']:.2f}% of the time "
           f"({result['plain_msgs_per_s']:,.0f} -> {result['inspected_msgs_per_s']:,.0f} msg/s)")

@@ -503,6 +503,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         for t in memory.get("targets", []):
             targets.append(t)
     targets += etl_targets(etl)
+    insp = (inspector or {}).get("inspector")
+    if insp and "paired_overhead_pct" in insp:
+        pct = insp["paired_overhead_pct"]
+        targets.append({"target": "inspector live view at 4 Hz slows produce_batch <= 5 %",
+                        "value": pct, "shown": f"{pct:+.1f} %", "pass": pct <= 5.0})
 
     print()
     print(f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
