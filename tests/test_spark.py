@@ -138,6 +138,29 @@ def test_ordered_preset_keeps_each_keys_order(spark, broker, topic, read_back) -
     _check_offsets(report, name, recs)
 
 
+def test_workers_keep_producers_between_tasks_only_after_success(
+    spark, broker, topic, read_back
+) -> None:
+    df = spark.range(4000, numPartitions=4).select(
+        F.concat(F.lit("k"), (F.col("id") % 7).cast("string")).alias("key"),
+        F.col("id").cast("string").alias("value"),
+    )
+    # `ordered` (the default) runs one task per Kafka partition: 4 tasks on local[2]'s
+    # two reused Python workers, so producers are reused, not made one per task.
+    first = write_kafka(df, topic(partitions=4), bootstrap_servers=broker.bootstrap_servers)
+    again = topic(partitions=4)
+    second = write_kafka(df, again, bootstrap_servers=broker.bootstrap_servers)
+    assert first.ok and second.ok and second.delivered == 4000 and len(first.tasks) == 4
+    used = {t.producer for t in first.tasks}
+    assert len(used) < len(first.tasks) and {t.producer for t in second.tasks} & used
+    assert sum(len(v) for v in read_back(broker.bootstrap_servers, again, expected=4000).values())
+    # Another config (here linger.ms) never gets a kept producer.
+    third = write_kafka(
+        df, topic(partitions=4), bootstrap_servers=broker.bootstrap_servers, linger_ms=7
+    )
+    assert third.ok and not {t.producer for t in third.tasks} & used
+
+
 def test_java_compatible_partitioner_and_row_json(spark, broker, topic, read_back) -> None:
     name = topic(partitions=4)
     rows = [(f"id-{i}", i, None if i % 5 == 0 else f'note "{i}"', i * 0.5) for i in range(400)]
@@ -201,6 +224,12 @@ def test_undeliverable_row_fails_the_job_or_is_reported(spark, broker, topic, re
     assert tdf["failed"] == 1 and tdf["delivered"] == 49
     # The raising run already wrote its 49 good rows: failing the job does not unwrite them.
     read_back(broker.bootstrap_servers, name, expected=98)
+    # A producer that saw a failure is closed, never kept for the worker's next task.
+    fine = df.where("value != '" + "x" * 5000 + "'")
+    after = write_kafka(
+        fine, name, bootstrap_servers=broker.bootstrap_servers, **{"message.max.bytes": 2000}
+    )
+    assert after.ok and after.tasks[0].producer != report.tasks[0].producer
 
 
 def test_exactly_once_one_transaction_per_task(spark, broker, topic, read_back) -> None:

@@ -9,8 +9,10 @@
     print(report.delivered, report.offsets)
 
 How it runs: ``df.mapInArrow`` gives every Spark task its rows as Arrow record batches;
-the task creates one :class:`cykafka.Producer` (inside the executor's Python worker,
-after any fork; the config travels as a plain dict, a producer is never pickled), hands
+the task takes one :class:`cykafka.Producer` (created inside the executor's Python
+worker, after any fork, and kept there for the worker's next task with the same config,
+as Spark's own Kafka sink does; the config travels as a plain dict, a producer is never
+pickled), hands
 each batch's columns to ``produce_batch`` (read straight from the Arrow buffers, no
 Python object per row), waits for every delivery, and returns its counts and
 per-partition offset ranges, which the driver gathers into a :class:`WriteReport`.
@@ -73,6 +75,15 @@ _ROUTE = "__cykafka_route"
 _KPART = "__cykafka_kpart"
 _MARK = "cykafka write_kafka:"  # finds our task errors inside Spark's exception text
 _MAX_ERRORS = 5  # errors kept per task (and in the report)
+
+# Producers kept by a Python worker between its tasks, like Spark's own Kafka sink does
+# (its CachedKafkaProducer): an idempotent producer's first ProducerId request is made at
+# once, finds no broker connected yet and is retried by librdkafka 500 ms later, so a
+# fresh producer per task made every `ordered` task wait ~0.5 s before its first send.
+# Keyed by the whole config; never used for transactions (their id is per task); a
+# producer is kept only after a task that delivered everything and left nothing queued.
+_KEPT: dict[tuple[tuple[str, str], ...], tuple[Any, float]] = {}
+_KEEP_IDLE_S = 600.0  # close producers no task has used for this long
 _ORDERING_PRESETS = ("ordered", "strict_ordered", "exactly_once")
 
 
@@ -93,6 +104,9 @@ class TaskResult:
     #: (topic, partition) -> (first offset, last offset) written by this task
     offsets: dict[tuple[str, int], tuple[int, int]]
     transactional_id: Optional[str] = None
+    #: "<worker pid>/<librdkafka client name>" of the producer that wrote the rows; a
+    #: worker keeps its producer for its next task with the same config
+    producer: str = ""
 
     @classmethod
     def from_json(cls, text: str) -> TaskResult:
@@ -319,7 +333,12 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
         config["transactional.id"] = txn_id
     result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
     futures: list[Any] = []
-    producer = Producer(config, preset=plan["preset"])
+    key = None if txn_id else _keep_key(config, plan["preset"])
+    producer = _take_kept(key)
+    if producer is None:  # (not `or`: an idle Producer is falsy, len() == 0)
+        producer = Producer(config, preset=plan["preset"])
+    keep = False
+    result.producer = f"{os.getpid()}/{producer.name}"
     try:
         if txn_id:
             producer.init_transactions()
@@ -352,6 +371,7 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
                 producer.abort_transaction()
             else:
                 producer.commit_transaction()
+        keep = key is not None and not result.failed and len(producer) == 0
     except BaseException:
         if txn_id:
             try:
@@ -360,7 +380,10 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
                 pass
         raise
     finally:
-        producer.close()
+        if keep and key is not None:
+            _KEPT[key] = (producer, time.monotonic())
+        else:
+            producer.close()
     if result.failed and plan["on_error"] == "raise":
         raise KafkaWriteError(
             f"{_MARK} task {task} (attempt {attempt}): {result.failed:,} of {result.rows:,} "
@@ -370,6 +393,24 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
             + "; ".join(result.errors[:_MAX_ERRORS])
         )
     yield pa.record_batch({"report": [result.to_json()]})
+
+
+def _keep_key(config: Mapping[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
+    return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
+
+
+def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Any:
+    """A producer an earlier task of this worker left with this config, or None; also
+    closes kept producers idle for longer than _KEEP_IDLE_S."""
+    now = time.monotonic()
+    for k, (p, used) in list(_KEPT.items()):
+        if now - used > _KEEP_IDLE_S:
+            del _KEPT[k]
+            p.close()
+    if key is None or key not in _KEPT:
+        return None
+    producer, _ = _KEPT.pop(key)
+    return None if producer.closed else producer
 
 
 # --------------------------------------------------------------------------- driver side
