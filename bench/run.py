@@ -157,10 +157,11 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
     add("import CSV (key field) >= 3 x csv.reader+produce loop",
         imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
     sp = etl.get("spark", {})
+    # Spark: ratio of the median times over the rounds (best-run ratio in the JSON).
     add("Spark write_kafka >= 3 x hand-written mapInArrow sink",
-        sp.get("write_kafka_none_speedup_best"), 3.0)
+        sp.get("write_kafka_none_speedup_median"), 3.0)
     add("Spark write_kafka(ordered) >= 3 x hand-written sink",
-        sp.get("write_kafka_ordered_speedup_best"), 3.0)
+        sp.get("write_kafka_ordered_speedup_median"), 3.0)
     return out
 
 
@@ -497,8 +498,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         r = ratio(summary, a, b)
         if r is None:
             continue
-        targets.append({"target": label, "ratio": r, "paired_median": paired_ratio(results, a, b),
-                        "need": need, "pass": r >= need})
+        pm = paired_ratio(results, a, b)
+        # Decided by the median of same-round ratios: one lucky run of either line
+        # (this 2-core machine is shared with the broker) moves the ratio of best runs by
+        # up to 0.3 between otherwise identical runs, the paired median by a few points.
+        targets.append({"target": label, "ratio": r, "paired_median": pm,
+                        "need": need, "pass": (pm if pm is not None else r) >= need})
     if memory is not None:
         for t in memory.get("targets", []):
             targets.append(t)
@@ -521,7 +526,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     print()
     print(text)
     print()
-    print("targets (ratios of best runs; in brackets: median of same-round ratios)")
+    print("targets (ratio of best runs; in brackets the median of same-round ratios, which "
+          "decides)")
     for t in targets:
         mark = "PASS" if t["pass"] else "FAIL"
         if "ratio" in t:
