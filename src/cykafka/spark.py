@@ -53,6 +53,7 @@ cykafka installed (``pip install cykafka[spark]``).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -411,6 +412,14 @@ def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Any:
         return None
     producer, _ = _KEPT.pop(key)
     return None if producer.closed else producer
+
+
+@atexit.register
+def _close_kept() -> None:
+    """At the worker's exit: close kept producers (nothing is queued in them)."""
+    while _KEPT:
+        _, (p, _used) = _KEPT.popitem()
+        p.close()
 
 
 # --------------------------------------------------------------------------- driver side
