@@ -281,14 +281,15 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
         keys = [b"key-%d" % (i % 97) for i in range(n)]
         delivered: dict[int, int] = {}
         with cykafka.Producer(conf) as p:
-            # Learn the partition count (cached for a second), then cut the broker off.
             assert p.produce_batch(name, [b"w"] * 300, keys[:300]).result(30).ok
-            mock.set_broker_down(mock.broker_ids[0])
+            # Every Produce request now fails (retriably), so the queue stays full; the
+            # broker still answers metadata, so the batch is grouped.
+            mock.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 1000)
             with pytest.raises(cykafka.QueueFullError) as info:
                 p.produce_batch(name, [b"%d" % i for i in range(n)], keys,
                                 on_delivery=lambda i, err, md: err is None and
                                 delivered.__setitem__(i, md.partition))
-            mock.set_broker_up(mock.broker_ids[0])
+            mock.clear_request_errors("Produce")
             report = info.value.batch.result(60)
             assert p._counters()["grouped"] == 300 + min(n, 65_536)
         failed = {i for i, _ in report.errors}
