@@ -168,7 +168,8 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
     2000 messages.  Measured (librdkafka 2.16.0 mock, see the report):
     - produce() calls arriving throughout (10 messages every 5 ms): 9-10
       inversions (90-100 messages written after the next batch), all delivered;
-    - all 2000 queued at once: 1 inversion (only the first failed batch);
+    - all 2000 queued at once: 0 or 1 inversion (timing decides whether the first
+      failed batch is retried behind a newer one; 0 seen in CI), so only printed;
     - enable.idempotence=true: 0 either way."""
     results = {}
     for name, cfg in (
@@ -185,7 +186,6 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
             # Every message arrives exactly once in all configs; only order differs.
             assert r.written == 2000 and r.failed == 0 and r.losses == 0 and r.duplicates == 0
     assert results[("inflight1", True)].inversions >= 5
-    assert results[("inflight1", False)].inversions >= 1
     assert results[("inflight5", True)].inversions >= 5
     assert results[("idempotent", True)].inversions == 0
     assert results[("idempotent", False)].inversions == 0
