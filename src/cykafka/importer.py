@@ -310,6 +310,12 @@ def _field_bytes(v: Any) -> Optional[bytes]:
     return json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _line_problem(path: str, msg: str, line_no: int, row: int, text: bytes) -> Problem:
+    return Problem(
+        path, "parse", msg, line=line_no, row=row, text=text.decode("utf-8", "replace")
+    )
+
+
 def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
     line_no = 0
     row = 0
@@ -331,46 +337,20 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 try:
                     rec = json.loads(text)
                 except ValueError as e:
-                    report(
-                        Problem(
-                            path,
-                            "parse",
-                            f"invalid JSON: {e}",
-                            line=line_no,
-                            row=row,
-                            text=text.decode("utf-8", "replace"),
-                        )
-                    )
+                    report(_line_problem(path, f"invalid JSON: {e}", line_no, row, text))
                     continue
                 if not fields.any:
                     values.append(text)
                     rows.append(row)
                     continue
                 if not isinstance(rec, dict):
-                    report(
-                        Problem(
-                            path,
-                            "parse",
-                            f"a JSON {type(rec).__name__}, not an object, cannot have fields",
-                            line=line_no,
-                            row=row,
-                            text=text.decode("utf-8", "replace"),
-                        )
-                    )
+                    msg = f"a JSON {type(rec).__name__}, not an object, cannot have fields"
+                    report(_line_problem(path, msg, line_no, row, text))
                     continue
                 try:
                     value = _jsonl_fields(rec, fields, text, keys, parts, headers)
                 except ValueError as e:
-                    report(
-                        Problem(
-                            path,
-                            "parse",
-                            str(e),
-                            line=line_no,
-                            row=row,
-                            text=text.decode("utf-8", "replace"),
-                        )
-                    )
+                    report(_line_problem(path, str(e), line_no, row, text))
                     continue
                 values.append(value)
                 rows.append(row)
