@@ -245,6 +245,8 @@ def _batch(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         m = n if draw(st.integers(0, 9)) else n + 1
         keys, kexp = draw(_column(m, allow_bad=draw(st.booleans())))
+        if keys is None:   # the "scalar" bad column drew None: for keys that means no keys
+            keys, kexp = [None] * m, [None] * m
         if kexp is not None and any(k is not None and len(k) > MAX_BYTES for k in kexp):
             keys, kexp = [b"k"] * m, [b"k"] * m
         out["keys"], out["kexp"] = keys, kexp
