@@ -218,15 +218,36 @@ cdef class _IntColumn:
         free(self.data)
 
 
+cdef object _arrow_ints(object values, bint is_partition):
+    """An Arrow partition/timestamp column as a list of int/None.  A timestamp
+    column (any unit, with or without a zone: Arrow's instants are UTC) becomes
+    whole milliseconds, truncated as Java's Instant.toEpochMilli does."""
+    import pyarrow as pa
+    if not is_partition and pa.types.is_timestamp(values.type):
+        values = values.cast(pa.timestamp("ms", values.type.tz), safe=False).cast(pa.int64())
+    return values.to_pylist()
+
+
+cdef object _np_isnat(object a):
+    import numpy as np
+    return np.isnat(a)
+
+
 cdef _IntColumn _int_column(object values, Py_ssize_t n, str what, bint is_partition):
     cdef _IntColumn col = _IntColumn.__new__(_IntColumn)
     if _is_arrow(values):
-        values = values.to_pylist()
+        values = _arrow_ints(values, is_partition)
     elif _is_numpy(values):
-        if values.dtype.kind not in "iuO":
+        if values.dtype.kind == "M" and not is_partition:
+            # datetime64 -> whole milliseconds; NaT (like an Arrow null) means "now"
+            ms = values.astype("datetime64[ms]")
+            values = [None if nat else v for v, nat in
+                      zip(ms.astype("int64").tolist(), _np_isnat(ms).tolist())]
+        elif values.dtype.kind not in "iuO":
             raise TypeError(f"{what}: a NumPy array of dtype {values.dtype} is not supported; "
-                            f"use integers")
-        values = values.tolist()
+                            f"use integers" + ("" if is_partition else " or datetime64"))
+        else:
+            values = values.tolist()
     elif isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
         raise TypeError(f"{what} must be a sequence of int or None, not {type(values).__name__}")
     if len(values) != n:

@@ -4,6 +4,8 @@
 # the _Core; the event thread references only the _Core, so that dropping the
 # Producer is noticed.
 
+import datetime as _datetime
+import operator as _operator
 import os as _os
 import re as _re_topic
 import warnings as _warnings
@@ -113,25 +115,58 @@ cdef inline void _mem_release(_Mem *m):
         m.has_view = False
 
 
+cdef object _integer_arg(object o, str what, str expected):
+    """``o`` as a Python int: ints and integer-likes (NumPy integers, via
+    ``__index__``); bool and float are refused, a float being a likely unit or
+    rounding mistake rather than an integer."""
+    if type(o) is int:
+        return o
+    if isinstance(o, (bool, float)) or not hasattr(type(o), "__index__"):
+        raise TypeError(f"{what} must be {expected}, not {type(o).__name__} ({o!r:.40})")
+    return _operator.index(o)
+
+
 cdef int32_t _partition_arg(object partition, str what="partition") except? -2:
     if partition is None:
         return RD_KAFKA_PARTITION_UA
-    if type(partition) is bool or not isinstance(partition, int):
-        raise TypeError(f"{what} must be an int or None, not {type(partition).__name__}")
+    partition = _integer_arg(partition, what, "an int or None")
     if partition < 0 or partition > 0x7fffffff:
         raise ValueError(f"{what} must be between 0 and 2147483647, not {partition}")
     return <int32_t>partition
 
 
+_EPOCH = _datetime.datetime(1970, 1, 1, tzinfo=_datetime.timezone.utc)
+_ONE_MS = _datetime.timedelta(milliseconds=1)
+
+
 cdef int64_t _timestamp_arg(object timestamp, str what="timestamp") except? -2:
+    """Milliseconds since the epoch (UTC) from an int or an aware datetime.
+
+    librdkafka stamps a message whose timestamp is 0 with the current time
+    (rd_kafka_msg_new0: ``timestamp ? timestamp : now``), so None maps to 0 and a
+    literal 0 (or anything that truncates to it) is refused rather than silently
+    replaced.  A datetime is truncated to whole milliseconds, as Java's
+    Instant.toEpochMilli does; a naive one is refused: its zone is a guess."""
     if timestamp is None:
-        return 0   # librdkafka: 0 means "now"
-    if type(timestamp) is bool or not isinstance(timestamp, (int, float)):
-        raise TypeError(f"{what} must be milliseconds since the epoch (int), "
-                        f"not {type(timestamp).__name__}")
-    if timestamp < 0 or timestamp > 0x7fffffffffffffff:
-        raise ValueError(f"{what} must be >= 0 (milliseconds since the epoch), not {timestamp}")
-    return <int64_t>timestamp
+        return 0
+    if isinstance(timestamp, _datetime.datetime):
+        if timestamp.utcoffset() is None:
+            raise ValueError(f"{what} is a naive datetime ({timestamp}); give it a tzinfo "
+                             f"(e.g. datetime.timezone.utc) so the instant is unambiguous")
+        ms = (timestamp - _EPOCH) // _ONE_MS
+    else:
+        if isinstance(timestamp, float):
+            raise TypeError(f"{what} must be an int of milliseconds since the epoch or an "
+                            f"aware datetime, not {type(timestamp).__name__} ({timestamp!r}); "
+                            f"for time.time() seconds pass int(t * 1000)")
+        ms = _integer_arg(timestamp, what, "an int of milliseconds since the epoch, "
+                          "an aware datetime, or None")
+    if ms == 0:
+        raise ValueError(f"{what} is 0 (1970-01-01T00:00:00Z), which librdkafka would replace "
+                         f"with the current time; pass None for the current time")
+    if ms < 0 or ms > 0x7fffffffffffffff:
+        raise ValueError(f"{what} must be > 0 (milliseconds since the epoch), not {ms}")
+    return <int64_t>ms
 
 
 cdef rd_kafka_headers_t *_make_headers(object headers, str what="headers") except? NULL:

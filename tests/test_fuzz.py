@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import faulthandler
 import math
+import operator
 import os
 import uuid
 from typing import Any, Optional
@@ -165,10 +166,10 @@ def test_fuzz_produce(fuzz_target, broker, read_back) -> None:
             return
         md = fut.result(0)
         assert md.topic == name and topic == name
-        if isinstance(partition, int) and not isinstance(partition, bool):
-            assert md.partition == partition
-        if isinstance(timestamp, (int, float)) and not isinstance(timestamp, bool) and timestamp:
-            assert md.timestamp == int(timestamp)
+        if partition is not None:      # only ints and NumPy integers are accepted
+            assert md.partition == operator.index(partition)
+        if timestamp is not None:      # likewise; 0 is refused, never replaced by "now"
+            assert md.timestamp == operator.index(timestamp) > 0
         assert len(_expect_bytes(value) or b"") <= MAX_BYTES
         led.delivered[(md.partition, md.offset)] = (
             _expect_bytes(value), _expect_bytes(key), _expect_headers(headers))
@@ -269,7 +270,8 @@ def _batch(draw: Any) -> dict[str, Any]:
                                       st.integers(1_600_000_000_000, 1_700_000_000_000)),
                             min_size=n, max_size=n))
         out["timestamps"] = tss
-        out["bad"] = out["bad"] or any(t is not None and t < 0 for t in tss)
+        # 0 is refused too: librdkafka would replace it with the current time
+        out["bad"] = out["bad"] or any(t is not None and t <= 0 for t in tss)
     if draw(st.booleans()):
         hs = draw(st.lists(st.one_of(st.none(), st.lists(st.tuples(
             st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=8))), max_size=2),
@@ -320,6 +322,9 @@ def test_fuzz_produce_batch(fuzz_target, broker, read_back) -> None:
             parts = b.get("parts")
             if parts is not None and parts[i] is not None:
                 assert o.partition == parts[i]
+            tss = b.get("timestamps")
+            if tss is not None and tss[i] is not None:
+                assert o.timestamp == tss[i]
             hs = b.get("headers")
             led.delivered[(o.partition, o.offset)] = (
                 value, b["kexp"][i] if "kexp" in b else None,
@@ -396,9 +401,13 @@ def test_named_bad_input_classes(fuzz_target, broker, read_back) -> None:
     p, name = fuzz_target
     tried = 0
     for kwargs in ({"partition": -1}, {"partition": -2**40}, {"timestamp": -1},
-                   {"timestamp": -2**70}, {"timestamp": math.nan}, {"timestamp": math.inf}):
+                   {"timestamp": -2**70}, {"timestamp": 0}):
         tried += 1
         with pytest.raises(ValueError):
+            p.produce(name, b"v", **kwargs)
+    for kwargs in ({"timestamp": math.nan}, {"timestamp": math.inf}, {"timestamp": 1.6e12}):
+        tried += 1
+        with pytest.raises(TypeError, match="not float"):
             p.produce(name, b"v", **kwargs)
     tried += 2   # a NUL in a header name would be cut there by every reader
     with pytest.raises(ValueError, match="NUL"):

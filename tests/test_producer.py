@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import datetime
 import gc
 import logging
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import cykafka
@@ -64,6 +66,27 @@ def test_key_value_types_headers_timestamp_partition(broker, topic, read_back) -
         (b"k", b"bytes"), (b"mv", b"ba"), ("ключ".encode(), "héllo".encode()), (b"tomb", None)]
     assert recs[4].headers == [("src", b"etl"), ("s", b"txt"), ("n", None)]
     assert recs[5].headers == [("a", b"1")] and recs[5].timestamp == 1_600_000_000_123
+
+
+def test_timestamp_forms_reach_the_broker_exactly(broker, topic, read_back) -> None:
+    # ints (also NumPy's) are milliseconds; an aware datetime is truncated to whole
+    # milliseconds like Java's Instant.toEpochMilli; None is "now"
+    name = topic()
+    utc = datetime.UTC
+    plus2 = datetime.timezone(datetime.timedelta(hours=2))
+    given = [1_600_000_000_123, np.int64(1_600_000_000_456),
+             datetime.datetime(2020, 9, 13, 12, 26, 40, 789_999, tzinfo=utc),
+             datetime.datetime(2020, 9, 13, 14, 26, 40, 1_000, tzinfo=plus2), 1]
+    before = int(time.time() * 1000)
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [p.produce(name, b"v", timestamp=ts) for ts in given]
+        futs.append(p.produce(name, b"now", timestamp=None))
+        p.flush(30)
+    want = [1_600_000_000_123, 1_600_000_000_456, 1_600_000_000_789, 1_600_000_000_001, 1]
+    assert [f.result(0).timestamp for f in futs[:5]] == want
+    recs = read_back(broker.bootstrap_servers, name, expected=6)[0]
+    assert [r.timestamp for r in recs[:5]] == want
+    assert before <= recs[5].timestamp <= int(time.time() * 1000)
 
 
 def test_future_api_and_on_delivery(broker, topic) -> None:
@@ -207,6 +230,14 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
         ({"value": b"v", "partition": -1}, ValueError, "partition"),
         ({"value": b"v", "partition": "0"}, TypeError, "partition"),
         ({"value": b"v", "timestamp": -5}, ValueError, "timestamp"),
+        # librdkafka would stamp 0 with the current time: refused, not replaced
+        ({"value": b"v", "timestamp": 0}, ValueError, "timestamp is 0.*pass None"),
+        ({"value": b"v", "timestamp": 0.5}, TypeError, r"not float.*int\(t \* 1000\)"),
+        ({"value": b"v", "timestamp": 1.6e12}, TypeError, "not float"),
+        ({"value": b"v", "timestamp": datetime.datetime(2020, 1, 1)}, ValueError,
+         "naive datetime"),
+        ({"value": b"v", "timestamp": "1600000000000"}, TypeError, "timestamp must be an int"),
+        ({"value": b"v", "timestamp": True}, TypeError, "not bool"),
         ({"value": b"v", "on_delivery": 3}, TypeError, "on_delivery"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import zlib
 
 import numpy as np
@@ -121,6 +122,26 @@ def test_headers_timestamps_and_on_delivery(producer, broker, topic, read_back) 
     recs = read_back(broker.bootstrap_servers, name, expected=3)[0]
     assert [r.headers for r in recs] == [[("h", b"1")], [], [("x", b"y")]]
     assert [r.timestamp for r in recs[:2]] == [1_000, 2_000]
+
+
+def test_timestamp_columns_arrow_and_numpy(producer, broker, topic, read_back) -> None:
+    # Arrow timestamps of any unit/zone and NumPy datetime64 become whole milliseconds
+    # (truncated); nulls and NaT mean "now"; a 0 is refused with its index
+    name = topic()
+    arrow = pa.array([1_600_000_000_123_999, None], pa.timestamp("us", "Europe/Paris"))
+    nump = np.array(["2020-09-13T12:26:40.456789", "NaT"], dtype="datetime64[us]")
+    before = int(time.time() * 1000)
+    assert producer.produce_batch(name, [b"a", b"b"], timestamps=arrow).result(30).ok
+    assert producer.produce_batch(name, [b"c", b"d"], timestamps=nump).result(30).ok
+    recs = read_back(broker.bootstrap_servers, name, expected=4)[0]
+    assert [r.value for r in recs] == [b"a", b"b", b"c", b"d"]
+    assert recs[0].timestamp == 1_600_000_000_123 and recs[2].timestamp == 1_600_000_000_456
+    assert all(before <= recs[i].timestamp <= int(time.time() * 1000) for i in (1, 3))
+    with pytest.raises(ValueError, match=r"timestamps\[1\] is 0"):
+        producer.produce_batch(name, [b"x", b"y"], timestamps=pa.array([5, 0], pa.timestamp("ms")))
+    with pytest.raises(TypeError, match=r"timestamps\[0\] must be an int.*not float"):
+        producer.produce_batch(name, [b"x"], timestamps=[1.5e12])
+    assert len(producer) == 0
 
 
 def test_million_messages_through_a_small_queue(broker, topic) -> None:

@@ -1,13 +1,16 @@
 # Type stubs for the compiled extension cykafka._native (checked with stubtest).
+import datetime
 import enum
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future as _CFuture
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, SupportsIndex, Union
 
 from typing_extensions import Buffer
 
 _Bytesish = Union[bytes, bytearray, memoryview, str, None]
 _Headers = Union[Sequence[tuple[str, _Bytesish]], Mapping[str, _Bytesish]]
+# milliseconds since the epoch (int or NumPy integer), an aware datetime, or None (now)
+_Timestamp = Union[int, SupportsIndex, datetime.datetime, None]
 
 class RecordMetadata(NamedTuple):
     topic: str
@@ -120,8 +123,8 @@ class NativeProducer:
         topic: str,
         value: _Bytesish = ...,
         key: _Bytesish = ...,
-        partition: Optional[int] = ...,
-        timestamp: Optional[int] = ...,
+        partition: Optional[SupportsIndex] = ...,
+        timestamp: _Timestamp = ...,
         headers: Optional[_Headers] = ...,
         on_delivery: Optional[_OnDelivery] = ...,
     ) -> DeliveryFuture: ...
@@ -131,8 +134,8 @@ class NativeProducer:
         values: Any,
         keys: Any = ...,
         *,
-        partitions: Optional[Sequence[Optional[int]]] = ...,
-        timestamps: Optional[Sequence[Optional[int]]] = ...,
+        partitions: Optional[Sequence[Optional[SupportsIndex]]] = ...,
+        timestamps: Optional[Sequence[_Timestamp]] = ...,
         headers: Optional[Sequence[Optional[_Headers]]] = ...,
         on_delivery: Optional[_OnBatchDelivery] = ...,
     ) -> BatchFuture: ...
