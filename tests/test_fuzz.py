@@ -433,7 +433,8 @@ def test_named_bad_input_classes(fuzz_target, broker, read_back) -> None:
         (1, "MSG_SIZE_TOO_LARGE")]
     recs = read_back(broker.bootstrap_servers, name, expected=3)
     assert sorted(r.value for rs in recs.values() for r in rs) == [b"", b"a", b"c"]
-    record("named classes: bad topics, negative partition/timestamp, empty, > message.max.bytes",
+    record("named classes: bad topics, negative partition, negative/0/float timestamp, empty, "
+           "> message.max.bytes",
            tried + 3 * (len(_BAD_TOPICS) + 3), 0, 2)
 
 
