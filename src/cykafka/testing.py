@@ -16,6 +16,10 @@ counts inversions, duplicates, losses and failures per partition::
         report = verify_ordering({}, mock, preset="ordered")
         assert report.ok, report
 
+``read_raw_log`` reads a partition log as stored, transaction markers included, and
+``committed_view`` applies Kafka's ``read_committed`` rule to it: the check for
+transactions on brokers (the mock, Tansu) whose consumers cannot hide aborted records.
+
 librdkafka documents the mock API as experimental ("THIS IS AN EXPERIMENTAL
 API, SUBJECT TO CHANGE OR REMOVAL"); this module is for tests only.
 """
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 from ._load import load_native
+from ._logreader import RawRecord, committed_view, read_partition
 
 _native = load_native()
 
@@ -40,8 +45,11 @@ __all__ = [
     "MockCluster",
     "OrderingReport",
     "PartitionReport",
+    "RawRecord",
+    "committed_view",
     "error_code",
     "read_log",
+    "read_raw_log",
     "verify_ordering",
 ]
 
@@ -342,6 +350,40 @@ def read_log(
             pending.add(partition)
     finally:
         consumer.close()
+    return out
+
+
+def read_raw_log(
+    mock: Union[MockCluster, str],
+    topic: str,
+    partitions: Union[int, Sequence[int]] = 1,
+    *,
+    timeout: float = 30.0,
+) -> list[RawRecord]:
+    """Every entry of ``topic``'s partitions as stored, transaction markers included
+    (``RawRecord.control`` is ``"COMMIT"``/``"ABORT"``), read from each partition's
+    leader with the Kafka Fetch API.  ``committed_view(read_raw_log(...))`` is what a
+    ``read_committed`` consumer sees on a real Kafka broker; use it where the broker
+    writes markers but does not tell consumers which transactions aborted (librdkafka's
+    mock cluster and Tansu), so that ``read_log(isolation_level="read_committed")``
+    still shows aborted records.  Uncompressed and gzip batches only."""
+    from confluent_kafka.admin import AdminClient
+
+    servers = mock.bootstrap_servers if isinstance(mock, MockCluster) else mock
+    parts = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
+    md = AdminClient({"bootstrap.servers": servers, "log_level": 3}).list_topics(
+        topic, timeout=timeout)
+    t = md.topics.get(topic)
+    if t is None or t.error is not None:
+        raise ValueError(f"read_raw_log: topic {topic!r}: {t.error if t else 'not found'}")
+    out: list[RawRecord] = []
+    for p in parts:
+        if p not in t.partitions:
+            raise ValueError(f"read_raw_log: {topic!r} has no partition {p}")
+        leader = md.brokers.get(t.partitions[p].leader)
+        if leader is None or leader.host is None:
+            raise ValueError(f"read_raw_log: {topic!r} [{p}] has no leader now")
+        out.extend(read_partition(leader.host, leader.port, topic, p, timeout=timeout))
     return out
 
 
