@@ -314,6 +314,47 @@ def test_many_threads_one_producer(broker, topic) -> None:
         assert [md.offset for md in mds] == sorted(md.offset for md in mds)
 
 
+def test_java_key_overrides_the_preset_as_the_explainer_says() -> None:
+    # Explicit keys override a preset even when written with the Java name; the
+    # explainer reports the override, and the producer runs with it.
+    cfg = {"bootstrap.servers": "127.0.0.1:1",
+           "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"}
+    with cykafka.Producer(cfg, preset="java_compatible") as p:
+        assert p._effective_config("partitioner") == "random"
+        assert any("overrides preset 'java_compatible'" in w for w in p.guarantees.warnings)
+
+
+def test_transaction_aborts_when_its_commit_fails() -> None:
+    # librdkafka: an abortable commit error "requires abort_transaction()"; the block
+    # must not leave the transaction open, or every later transaction is refused.
+    from cykafka.testing import MockCluster, committed_view, read_raw_log
+
+    with MockCluster(num_brokers=3) as mock:
+        mock.create_topic("txn", 1, 3)
+        cfg = {"bootstrap.servers": mock.bootstrap_servers, "transactional.id": "abort-1"}
+        with cykafka.Producer(cfg, preset="exactly_once") as p:
+            p.init_transactions(30)
+            mock.push_request_errors("Produce", ["INVALID_RECORD"])   # not retriable
+            with pytest.raises(cykafka.KafkaError) as info:
+                with p.transaction(30):
+                    lost = p.produce("txn", b"aborted")
+            assert info.value.txn_requires_abort
+            assert isinstance(lost.exception(10), cykafka.KafkaDeliveryError)
+            committed = []
+            for attempt in range(3):   # the mock may fail the next one too (epoch bump)
+                try:
+                    with p.transaction(30):
+                        fut = p.produce("txn", f"ok-{attempt}".encode())
+                    committed.append(f"ok-{attempt}".encode())
+                    fut.result(10)
+                    break
+                except cykafka.KafkaError as exc:
+                    assert exc.txn_requires_abort, exc   # aborted by the block, not left open
+        assert committed
+        seen = [r.value for r in committed_view(read_raw_log(mock.bootstrap_servers, "txn"))]
+    assert seen == committed
+
+
 def test_repr_masks_secrets() -> None:
     conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hunter2-secret"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
 
@@ -12,7 +13,7 @@ from ._load import load_native
 
 load_native()  # finds librdkafka before the import below needs it
 
-from ._native import NativeProducer  # noqa: E402
+from ._native import KafkaError, NativeProducer  # noqa: E402
 from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
 
 if TYPE_CHECKING:
@@ -76,8 +77,12 @@ class Producer(NativeProducer):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
         self._preset = _presets.parse(preset) if preset else []
         self._given = given
-        merged = _presets.apply(given, preset) if preset else given
-        lib, self._notes = translate(merged)
+        # Translate first, then lay the preset under it, as explain() does: an explicit
+        # Java key (partitioner.class) must override the preset's librdkafka key for the
+        # same property (partitioner), not collide with it.
+        lib, self._notes = translate(given)
+        if preset:
+            lib, _ = translate(_presets.apply(lib, preset))
         max_block_ms = float(lib.pop("max.block.ms", DEFAULT_MAX_BLOCK_MS))
         if max_block_ms < 0:
             raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
@@ -95,6 +100,7 @@ class Producer(NativeProducer):
         if stats_ms:
             lib["statistics.interval.ms"] = str(stats_ms)
         self._config = lib
+        self._started_at = time.monotonic()  # the inspector's first delivery rate
         secrets = tuple(str(v) for k, v in lib.items() if is_secret_key(k) and v)
         self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
         _inspector.producer_created(self)
@@ -177,4 +183,23 @@ class Producer(NativeProducer):
         except BaseException:
             self.abort_transaction(timeout)
             raise
-        self.commit_transaction(timeout)
+        self._commit_or_abort(timeout)
+
+    def _commit_or_abort(self, timeout: float) -> None:
+        # librdkafka's rules for rd_kafka_commit_transaction() (rdkafka.h, "Error
+        # handling example"): an abortable error requires abort_transaction(); a
+        # retriable one may be retried ("This call is resumable"); anything else is
+        # to be treated as fatal.  Without the abort, an abortable commit failure
+        # would leave the transaction open and the next begin_transaction() refused.
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.commit_transaction(max(deadline - time.monotonic(), 0.001))
+                return
+            except KafkaError as exc:
+                if exc.txn_requires_abort:
+                    self.abort_transaction(timeout)
+                    raise
+                if not exc.retriable or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.05)  # librdkafka: retry "after a shorter grace period"
