@@ -64,3 +64,14 @@ cdef _conf_set(rd_kafka_conf_t *conf, str key, str value):
                          sizeof(errstr)) != RD_KAFKA_CONF_OK:
         raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
                                f"config property {key!r}: {errstr.decode(errors='replace')}")
+
+
+cdef object _conf_get(rd_kafka_t *rk, str key):
+    """The value librdkafka is running with for ``key`` (after its own adjustments,
+    e.g. max.in.flight lowered to 5 for idempotence), or None if it has none."""
+    cdef char buf[512]
+    cdef size_t size = sizeof(buf)
+    if rk == NULL or rd_kafka_conf_get(rd_kafka_conf(rk), key.encode(), buf,
+                                       &size) != RD_KAFKA_CONF_OK:
+        return None
+    return buf[:max(<Py_ssize_t>size - 1, 0)].decode(errors="replace")

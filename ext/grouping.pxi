@@ -40,14 +40,9 @@ cdef enum _PartKind:
 cdef _configure_partitioner(_Core core):
     """Record in ``core`` the partitioner librdkafka uses for its topics (the
     `partitioner` property; default consistent_random)."""
-    cdef char buf[64]
-    cdef size_t size = sizeof(buf)
     core.part_fn = NULL
     core.part_kind = _PK_NONE
-    name = "consistent_random"
-    if rd_kafka_conf_get(rd_kafka_conf(core.rk), b"partitioner", buf,
-                         &size) == RD_KAFKA_CONF_OK:
-        name = buf[:max(<Py_ssize_t>size - 1, 0)].decode(errors="replace")
+    name = _conf_get(core.rk, "partitioner") or "consistent_random"
     if name == "consistent":
         core.part_fn, core.part_kind = rd_kafka_msg_partitioner_consistent, _PK_HASH_ALL
     elif name == "consistent_random":

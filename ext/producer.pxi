@@ -269,6 +269,14 @@ cdef class NativeProducer:
             return (None, None, 0)
         return (c.last_stats, c.last_stats_time, c.stats_count)
 
+    def _effective_config(self, str key):
+        """librdkafka's value for ``key`` as the running client has it (None if unset
+        or closed); unlike the config dict, this includes librdkafka's adjustments."""
+        cdef _Core c = self._core
+        if c is None or c.closed:
+            return None
+        return _conf_get(c.rk, key)
+
     def _partition_counters(self):
         """Exact per-partition outcomes from delivery reports (used by the inspector):
         {(topic, partition): (delivered, failed, last acked offset or -1)}."""

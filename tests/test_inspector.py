@@ -20,6 +20,7 @@ from cykafka.inspector import (
     PARTITION_STATES,
     AccumulatorSnapshot,
     ThrottledStatsCallback,
+    inspector_of,
     stats_setup,
 )
 from cykafka.testing import MockCluster
@@ -313,6 +314,37 @@ def test_metrics_use_java_names(broker: Any, topic: Callable[..., str]) -> None:
             assert metric.replace("_", "a").split("{")[0].isalnum(), line
     assert "kafka_producer_record_send_total{" in prom
     assert f'cykafka_partition_waiting_messages{{client_id="{p.name}",topic="{name}"' in prom
+
+
+def test_metrics_names_are_there_from_the_first_call(cluster: Any) -> None:
+    # Dashboards key on the names: the Java client reports an average without samples
+    # as NaN, not by dropping the metric, and a rate from the first call.
+    cluster.create_topic("fresh", 1, 3)
+    with mock_producer(cluster) as p:
+        p.produce("fresh", b"x").result(30)
+        m = p.metrics()
+    for key in ("buffer-available-bytes", "record-queue-time-avg", "requests-in-flight",
+                "batch-size-avg", "record-send-rate", "record-error-rate"):
+        assert key in m, key
+    assert m["record-send-rate"] > 0 and m["record-error-rate"] == 0
+
+
+@pytest.mark.parametrize("config", [{"enable.idempotence": True},
+                                    {"transactional.id": "inspect-tx"}])
+def test_in_flight_limit_is_the_one_librdkafka_runs_with(cluster: Any,
+                                                         config: dict[str, Any]) -> None:
+    # librdkafka lowers max.in.flight to 5 for idempotence when the user did not set it
+    # (CONFIGURATION.md, enable.idempotence); the broker rows and the `muted` state must
+    # use that limit, not the 1,000,000 default of a plain producer.
+    cluster.create_topic("limits", 1, 3)
+    with mock_producer(cluster, **config) as p:
+        if "transactional.id" in config:
+            p.init_transactions(30)
+        else:
+            p.produce("limits", b"x").result(30)
+        snap = wait_for(p, lambda s: bool(s.brokers), "broker rows")
+    assert inspector_of(p).max_in_flight == 5
+    assert all(b.max_in_flight == 5 for b in snap.brokers.values())
 
 
 def test_cykafka_top_runs_a_script_with_the_view(tmp_path: Path, broker: Any,

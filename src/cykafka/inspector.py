@@ -71,6 +71,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import sys
 import threading
 import time
@@ -289,11 +290,15 @@ def _us_to_ms(window: Optional[Mapping[str, Any]]) -> Optional[float]:
     return float(window.get("avg", 0)) / 1000.0
 
 
-def _num(config: Mapping[str, str], key: str) -> float:
-    try:
-        return float(config.get(key, _DEFAULTS[key]))
-    except (TypeError, ValueError):
-        return float(_DEFAULTS[key])
+def _num(producer: Producer, config: Mapping[str, str], key: str) -> float:
+    # librdkafka's own value first: it includes its adjustments, e.g. "max.in.flight=5"
+    # when enable.idempotence (or transactional.id) is set and the user did not set it.
+    for value in (producer._effective_config(key), config.get(key)):
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    return float(_DEFAULTS[key])
 
 
 class Inspector:
@@ -303,16 +308,21 @@ class Inspector:
     def __init__(self, producer: Producer) -> None:
         self._producer = weakref.ref(producer)
         cfg = {canonical(k): v for k, v in getattr(producer, "_config", {}).items()}
-        self.max_in_flight = int(_num(cfg, "max.in.flight.requests.per.connection"))
-        self.batch_msgs = int(_num(cfg, "batch.num.messages"))
-        self.batch_bytes = int(_num(cfg, "batch.size"))
-        self.linger_s = _num(cfg, "queue.buffering.max.ms") / 1000.0
-        self.max_msgs = int(_num(cfg, "queue.buffering.max.messages"))
-        self.max_bytes = int(_num(cfg, "queue.buffering.max.kbytes")) * 1024
+        self.max_in_flight = int(_num(producer, cfg, "max.in.flight.requests.per.connection"))
+        self.batch_msgs = int(_num(producer, cfg, "batch.num.messages"))
+        self.batch_bytes = int(_num(producer, cfg, "batch.size"))
+        self.linger_s = _num(producer, cfg, "queue.buffering.max.ms") / 1000.0
+        self.max_msgs = int(_num(producer, cfg, "queue.buffering.max.messages"))
+        self.max_bytes = int(_num(producer, cfg, "queue.buffering.max.kbytes")) * 1024
         self._lock = threading.Lock()
         self._parsed: Optional[dict[str, Any]] = None
         self._parsed_count = -1
         self._rates: deque[tuple[float, int, int]] = deque(maxlen=256)
+        # Seeded with the producer's start, so the first snapshot already has a rate
+        # (over the producer's life so far) instead of none.
+        started = getattr(producer, "_started_at", None)
+        if started is not None:
+            self._rates.append((started, 0, 0))
         self._enq: dict[tuple[str, int], deque[tuple[float, int]]] = {}
         self._retries: dict[str, int] = {}      # broker name -> txretries at last parse
         self._retried: set[str] = set()         # brokers whose txretries grew at last parse
@@ -598,17 +608,17 @@ def _java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str,
         "incoming-byte-total": float(st.get("rx_bytes", 0)),
         "connection-count": float(sum(1 for b in brokers if b.get("state") == "UP")),
     }
-    if snap.delivery_rate is not None:
-        out["record-send-rate"] = snap.delivery_rate
-        out["record-error-rate"] = snap.error_rate or 0.0
+    out["record-send-rate"] = snap.delivery_rate or 0.0
+    out["record-error-rate"] = snap.error_rate or 0.0
+    # An average over a statistics window without samples is NaN, as in the Java
+    # client's Avg stat: the names are always there, a missing figure is not a 0.
     for name, key, scale in (
         ("record-queue-time-avg", "int_latency", 1e-3),   # µs -> ms
         ("request-latency-avg", "rtt", 1e-3),
         ("produce-throttle-time-avg", "throttle", 1.0),   # already ms
     ):
         v = _weighted_avg([b.get(key, {}) for b in brokers])
-        if v is not None:
-            out[name] = v * scale
+        out[name] = math.nan if v is None else v * scale
     for name, key, scale in (("record-queue-time-max", "int_latency", 1e-3),
                              ("request-latency-max", "rtt", 1e-3)):
         vals = [b.get(key, {}) for b in brokers]
@@ -617,8 +627,7 @@ def _java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str,
             out[name] = max(float(w.get("max", 0)) for w in vals) * scale
     for name, key in (("batch-size-avg", "batchsize"), ("records-per-request-avg", "batchcnt")):
         v = _weighted_avg([t.get(key, {}) for t in topics])
-        if v is not None:
-            out[name] = v
+        out[name] = math.nan if v is None else v
     vals = [t.get("batchsize", {}) for t in topics if t.get("batchsize", {}).get("cnt")]
     if vals:
         out["batch-size-max"] = max(float(w.get("max", 0)) for w in vals)
@@ -626,6 +635,11 @@ def _java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str,
     if ages:
         out["metadata-age"] = max(ages) / 1000.0   # Java: seconds
     return out
+
+
+def _prom_value(value: float) -> str:
+    value = float(value)
+    return "NaN" if math.isnan(value) else repr(value)  # the exposition format's spelling
 
 
 def prometheus_text(metrics: Mapping[str, float], snap: AccumulatorSnapshot) -> str:
@@ -637,13 +651,13 @@ def prometheus_text(metrics: Mapping[str, float], snap: AccumulatorSnapshot) -> 
         metric = "kafka_producer_" + name.replace("-", "_")
         kind = "counter" if name.endswith("-total") else "gauge"
         lines.append(f"# TYPE {metric} {kind}")
-        lines.append(f'{metric}{{client_id="{client}"}} {float(value)!r}')
+        lines.append(f'{metric}{{client_id="{client}"}} {_prom_value(value)}')
 
     def family(metric: str, help_: str, rows: list[tuple[str, float]]) -> None:
         lines.append(f"# HELP {metric} {help_}")
         lines.append(f"# TYPE {metric} gauge")
         for labels, value in rows:
-            lines.append(f'{metric}{{client_id="{client}",{labels}}} {float(value)!r}')
+            lines.append(f'{metric}{{client_id="{client}",{labels}}} {_prom_value(value)}')
 
     def tp(ps: PartitionSnapshot) -> str:
         return f'topic="{ps.topic}",partition="{ps.partition}"'
