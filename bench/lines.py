@@ -188,7 +188,9 @@ def _ck_warm_up(p: Any, topic: str) -> None:
         raise RuntimeError(f"warm-up message not delivered: {warm.first_error}")
 
 
-def ck_on_delivery(conf: dict, topic: str, n: int, size: int) -> dict:
+def ck_on_delivery(conf: dict, topic: str, n: int, size: int, poll_every: int = 1) -> dict:
+    """confluent's documented loop: produce(on_delivery=cb), then poll(0) to serve
+    the callbacks (every message, or every ``poll_every``th), poll(0.1) on BufferError."""
     import confluent_kafka
 
     _, values = _payload(n, size)
@@ -198,17 +200,24 @@ def ck_on_delivery(conf: dict, topic: str, n: int, size: int) -> dict:
     cb = _Counter()
     produce, poll = p.produce, p.poll
     with _Clock() as clk:
-        for v, k in zip(values, keys):
+        for i, (v, k) in enumerate(zip(values, keys)):
             while True:
                 try:
                     produce(topic, v, k, on_delivery=cb)
                     break
                 except BufferError:
                     poll(0.1)
-            poll(0)
+            if i % poll_every == 0:
+                poll(0)
         while len(p):
             p.flush(1)
     return _result(n, clk, cb.ok, cb.bad, first_error=cb.first_error)
+
+
+def ck_on_delivery_poll1000(conf: dict, topic: str, n: int, size: int) -> dict:
+    """The same loop serving callbacks every 1000 messages: fewer poll() calls, the
+    fastest way we found to run confluent's per-message callbacks from Python."""
+    return ck_on_delivery(conf, topic, n, size, poll_every=1000)
 
 
 def ck_batch(conf: dict, topic: str, n: int, size: int, chunk: int = 10000) -> dict:
@@ -293,7 +302,7 @@ def inspector(conf: dict, topic: str, n: int, size: int) -> dict:
 LINES: dict[str, Callable[[dict, str, int, int], dict]] = {
     f.__name__: f
     for f in (cy_batch_list, cy_batch_arrow, cy_futures, cy_futures_nogc, cy_asyncio,
-              ck_on_delivery, ck_batch,
+              ck_on_delivery, ck_on_delivery_poll1000, ck_batch,
               ck_aio, inspector)
 }
 
