@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-# Runnable from a checkout: prefer the package next to this directory.
+# The installed package is what is measured (./run bench installs it); src/ only for a
+# checkout without an install, which then needs the extension built in place.  Putting
+# src/ first unconditionally broke a fresh clone, where src/ has no compiled _native.
 _SRC = Path(__file__).resolve().parent.parent / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
+if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
     sys.path.insert(0, str(_SRC))
 
 __all__ = ["fresh_topic", "bootstrap_or_local"]
