@@ -324,6 +324,20 @@ def test_java_key_overrides_the_preset_as_the_explainer_says() -> None:
         assert any("overrides preset 'java_compatible'" in w for w in p.guarantees.warnings)
 
 
+@pytest.mark.parametrize(
+    ("config", "sparse"),
+    [({}, "true"),
+     ({"enable.idempotence": True}, "false"),
+     ({"transactional.id": "sparse-tx"}, "false"),
+     ({"enable.idempotence": "true", "enable.sparse.connections": True}, "true")],
+)
+def test_idempotent_producers_connect_their_brokers_at_once(config, sparse) -> None:
+    # Otherwise librdkafka's PID timer connects the leader itself and the first
+    # delivery of every new idempotent producer waits 0.5-1.0 s (see producer.py).
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", **config}) as p:
+        assert p._effective_config("enable.sparse.connections") == sparse
+
+
 def test_transaction_aborts_when_its_commit_fails() -> None:
     # librdkafka: an abortable commit error "requires abort_transaction()"; the block
     # must not leave the transaction open, or every later transaction is refused.
