@@ -156,13 +156,13 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
                         "need": need, "pass": value >= need})
 
     imp = etl.get("import", {})
-    # The C floor is timed after a warm-up message (connected, metadata known, and
-    # with idempotence a producer id, which librdkafka's PID timer delays ~0.5 s), so
-    # the import is held against it warm too; the cold figures are in the JSON.
-    add("import --format lines (warm) >= 0.8 x C floor",
-        imp.get("lines_none", {}).get("warm_ratio_to_c_floor"), 0.8)
-    add("import --format lines (warm, ordered) >= 0.8 x C floor",
-        imp.get("lines_ordered", {}).get("warm_ratio_to_c_floor"), 0.8)
+    # The import as a user runs it (a new producer: connecting, metadata and, for
+    # `ordered`, the producer id included) against the C floor, which is timed after a
+    # warm-up message; the warm import's ratios are in the JSON.
+    add("import --format lines >= 0.8 x C floor",
+        imp.get("lines_none", {}).get("ratio_to_c_floor"), 0.8)
+    add("import --format lines (ordered) >= 0.8 x C floor (idempotent)",
+        imp.get("lines_ordered", {}).get("ratio_to_c_floor"), 0.8)
     add("import CSV (key field) >= 3 x csv.reader+produce loop",
         imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
     sp = etl.get("spark", {})
