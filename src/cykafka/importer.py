@@ -249,12 +249,22 @@ class _Chunk:
     position: int = 0  # input bytes consumed once this chunk was read
     file: str = ""
     rows: Optional[list[int]] = None  # record numbers when rows were dropped in between
+    #: physical line number (what an editor shows) of each element, when known; None
+    #: for formats without lines (Parquet)
+    lines: Any = None
+    #: the lines format: element i is on line first_row + i
+    line_is_row: bool = False
 
     def __len__(self) -> int:
         return len(self.values)
 
     def row_of(self, index: int) -> int:
         return self.rows[index] if self.rows is not None else self.first_row + index
+
+    def line_of(self, index: int) -> Optional[int]:
+        if self.lines is not None:
+            return int(self.lines[index])
+        return self.row_of(index) if self.line_is_row else None
 
     def item(self, col: Any, index: int) -> Optional[bytes]:
         if col is None:
@@ -298,7 +308,7 @@ def _read_lines(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
     with open(path, "rb", buffering=0) as f:
         for block, end, pos in _split_blocks(f, BLOCK_BYTES):
             values = lines_array(block, end)
-            yield _Chunk(values, first_row=row, position=pos, file=path)
+            yield _Chunk(values, first_row=row, position=pos, file=path, line_is_row=True)
             row += len(values)
 
 
@@ -326,6 +336,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
             parts: list[Optional[int]] = []
             headers: list[Any] = []
             rows: list[int] = []
+            line_nos: list[int] = []
             lines = block[:end].split(b"\n")
             lines.pop()  # after the final newline
             for raw in lines:
@@ -342,6 +353,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 if not fields.any:
                     values.append(text)
                     rows.append(row)
+                    line_nos.append(line_no)
                     continue
                 if not isinstance(rec, dict):
                     msg = f"a JSON {type(rec).__name__}, not an object, cannot have fields"
@@ -354,6 +366,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                     continue
                 values.append(value)
                 rows.append(row)
+                line_nos.append(line_no)
             if not values:
                 continue
             yield _Chunk(
@@ -363,6 +376,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 headers=headers if fields.headers else None,
                 first_row=rows[0],
                 rows=rows,
+                lines=line_nos,
                 position=pos,
                 file=path,
             )
@@ -412,8 +426,11 @@ def _check_columns(path: str, names: Sequence[str], fields: Fields) -> None:
             )
 
 
-def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int) -> Any:
-    """Columns of one Arrow record batch (CSV or Parquet) as a chunk."""
+def _batch_chunk(
+    batch: Any, fields: Fields, path: str, first_row: int, pos: int, lines: Any = None
+) -> Any:
+    """Columns of one Arrow record batch (CSV or Parquet) as a chunk; ``lines``: the
+    physical line number of each row (CSV), else None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -461,6 +478,9 @@ def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int
         parts = [parts[i] for i in keep] if parts is not None else None
         headers = [headers[i] for i in keep] if headers is not None else None
         rows = [first_row + i for i in keep]
+        kept_lines = lines[keep] if lines is not None else None
+    else:
+        kept_lines = lines
     chunk = _Chunk(
         values,
         keys=keys,
@@ -470,9 +490,17 @@ def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int
         position=pos,
         file=path,
         rows=rows,
+        lines=kept_lines,
     )
     problems = [
-        Problem(path, "parse", msg, row=first_row + i, text=_row_json(batch, i))
+        Problem(
+            path,
+            "parse",
+            msg,
+            line=int(lines[i]) if lines is not None else None,
+            row=first_row + i,
+            text=_row_json(batch, i),
+        )
         for i, msg in sorted(bad.items())
     ]
     return chunk, problems
@@ -542,13 +570,22 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
 
     delimiter = _csv_delimiter(path)
 
+    import numpy as np
+
+    records = _CsvRecords(path)
+    skipped: list[int] = []  # record numbers of malformed rows not yet passed
+
     def on_invalid(bad: Any) -> str:
+        # bad.number counts records (the header is 1), not lines: a quoted field with
+        # newlines, or a blank line, before it would make it point too early.
+        skipped.append(bad.number)
         report(
             Problem(
                 path,
                 "parse",
                 f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
-                line=bad.number,
+                line=records.line_of(bad.number),
+                row=bad.number - 1,
                 text=bad.text,
             )
         )
@@ -568,8 +605,8 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
-    row = 1
-    with open(path, "rb") as f:
+    row = 1  # data row (1-based, malformed rows included) of the next valid row
+    with open(path, "rb") as f, contextlib.closing(records):
         reader = pcsv.open_csv(f, read_options=read, parse_options=parse, convert_options=convert)
         while True:
             try:
@@ -583,11 +620,100 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 ) from None
             if batch.num_rows == 0:
                 continue
-            chunk, problems = _batch_chunk(batch, fields, path, row, f.tell())
+            # Data rows of this batch: the next num_rows row numbers that were not
+            # malformed (the handler has seen every malformed row up to the batch's end).
+            n = batch.num_rows
+            skipped.sort()
+            nums = np.arange(row, row + n + len(skipped), dtype=np.int64)
+            if skipped:
+                nums = nums[~np.isin(nums, np.asarray(skipped, dtype=np.int64) - 1)]
+            nums = nums[:n]
+            last = int(nums[-1])
+            skipped[:] = [r for r in skipped if r - 1 > last]
+            chunk, problems = _batch_chunk(
+                batch, fields, path, row, f.tell(), records.lines_of(nums + 1)
+            )
+            if not (n and last == row + n - 1):
+                chunk.rows = nums.tolist() if chunk.rows is None else [
+                    int(nums[r - row]) for r in chunk.rows
+                ]
+                for p in problems:
+                    p.row = int(nums[p.row - row]) if p.row is not None else None
             for p in problems:
                 report(p)
-            row += batch.num_rows
+            row = last + 1
             yield chunk
+
+
+class _CsvRecords:
+    """Where each CSV record starts in the file: ``line_of(record)`` is the physical
+    line number (what an editor shows) of record ``record`` (1-based, the header is 1,
+    blank lines are not records, as pyarrow counts them).  Scans the file on demand,
+    block by block with NumPy (a newline ends a record unless it is inside quotes:
+    an odd number of ``"`` before it, doubled quotes counting twice), keeping only the
+    records where ``line - record`` changes, so memory stays small."""
+
+    def __init__(self, path: str, block_bytes: int = BLOCK_BYTES) -> None:
+        self._f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed at the end
+        self._blocks = _split_blocks(self._f, block_bytes)
+        self._lines = 0  # physical lines scanned
+        self._records = 0  # records scanned
+        self._quoted = 0  # 1 inside a quoted field at the end of the scan
+        self._at: list[int] = [1]  # records from which ...
+        self._extra: list[int] = [0]  # ... line = record + extra
+        self._lock = threading.Lock()
+
+    def _scan(self) -> bool:
+        import numpy as np
+
+        try:
+            block, end, _pos = next(self._blocks)
+        except StopIteration:
+            self._f.close()
+            return False
+        a = np.frombuffer(block, np.uint8, end)
+        nl = np.flatnonzero(a == 10)
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        quotes = a == 34
+        if quotes.any():
+            before = np.concatenate(([0], np.cumsum(quotes, dtype=np.int64)))[starts]
+            outside = (before + self._quoted) % 2 == 0
+            self._quoted = (self._quoted + int(quotes.sum())) % 2
+        else:
+            outside = np.ones(len(starts), bool)
+        length = nl - starts
+        blank = (length == 0) | ((length == 1) & (a[starts] == 13))
+        begins = outside & ~blank
+        line_no = self._lines + 1 + np.flatnonzero(begins)
+        rec_no = self._records + np.arange(1, len(line_no) + 1)
+        extra = line_no - rec_no
+        if len(extra):
+            change = np.flatnonzero(np.diff(extra, prepend=self._extra[-1]))
+            self._at.extend(rec_no[change].tolist())
+            self._extra.extend(extra[change].tolist())
+        self._lines += len(nl)
+        self._records += len(line_no)
+        return True
+
+    def lines_of(self, records: Any) -> Any:
+        """The physical lines of ``records`` (a NumPy int array, ascending)."""
+        import numpy as np
+
+        with self._lock:
+            want = int(records[-1]) if len(records) else 0
+            while self._records < want and self._scan():
+                pass
+            at = np.asarray(self._at, np.int64)
+            extra = np.asarray(self._extra, np.int64)
+        return records + extra[np.searchsorted(at, records, side="right") - 1]
+
+    def line_of(self, record: int) -> int:
+        import numpy as np
+
+        return int(self.lines_of(np.array([record], np.int64))[0])
+
+    def close(self) -> None:
+        self._f.close()
 
 
 def _read_parquet(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
@@ -833,6 +959,7 @@ def import_files(
                     "delivery",
                     f"{getattr(exc, 'name', type(exc).__name__)}: "
                     f"{getattr(exc, 'message', str(exc))}",
+                    line=chunk.line_of(index),
                     row=chunk.row_of(index),
                     key=chunk.item(chunk.keys, index),
                     value=chunk.item(chunk.values, index),
