@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 import re
@@ -189,6 +190,89 @@ def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path,
         b"ok1",
         b"ok2",
     ]
+
+
+class _StopsAt:
+    """A real Producer whose ``n``-th produce_batch raises ``exc`` (a Ctrl-C or a
+    fatal error arriving at a known point of the import)."""
+
+    def __init__(self, producer: Any, n: int, exc: BaseException) -> None:
+        self.producer, self.n, self.exc, self.calls = producer, n, exc, 0
+
+    def produce_batch(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls == self.n:
+            raise self.exc
+        return self.producer.produce_batch(*args, **kwargs)
+
+    def flush(self, timeout: Any = None) -> int:
+        return 0  # the caller closes it (purging what never got a report)
+
+
+def _lines_file(tmp_path: Path, n: int) -> Path:
+    f = tmp_path / "rows.txt"
+    f.write_bytes(b"".join(b"row-%03d\n" % i for i in range(n)))  # 8 bytes a line
+    return f
+
+
+def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch) -> None:
+    """Ctrl-C while batches wait for delivery reports that never come (a broker that
+    is not there): every row read ends in the dead-letter file as unconfirmed, the
+    queued ones and the one never sent, with their line numbers and values."""
+    from cykafka import importer
+
+    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)  # 5 lines a chunk
+    monkeypatch.setattr(importer, "_INTERRUPT_WAIT_S", 0.2)
+    f = _lines_file(tmp_path, 40)
+    dead = tmp_path / "dead.jsonl"
+    cfg = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}  # nothing listens there
+    real = importer.open_producer(cfg, "ordered")
+    try:
+        result = importer.import_files(
+            [str(f)], "t", cfg, producer=_StopsAt(real, 4, KeyboardInterrupt()),
+            dead_letter=str(dead), progress=False, log=io.StringIO(),
+        )
+    finally:
+        real.close(0)
+    assert result.interrupted and not result.ok
+    assert (result.rows_read, result.delivered, result.failed) == (20, 0, 0)
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["line"], e["value"]) for e in entries] == [(i + 1, f"row-{i:03d}") for i in range(20)]
+    assert all(e["stage"] == "delivery" for e in entries)
+    waited = "unconfirmed: interrupted (Ctrl-C); no delivery report within 0.2 s"
+    assert [e["error"] for e in entries] == [waited] * 15 + [waited + "; never sent"] * 5
+    lines = result.summary_lines()
+    assert "  failed      0  (+20 never confirmed)" in lines
+    assert f"    {f}:1: {waited}" in lines and "  problems    20 rows not delivered:" in lines
+
+
+def test_fatal_error_writes_unsent_rows_to_dead_letter(broker, topic, read_back, tmp_path,
+                                                       monkeypatch) -> None:
+    from cykafka import importer
+
+    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)
+    f = _lines_file(tmp_path, 40)
+    dead = tmp_path / "dead.jsonl"
+    name = topic()
+    cfg = {"bootstrap.servers": broker.bootstrap_servers}
+    real = importer.open_producer(cfg, "ordered")
+    try:
+        result = importer.import_files(
+            [str(f)], name, cfg, producer=_StopsAt(real, 3, RuntimeError("boom")),
+            dead_letter=str(dead), progress=False, log=io.StringIO(),
+        )
+        real.flush(30)
+    finally:
+        real.close()
+    assert result.fatal == "RuntimeError: boom" and not result.ok
+    assert (result.rows_read, result.delivered, result.failed) == (15, 10, 0)
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["line"], e["value"], e["error"]) for e in entries] == [
+        (i + 1, f"row-{i:03d}", "unconfirmed: RuntimeError: boom; never sent")
+        for i in range(10, 15)
+    ]
+    got = read_back(broker.bootstrap_servers, name, expected=10)[0]
+    assert [r.value for r in got] == [b"row-%03d" % i for i in range(10)]
 
 
 def test_jsonl_fields_and_bad_line(broker, topic, read_back, tmp_path, capsys) -> None:

@@ -72,6 +72,8 @@ _MAX_PENDING = 8
 IMPORT_DEFAULTS: Mapping[str, str] = {"linger.ms": "20"}
 # Dead-letter and summary detail: the first N problems are listed on the terminal.
 _SHOW_PROBLEMS = 10
+# After Ctrl-C, how long to wait for each queued batch's delivery reports.
+_INTERRUPT_WAIT_S = 10.0
 
 
 class ImportInputError(ValueError):
@@ -265,6 +267,13 @@ class _Chunk:
         if self.lines is not None:
             return int(self.lines[index])
         return self.row_of(index) if self.line_is_row else None
+
+    def items(self, col: Any) -> list[Optional[bytes]]:
+        """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
+        if col is None:
+            return [None] * len(self)
+        vals = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
+        return [v.encode("utf-8") if isinstance(v, str) else v for v in vals]
 
     def item(self, col: Any, index: int) -> Optional[bytes]:
         if col is None:
@@ -966,8 +975,27 @@ def import_files(
                 )
             )
 
+    def unconfirmed(chunk: _Chunk, reason: str) -> None:
+        """Rows read whose outcome is unknown (Ctrl-C, a fatal error): each goes to the
+        problems (and the dead-letter file), so none is lost silently.  Some may still
+        have been delivered: their delivery report never arrived."""
+        keys, values = chunk.items(chunk.keys), chunk.items(chunk.values)
+        for i in range(len(chunk)):
+            report(
+                Problem(
+                    chunk.file,
+                    "delivery",
+                    f"unconfirmed: {reason}",
+                    line=chunk.line_of(i),
+                    row=chunk.row_of(i),
+                    key=keys[i],
+                    value=values[i],
+                )
+            )
+
     t0 = time.monotonic()
     done_bytes = 0
+    unsent: Optional[_Chunk] = None  # read, but not queued when produce_batch raised
     try:
         with contextlib.ExitStack() as stack:
             if live_view is not None:
@@ -992,6 +1020,8 @@ def import_files(
                             queued = getattr(e, "batch", None)
                             if queued is not None:
                                 pending.append((queued, chunk))
+                            else:
+                                unsent = chunk
                             raise
                         pending.append((fut, chunk))
                         while pending and (len(pending) > _MAX_PENDING or pending[0][0].done()):
@@ -1007,13 +1037,33 @@ def import_files(
             except Exception as e:  # a fatal producer error: report what happened so far
                 result.fatal = f"{type(e).__name__}: {e}"
             # Every queued row gets an outcome: delivered, or failed with its error.
+            waited_out = False
             while pending:
-                fut, chunk = pending.popleft()
+                fut, chunk = pending[0]
                 try:
-                    settle(fut, chunk, 10.0 if result.interrupted else None)
-                except (KeyboardInterrupt, TimeoutError):
+                    settle(fut, chunk, _INTERRUPT_WAIT_S if result.interrupted else None)
+                except TimeoutError:
+                    waited_out = True
+                    break
+                except KeyboardInterrupt:
                     result.interrupted = True
                     break
+                except Exception as e:  # the delivery reports cannot be had
+                    if result.fatal is None:
+                        result.fatal = f"{type(e).__name__}: {e}"
+                    break
+                pending.popleft()
+            # ... or, when they cannot be had, is reported unconfirmed.
+            if result.interrupted:
+                why = "interrupted (Ctrl-C)"
+                if waited_out:
+                    why += f"; no delivery report within {_INTERRUPT_WAIT_S:g} s"
+            else:
+                why = result.fatal or "no delivery report"
+            while pending:
+                unconfirmed(pending.popleft()[1], why)
+            if unsent is not None:  # after the queued ones: it was read last
+                unconfirmed(unsent, why + "; never sent")
         result.elapsed = time.monotonic() - t0
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:
