@@ -386,16 +386,66 @@ def test_bad_input_fails_before_producing(broker, tmp_path, capsys) -> None:
     assert "the lines format has no fields" in capsys.readouterr().err
 
 
-def test_inspect_degrades_or_shows(broker, topic, tmp_path, capsys) -> None:
-    import cykafka
+def _rich_import(broker, name: str, tmp_path: Path, inspect: bool) -> tuple[Any, str]:
+    """Import 20,000 lines with the rich bar drawn on a captured terminal console;
+    return the result and the text drawn (escape sequences removed)."""
+    from rich.console import Console
 
+    from cykafka.importer import import_files
+
+    f = tmp_path / "bar.txt"
+    f.write_bytes(b"".join(b"line-%06d-" % i + b"x" * 40 + b"\n" for i in range(20_000)))
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system=None, width=200)
+    result = import_files(
+        [str(f)], name, {"bootstrap.servers": broker.bootstrap_servers},
+        progress=True, inspect=inspect, console=console, log=io.StringIO(),
+    )
+    assert result.ok and result.delivered == 20_000
+    return result, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+
+
+def _last_bar(text: str) -> str:
+    return [line for line in text.splitlines() if "bar.txt" in line][-1]
+
+
+def test_progress_bar_shows_rows_mb_rate_and_eta(broker, topic, tmp_path) -> None:
+    name = topic(partitions=2)
+    result, text = _rich_import(broker, name, tmp_path, inspect=False)
+    mb = f"{result.bytes_read / 1e6:,.1f}"
+    bar = _last_bar(text)
+    assert re.search(
+        rf"bar\.txt\s+\S+\s+{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s"
+        rf"\s+\d+:\d\d:\d\d$",
+        bar.rstrip(),
+    ), bar
+    assert f"{name}[0]" not in text  # no accumulator view without --inspect
+
+
+def test_inspect_adds_the_accumulator_view_to_the_bar(broker, topic, tmp_path) -> None:
+    from cykafka.inspector import PARTITION_STATES
+
+    name = topic(partitions=2)
+    result, text = _rich_import(broker, name, tmp_path, inspect=True)
+    mb = f"{result.bytes_read / 1e6:,.1f}"
+    assert re.search(rf"{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s",
+                     _last_bar(text))
+    # The final frame: the bar, then the accumulator view with a row per partition.
+    final = text[text.rindex("bar.txt"):]
+    assert "partitions" in final and "brokers" in final
+    for p in (0, 1):
+        row = next(line for line in final.splitlines() if line.startswith(f"{name}[{p}]"))
+        assert row.split()[1] in PARTITION_STATES
+    assert re.search(r"produced 20,000\s+delivered 20,000", final)
+
+
+def test_inspect_without_a_terminal_logs_lines(broker, topic, tmp_path, capsys) -> None:
     name = topic()
     f = tmp_path / "a.txt"
     f.write_text("a\nb\n")
     assert _import(broker, str(f), "-t", name, "--inspect") == 0
     err = capsys.readouterr().err
-    if not hasattr(cykafka.Producer, "inspect_live"):
-        assert "--inspect needs Producer.inspect_live" in err
+    assert "pending 0" in err and "delivered 2 failed 0" in err  # the final log line
 
 
 def test_embedded_broker_sample(monkeypatch, capsys) -> None:

@@ -799,9 +799,13 @@ class _PlainProgress:
 
 
 class _RichProgress:
-    """A rich progress bar (rows, MB, rows/s, ETA from the file sizes)."""
+    """A rich progress bar (rows, MB, rows/s, ETA from the file sizes); with
+    ``producer`` (``--inspect``) the producer's accumulator view is drawn under it,
+    in the same live display (two rich Lives cannot share a terminal)."""
 
-    def __init__(self, out: TextIO, total_bytes: int) -> None:
+    def __init__(
+        self, out: TextIO, total_bytes: int, console: Any = None, producer: Any = None
+    ) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -810,15 +814,25 @@ class _RichProgress:
             TimeRemainingColumn,
         )
 
+        class _BarAndAccumulator(Progress):
+            def get_renderables(self) -> Iterator[Any]:
+                yield self.make_tasks_table(self.tasks)
+                if producer is not None:
+                    try:
+                        yield producer.accumulator().table(30)
+                    except Exception as e:  # the view must never stop the import
+                        yield f"(accumulator view failed: {e})"
+
         self.t0 = time.monotonic()
-        self.progress = Progress(
+        self.progress = _BarAndAccumulator(
             TextColumn("[bold]{task.description:.20}"),
             BarColumn(bar_width=20),
             TextColumn("{task.fields[mb]}"),
             TextColumn("{task.fields[rows]:>11,} rows {task.fields[rate]:>9,.0f} rows/s"),
             TimeRemainingColumn(),
-            console=Console(file=out),
+            console=console if console is not None else Console(file=out),
             transient=False,
+            refresh_per_second=4 if producer is not None else 10,
         )
         self.total = total_bytes
         self.task = self.progress.add_task(
@@ -889,6 +903,7 @@ def import_files(
     inspect: bool = False,
     log: Optional[TextIO] = None,
     producer: Any = None,
+    console: Any = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -898,7 +913,9 @@ def import_files(
     only when ``log`` is a terminal (None).  Bad input (missing file, unknown format or
     field) raises :class:`ImportInputError` before anything is produced.  ``producer``:
     an open :class:`cykafka.Producer` to use (and leave open) instead of a new one made
-    from ``config`` and ``preset`` (which then only feed the summary).
+    from ``config`` and ``preset`` (which then only feed the summary).  ``inspect``:
+    also show the producer's accumulator view (under the bar, or as log lines).
+    ``console``: a rich Console for the bar (default: one on ``log``).
     """
     from . import explain
 
@@ -946,9 +963,14 @@ def import_files(
             file=log,
         )
     use_bar = progress if progress is not None else _isatty(log)
-    if live_view is not None:
-        use_bar = False  # the accumulator view owns the terminal; progress goes to log lines
-    bar: Any = _RichProgress(log, total_bytes) if use_bar else _PlainProgress(log, total_bytes)
+    bar: Any
+    if use_bar:
+        # The bar and (with --inspect) the accumulator view in one live display.
+        view = producer if live_view is not None else None
+        bar = _RichProgress(log, total_bytes, console, view)
+        live_view = None
+    else:
+        bar = _PlainProgress(log, total_bytes)
     pending: collections.deque[tuple[Any, _Chunk]] = collections.deque()
 
     def settle(fut: Any, chunk: _Chunk, timeout: Optional[float] = None) -> None:
