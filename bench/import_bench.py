@@ -15,6 +15,13 @@ when no bootstrap is given).
 Both sides of each comparison use the same librdkafka settings; the import is timed by
 its own summary (reading, producing and waiting for every delivery; not interpreter
 start-up).
+
+``memory(bootstrap_servers, big_mb=500, small_mb=50) -> dict``: constant memory.  Peak
+RSS (the child's VmHWM, interpreter and libraries included) of ``import_files`` of a
+generated ``big_mb`` MB lines file against a ``small_mb`` MB one, each in a fresh
+process so the peaks are its own; the big file is far larger than the import's pending
+window (``_MAX_PENDING`` chunks of ``BLOCK_BYTES``).  Target: big <= 1.5 x small.
+``python bench/import_bench.py --memory [BOOTSTRAP]`` prints that dict as JSON.
 """
 
 from __future__ import annotations
@@ -22,13 +29,15 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from typing import Any, Optional
 
 from _common import bootstrap_or_local, fresh_topic
 
-__all__ = ["run"]
+__all__ = ["memory", "run"]
 
 
 def _write_lines(path: str, rows: int) -> None:
@@ -193,8 +202,93 @@ def run(
     return out
 
 
+#: peak RSS of the big import at most this times the small one's
+MEMORY_TARGET_RATIO = 1.5
+
+
+def _vm_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _peak_rss_child(bootstrap: str, path: str, topic: str) -> dict[str, Any]:
+    """In a fresh process: import ``path`` into ``topic``; the process's peak RSS."""
+    import cykafka.importer  # noqa: F401 - (pyarrow and NumPy load during the import)
+
+    base_kb = _vm_kb("VmRSS")
+    result = _import_for_memory(bootstrap, path, topic)
+    return {
+        "rows": result.rows_read,
+        "delivered": result.delivered,
+        "mb": round(result.bytes_read / 1e6, 1),
+        "seconds": round(result.elapsed, 2),
+        "baseline_rss_mb": round(base_kb / 1024, 1),
+        "peak_rss_mb": round(_vm_kb("VmHWM") / 1024, 1),
+    }
+
+
+def _import_for_memory(bootstrap: str, path: str, topic: str) -> Any:
+    from cykafka.importer import import_files
+
+    with open(os.devnull, "w") as devnull:
+        result = import_files(
+            [path], topic, {"bootstrap.servers": bootstrap}, fmt="lines", progress=False,
+            log=devnull,
+        )
+    assert result.ok, result.summary_lines()
+    return result
+
+
+def memory(
+    bootstrap_servers: str, big_mb: int = 500, small_mb: int = 50, partitions: int = 1
+) -> dict[str, Any]:
+    """Peak RSS of ``cykafka import`` (default config and preset) of a ``big_mb`` MB
+    lines file vs a ``small_mb`` MB one (100-byte lines), each imported by a fresh
+    child process.  Returns ``{"big": {...}, "small": {...}, "ratio": big/small peak,
+    "target_ratio": 1.5, "pass": bool, "pending_window_mb": ...}`` (per side: rows,
+    delivered, mb, seconds, baseline_rss_mb (cykafka imported; pyarrow and NumPy load
+    during the import), peak_rss_mb).  The topics are deleted afterwards (a memory broker keeps every
+    record)."""
+    from confluent_kafka.admin import AdminClient
+
+    from cykafka import importer
+
+    out: dict[str, Any] = {
+        "pending_window_mb": round(importer._MAX_PENDING * importer.BLOCK_BYTES / 1e6, 1),
+        "target_ratio": MEMORY_TARGET_RATIO,
+    }
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-mem-") as tmp:
+        for tag, mb in (("small", small_mb), ("big", big_mb)):
+            path = os.path.join(tmp, f"{tag}.txt")
+            _write_lines(path, mb * 10_000)  # 100-byte lines
+            topic = fresh_topic(bootstrap_servers, f"bench-mem-{tag}", partitions)
+            try:
+                proc = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--peak-rss-child",
+                     bootstrap_servers, path, topic],
+                    capture_output=True, text=True, timeout=1800, check=False,
+                )
+            finally:
+                admin.delete_topics([topic])[topic].result(60)
+                os.unlink(path)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{tag} import failed: {proc.stderr[-2000:]}")
+            out[tag] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["ratio"] = round(out["big"]["peak_rss_mb"] / out["small"]["peak_rss_mb"], 2)
+    out["pass"] = out["ratio"] <= MEMORY_TARGET_RATIO
+    return out
+
+
 if __name__ == "__main__":
     import argparse
+
+    if sys.argv[1:2] == ["--peak-rss-child"]:
+        print(json.dumps(_peak_rss_child(*sys.argv[2:5])))
+        sys.exit(0)
 
     ap = argparse.ArgumentParser(description="cykafka import throughput")
     ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
@@ -205,8 +299,14 @@ if __name__ == "__main__":
     ap.add_argument(
         "--import-defaults", action="store_true", help="the import's config, not linger.ms=5"
     )
+    ap.add_argument(
+        "--memory", action="store_true", help="peak RSS of a 500 MB vs a 50 MB lines import"
+    )
     a = ap.parse_args()
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
-        conf = {} if a.import_defaults else None
-        result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf)
-        print(json.dumps(result))
+        if a.memory:
+            print(json.dumps(memory(bs)))
+        else:
+            conf = {} if a.import_defaults else None
+            result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf)
+            print(json.dumps(result))

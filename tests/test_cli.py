@@ -74,3 +74,41 @@ def test_explain_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_no_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
+
+
+def test_bad_x_property_is_one_usage_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unknown or invalid -X property: exit 2 with one line naming it (no traceback,
+    no secret value), before an embedded broker is started."""
+    monkeypatch.delenv("CYKAFKA_BOOTSTRAP_SERVERS", raising=False)
+    f = tmp_path / "a.txt"
+    f.write_text("a\n")
+    base = ["import", str(f), "-t", "x", "--no-progress"]
+    assert main([*base, "-X", "my.app.secret=hunter22"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "cykafka import: error: config property 'my.app.secret': No such configuration "
+        'property: "my.app.secret" (from -X or the config file)'
+    ]
+    assert "hunter22" not in err and "embedded broker" not in err
+    assert main([*base, "-b", "127.0.0.1:1", "-X", "compression.type=zip"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("cykafka import: error: config property 'compression.type': Invalid value")
+    props = tmp_path / "p.properties"
+    props.write_text("ssl.key.password=hunter22\nmy.password=hunter22\n")
+    assert main([*base, "-F", str(props)]) == 2
+    err = capsys.readouterr().err
+    assert "'my.password'" in err and "hunter22" not in err and len(err.splitlines()) == 1
+    # explain checks the same way; a config librdkafka refuses is still explained.
+    assert main(["explain", "-X", "my.app.secret=hunter22"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cykafka explain: error: config property 'my.app.secret'")
+    assert "hunter22" not in err
+    assert main(["explain", "-X", "acks=maybe"]) == 0
+    assert "refuse" in capsys.readouterr().out
+    # cykafka broker takes no producer properties: argparse's usage error, exit 2.
+    with pytest.raises(SystemExit) as exc:
+        main(["broker", "-X", "a=b"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: -X a=b" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 import re
@@ -101,6 +102,75 @@ def test_malformed_csv_row_reported_rest_imported(
     ]
 
 
+def test_csv_problems_name_physical_lines(broker, topic, read_back, tmp_path, capsys) -> None:
+    """A quoted field with newlines and a blank line before a malformed row, and a
+    delivery failure after it: both are reported at the line an editor shows (pyarrow
+    alone counts records, and the data row number used to drift past skipped rows)."""
+    name = topic()
+    f = tmp_path / "multi.csv"
+    f.write_text(
+        "id,body\n"  # 1
+        "1,a\n"  # 2
+        '2,"multi\n'  # 3
+        "line\n"  # 4
+        'field"\n'  # 5
+        "3,c,EXTRA\n"  # 6: malformed (record 5, data row 3)
+        "\n"  # 7: blank, not a record
+        "4,d\n"  # 8
+        "5," + "x" * 5000 + "\n"  # 9: too large to deliver (data row 5)
+        "6,f\n"  # 10
+    )
+    dead = tmp_path / "dead.jsonl"
+    rc = _import(
+        broker, str(f), "-t", name, "--value-field", "body", "-X", "message.max.bytes=2000",
+        "--dead-letter", str(dead),
+    )
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert f"{f}:6: expected 2 columns, got 3" in out
+    assert f"{f}:9: MSG_SIZE_TOO_LARGE" in out
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["stage"], e["line"], e["row"]) for e in entries] == [
+        ("parse", 6, 3),
+        ("delivery", 9, 5),
+    ]
+    assert entries[1]["value"] == "x" * 5000
+    got = [r.value for r in read_back(broker.bootstrap_servers, name, expected=4)[0]]
+    assert got == [b"a", b"multi\nline\nfield", b"d", b"f"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_csv_record_lines_match_csv_module(tmp_path, seed: int) -> None:
+    """_CsvRecords (NumPy, block by block) against Python's csv module's line_num, on
+    random CSV with quoted newlines, doubled quotes, blank lines and CRLF, with blocks
+    small enough to cut records and quotes anywhere."""
+    from cykafka.importer import _CsvRecords
+
+    rng = random.Random(seed)
+    pieces = ["a", "b,c", '"q,\nr"', '"x""y"', '"\n\n"', '""', "z"]
+    lines = []
+    for _ in range(300):
+        if rng.random() < 0.1:
+            lines.append("")
+        else:
+            lines.append(",".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))))
+    nl = "\r\n" if seed % 2 else "\n"
+    f = tmp_path / "r.csv"
+    f.write_bytes(nl.join(lines).encode() + (nl.encode() if seed < 2 else b""))
+    want = []
+    with open(f, newline="") as fh:
+        reader = csv.reader(fh)
+        prev = 0
+        for rec in reader:
+            if rec:  # csv gives [] for a blank line: not a record (as for pyarrow)
+                want.append(prev + 1)
+            prev = reader.line_num
+    for block in (3, 17, 1 << 20):
+        recs = _CsvRecords(str(f), block_bytes=block)
+        assert [recs.line_of(r) for r in range(1, len(want) + 1)] == want
+        recs.close()
+
+
 def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path, capsys) -> None:
     name = topic()
     f = tmp_path / "big.lines"
@@ -112,14 +182,97 @@ def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path,
     assert rc == 1
     out = capsys.readouterr().out
     assert "delivered   2" in out and "failed      1" in out
-    assert "row 2: MSG_SIZE_TOO_LARGE" in out
+    assert f"{f}:2: MSG_SIZE_TOO_LARGE" in out  # line 2 of the file
     (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
-    assert entry["stage"] == "delivery" and entry["row"] == 2
+    assert entry["stage"] == "delivery" and entry["row"] == entry["line"] == 2
     assert entry["value"] == "x" * 5000 and "MSG_SIZE_TOO_LARGE" in entry["error"]
     assert [r.value for r in read_back(broker.bootstrap_servers, name, expected=2)[0]] == [
         b"ok1",
         b"ok2",
     ]
+
+
+class _StopsAt:
+    """A real Producer whose ``n``-th produce_batch raises ``exc`` (a Ctrl-C or a
+    fatal error arriving at a known point of the import)."""
+
+    def __init__(self, producer: Any, n: int, exc: BaseException) -> None:
+        self.producer, self.n, self.exc, self.calls = producer, n, exc, 0
+
+    def produce_batch(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls == self.n:
+            raise self.exc
+        return self.producer.produce_batch(*args, **kwargs)
+
+    def flush(self, timeout: Any = None) -> int:
+        return 0  # the caller closes it (purging what never got a report)
+
+
+def _lines_file(tmp_path: Path, n: int) -> Path:
+    f = tmp_path / "rows.txt"
+    f.write_bytes(b"".join(b"row-%03d\n" % i for i in range(n)))  # 8 bytes a line
+    return f
+
+
+def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch) -> None:
+    """Ctrl-C while batches wait for delivery reports that never come (a broker that
+    is not there): every row read ends in the dead-letter file as unconfirmed, the
+    queued ones and the one never sent, with their line numbers and values."""
+    from cykafka import importer
+
+    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)  # 5 lines a chunk
+    monkeypatch.setattr(importer, "_INTERRUPT_WAIT_S", 0.2)
+    f = _lines_file(tmp_path, 40)
+    dead = tmp_path / "dead.jsonl"
+    cfg = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}  # nothing listens there
+    real = importer.open_producer(cfg, "ordered")
+    try:
+        result = importer.import_files(
+            [str(f)], "t", cfg, producer=_StopsAt(real, 4, KeyboardInterrupt()),
+            dead_letter=str(dead), progress=False, log=io.StringIO(),
+        )
+    finally:
+        real.close(0)
+    assert result.interrupted and not result.ok
+    assert (result.rows_read, result.delivered, result.failed) == (20, 0, 0)
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["line"], e["value"]) for e in entries] == [(i + 1, f"row-{i:03d}") for i in range(20)]
+    assert all(e["stage"] == "delivery" for e in entries)
+    waited = "unconfirmed: interrupted (Ctrl-C); no delivery report within 0.2 s"
+    assert [e["error"] for e in entries] == [waited] * 15 + [waited + "; never sent"] * 5
+    lines = result.summary_lines()
+    assert "  failed      0  (+20 never confirmed)" in lines
+    assert f"    {f}:1: {waited}" in lines and "  problems    20 rows not delivered:" in lines
+
+
+def test_fatal_error_writes_unsent_rows_to_dead_letter(broker, topic, read_back, tmp_path,
+                                                       monkeypatch) -> None:
+    from cykafka import importer
+
+    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)
+    f = _lines_file(tmp_path, 40)
+    dead = tmp_path / "dead.jsonl"
+    name = topic()
+    cfg = {"bootstrap.servers": broker.bootstrap_servers}
+    real = importer.open_producer(cfg, "ordered")
+    try:
+        result = importer.import_files(
+            [str(f)], name, cfg, producer=_StopsAt(real, 3, RuntimeError("boom")),
+            dead_letter=str(dead), progress=False, log=io.StringIO(),
+        )
+        real.flush(30)
+    finally:
+        real.close()
+    assert result.fatal == "RuntimeError: boom" and not result.ok
+    assert (result.rows_read, result.delivered, result.failed) == (15, 10, 0)
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert [(e["line"], e["value"], e["error"]) for e in entries] == [
+        (i + 1, f"row-{i:03d}", "unconfirmed: RuntimeError: boom; never sent")
+        for i in range(10, 15)
+    ]
+    got = read_back(broker.bootstrap_servers, name, expected=10)[0]
+    assert [r.value for r in got] == [b"row-%03d" % i for i in range(10)]
 
 
 def test_jsonl_fields_and_bad_line(broker, topic, read_back, tmp_path, capsys) -> None:
@@ -233,16 +386,66 @@ def test_bad_input_fails_before_producing(broker, tmp_path, capsys) -> None:
     assert "the lines format has no fields" in capsys.readouterr().err
 
 
-def test_inspect_degrades_or_shows(broker, topic, tmp_path, capsys) -> None:
-    import cykafka
+def _rich_import(broker, name: str, tmp_path: Path, inspect: bool) -> tuple[Any, str]:
+    """Import 20,000 lines with the rich bar drawn on a captured terminal console;
+    return the result and the text drawn (escape sequences removed)."""
+    from rich.console import Console
 
+    from cykafka.importer import import_files
+
+    f = tmp_path / "bar.txt"
+    f.write_bytes(b"".join(b"line-%06d-" % i + b"x" * 40 + b"\n" for i in range(20_000)))
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system=None, width=200)
+    result = import_files(
+        [str(f)], name, {"bootstrap.servers": broker.bootstrap_servers},
+        progress=True, inspect=inspect, console=console, log=io.StringIO(),
+    )
+    assert result.ok and result.delivered == 20_000
+    return result, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+
+
+def _last_bar(text: str) -> str:
+    return [line for line in text.splitlines() if "bar.txt" in line][-1]
+
+
+def test_progress_bar_shows_rows_mb_rate_and_eta(broker, topic, tmp_path) -> None:
+    name = topic(partitions=2)
+    result, text = _rich_import(broker, name, tmp_path, inspect=False)
+    mb = f"{result.bytes_read / 1e6:,.1f}"
+    bar = _last_bar(text)
+    assert re.search(
+        rf"bar\.txt\s+\S+\s+{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s"
+        rf"\s+\d+:\d\d:\d\d$",
+        bar.rstrip(),
+    ), bar
+    assert f"{name}[0]" not in text  # no accumulator view without --inspect
+
+
+def test_inspect_adds_the_accumulator_view_to_the_bar(broker, topic, tmp_path) -> None:
+    from cykafka.inspector import PARTITION_STATES
+
+    name = topic(partitions=2)
+    result, text = _rich_import(broker, name, tmp_path, inspect=True)
+    mb = f"{result.bytes_read / 1e6:,.1f}"
+    assert re.search(rf"{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s",
+                     _last_bar(text))
+    # The final frame: the bar, then the accumulator view with a row per partition.
+    final = text[text.rindex("bar.txt"):]
+    assert "partitions" in final and "brokers" in final
+    for p in (0, 1):
+        row = next(line for line in final.splitlines() if line.startswith(f"{name}[{p}]"))
+        assert row.split()[1] in PARTITION_STATES
+    assert re.search(r"produced 20,000\s+delivered 20,000", final)
+
+
+def test_inspect_without_a_terminal_logs_lines(broker, topic, tmp_path, capsys) -> None:
     name = topic()
     f = tmp_path / "a.txt"
     f.write_text("a\nb\n")
     assert _import(broker, str(f), "-t", name, "--inspect") == 0
     err = capsys.readouterr().err
-    if not hasattr(cykafka.Producer, "inspect_live"):
-        assert "--inspect needs Producer.inspect_live" in err
+    assert "pending 0" in err and "delivered 2 failed 0" in err  # the final log line
 
 
 def test_embedded_broker_sample(monkeypatch, capsys) -> None:

@@ -247,6 +247,61 @@ def test_exactly_once_one_transaction_per_task(spark, broker, topic, read_back) 
     read_back(broker.bootstrap_servers, name, expected=200, isolation_level="read_committed")
 
 
+def _eo_rows(bad_partition: int) -> tuple[list[tuple[str, str]], str]:
+    """200 keyed rows over 10 keys and one 5000-byte value on a key of ``bad_partition``
+    (of 2, librdkafka's CRC32 partitioner): the task writing that partition fails."""
+    keys = [f"k{i}" for i in range(10)]
+    bad_key = next(k for k in keys if zlib.crc32(k.encode()) % 2 == bad_partition)
+    rows = [(keys[i % 10], f"v{i}") for i in range(200)]
+    at = next(i for i, (k, _) in enumerate(rows) if k == bad_key and i > 50)
+    rows[at] = (bad_key, "x" * 5000)
+    return rows, bad_key
+
+
+def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> None:
+    """A task with one undeliverable row aborts its whole transaction: with
+    on_error="report" all its rows are reported failed (none committed) while the other
+    task's rows are committed exactly once; with on_error="raise" the job fails."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    rows, bad_key = _eo_rows(bad_partition=1)
+    in_p1 = [r for r in rows if zlib.crc32(r[0].encode()) % 2 == 1]
+    in_p0 = [r for r in rows if zlib.crc32(r[0].encode()) % 2 == 0]
+    df = spark.createDataFrame(rows, "key string, value string").repartition(3)
+    name = topic(partitions=2)
+    report = write_kafka(
+        df, name, bootstrap_servers=bs, preset="exactly_once", on_error="report",
+        message_max_bytes=2000,
+    )
+    # exactly_once is an ordering preset: Spark task k writes Kafka partition k.
+    tasks = {t.task: t for t in report.tasks}
+    assert sorted(tasks) == [0, 1]
+    assert (tasks[0].rows, tasks[0].delivered, tasks[0].failed) == (len(in_p0), len(in_p0), 0)
+    assert (tasks[1].rows, tasks[1].delivered, tasks[1].failed) == (len(in_p1), 0, len(in_p1))
+    assert tasks[1].errors[0].startswith("transaction aborted: none of the task's")
+    assert any("MSG_SIZE_TOO_LARGE" in e for e in tasks[1].errors)
+    assert tasks[1].offsets == {} and set(report.offsets) == {(name, 0)}
+    assert not report.ok and report.rows == 200
+    assert (report.delivered, report.failed) == (len(in_p0), len(in_p1))
+    shown = {r["task"]: (r["delivered"], r["failed"]) for r in report.to_df(spark).collect()}
+    assert shown == {0: (len(in_p0), 0), 1: (0, len(in_p1))}
+    raw = read_raw_log(bs, name, 2)
+    view = committed_view(raw)
+    assert sorted(r.value for r in view) == sorted(v.encode() for _, v in in_p0)  # once each
+    assert {r.partition for r in view} == {0}
+    assert "ABORT" in [r.control for r in raw if r.partition == 1]
+
+    other = topic(partitions=2)
+    with pytest.raises(KafkaWriteError, match=r"task 1 .*rows not delivered \(0 delivered, "
+                       r"transaction aborted\).*MSG_SIZE_TOO_LARGE"):
+        write_kafka(df, other, bootstrap_servers=bs, preset="exactly_once",
+                    message_max_bytes=2000)
+    view = committed_view(read_raw_log(bs, other, 2))
+    assert not [r for r in view if r.partition == 1]
+    assert len({r.value for r in view}) == len(view)  # task 0, if it committed: once
+
+
 def test_bad_arguments_name_the_culprit(spark, broker, topic) -> None:
     name = topic()
     bs = broker.bootstrap_servers

@@ -13,7 +13,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-__all__ = ["SUBCOMMANDS", "load_config_file", "main", "parse_assignments", "subcommand"]
+__all__ = [
+    "SUBCOMMANDS",
+    "check_config",
+    "load_config_file",
+    "main",
+    "parse_assignments",
+    "subcommand",
+]
 
 SetupFn = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -71,6 +78,29 @@ def load_config_file(path: str) -> dict[str, Any]:
             raise UsageError(f"{path}: expected a JSON object of properties")
         return dict(data)
     return dict(parse_assignments(text.splitlines(), origin=path))
+
+
+def check_config(config: Mapping[str, Any], preset: Any = None) -> None:
+    """librdkafka's own verdict on every property (unknown keys, bad values), given
+    before anything starts: a :class:`UsageError` naming the property, with the values
+    of secret-like keys redacted.  Builds (and at once closes) a producer that is
+    never connected: librdkafka checks properties only when a client is made."""
+    from ._native import KafkaConfigError
+    from .config import redact
+    from .producer import Producer
+
+    probe = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    probe.setdefault("log_level", 0)  # no "no bootstrap.servers" warning
+    try:
+        Producer(probe, preset=preset).close(0)
+    except KafkaConfigError as e:
+        # "config property 'KEY': reason": the key name is shown as is (redact() would
+        # take "secret': No" for an assignment), the reason with secret values masked.
+        head, sep, reason = e.message.partition("': ")
+        text = head + sep + redact(reason, config) if sep else redact(e.message, config)
+        raise UsageError(f"{text} (from -X or the config file)") from None
+    except (ValueError, TypeError) as e:
+        raise UsageError(redact(str(e), config)) from None
 
 
 # --------------------------------------------------------------------------- presets
@@ -159,6 +189,8 @@ def _run_explain(args: argparse.Namespace) -> int:
         from .config import redact
 
         raise UsageError(redact(str(e), config)) from None
+    if not report.refused:  # a refused config is explained, not just rejected
+        check_config(config, args.preset or None)
     if args.json:
         import json
 
@@ -385,7 +417,10 @@ def _run_import(args: argparse.Namespace) -> int:
         if guarantees.refused:
             raise UsageError(guarantees.summary())
     except (ValueError, TypeError) as e:
-        raise UsageError(str(e)) from None
+        from .config import redact
+
+        raise UsageError(redact(str(e), config)) from None
+    check_config(config, preset)  # a bad -X fails before a broker starts
 
     broker = None
     producer = None

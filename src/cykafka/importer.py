@@ -72,6 +72,8 @@ _MAX_PENDING = 8
 IMPORT_DEFAULTS: Mapping[str, str] = {"linger.ms": "20"}
 # Dead-letter and summary detail: the first N problems are listed on the terminal.
 _SHOW_PROBLEMS = 10
+# After Ctrl-C, how long to wait for each queued batch's delivery reports.
+_INTERRUPT_WAIT_S = 10.0
 
 
 class ImportInputError(ValueError):
@@ -249,12 +251,29 @@ class _Chunk:
     position: int = 0  # input bytes consumed once this chunk was read
     file: str = ""
     rows: Optional[list[int]] = None  # record numbers when rows were dropped in between
+    #: physical line number (what an editor shows) of each element, when known; None
+    #: for formats without lines (Parquet)
+    lines: Any = None
+    #: the lines format: element i is on line first_row + i
+    line_is_row: bool = False
 
     def __len__(self) -> int:
         return len(self.values)
 
     def row_of(self, index: int) -> int:
         return self.rows[index] if self.rows is not None else self.first_row + index
+
+    def line_of(self, index: int) -> Optional[int]:
+        if self.lines is not None:
+            return int(self.lines[index])
+        return self.row_of(index) if self.line_is_row else None
+
+    def items(self, col: Any) -> list[Optional[bytes]]:
+        """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
+        if col is None:
+            return [None] * len(self)
+        vals = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
+        return [v.encode("utf-8") if isinstance(v, str) else v for v in vals]
 
     def item(self, col: Any, index: int) -> Optional[bytes]:
         if col is None:
@@ -298,7 +317,7 @@ def _read_lines(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
     with open(path, "rb", buffering=0) as f:
         for block, end, pos in _split_blocks(f, BLOCK_BYTES):
             values = lines_array(block, end)
-            yield _Chunk(values, first_row=row, position=pos, file=path)
+            yield _Chunk(values, first_row=row, position=pos, file=path, line_is_row=True)
             row += len(values)
 
 
@@ -326,6 +345,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
             parts: list[Optional[int]] = []
             headers: list[Any] = []
             rows: list[int] = []
+            line_nos: list[int] = []
             lines = block[:end].split(b"\n")
             lines.pop()  # after the final newline
             for raw in lines:
@@ -342,6 +362,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 if not fields.any:
                     values.append(text)
                     rows.append(row)
+                    line_nos.append(line_no)
                     continue
                 if not isinstance(rec, dict):
                     msg = f"a JSON {type(rec).__name__}, not an object, cannot have fields"
@@ -354,6 +375,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                     continue
                 values.append(value)
                 rows.append(row)
+                line_nos.append(line_no)
             if not values:
                 continue
             yield _Chunk(
@@ -363,6 +385,7 @@ def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 headers=headers if fields.headers else None,
                 first_row=rows[0],
                 rows=rows,
+                lines=line_nos,
                 position=pos,
                 file=path,
             )
@@ -412,8 +435,11 @@ def _check_columns(path: str, names: Sequence[str], fields: Fields) -> None:
             )
 
 
-def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int) -> Any:
-    """Columns of one Arrow record batch (CSV or Parquet) as a chunk."""
+def _batch_chunk(
+    batch: Any, fields: Fields, path: str, first_row: int, pos: int, lines: Any = None
+) -> Any:
+    """Columns of one Arrow record batch (CSV or Parquet) as a chunk; ``lines``: the
+    physical line number of each row (CSV), else None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -461,6 +487,9 @@ def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int
         parts = [parts[i] for i in keep] if parts is not None else None
         headers = [headers[i] for i in keep] if headers is not None else None
         rows = [first_row + i for i in keep]
+        kept_lines = lines[keep] if lines is not None else None
+    else:
+        kept_lines = lines
     chunk = _Chunk(
         values,
         keys=keys,
@@ -470,9 +499,17 @@ def _batch_chunk(batch: Any, fields: Fields, path: str, first_row: int, pos: int
         position=pos,
         file=path,
         rows=rows,
+        lines=kept_lines,
     )
     problems = [
-        Problem(path, "parse", msg, row=first_row + i, text=_row_json(batch, i))
+        Problem(
+            path,
+            "parse",
+            msg,
+            line=int(lines[i]) if lines is not None else None,
+            row=first_row + i,
+            text=_row_json(batch, i),
+        )
         for i, msg in sorted(bad.items())
     ]
     return chunk, problems
@@ -542,13 +579,22 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
 
     delimiter = _csv_delimiter(path)
 
+    import numpy as np
+
+    records = _CsvRecords(path)
+    skipped: list[int] = []  # record numbers of malformed rows not yet passed
+
     def on_invalid(bad: Any) -> str:
+        # bad.number counts records (the header is 1), not lines: a quoted field with
+        # newlines, or a blank line, before it would make it point too early.
+        skipped.append(bad.number)
         report(
             Problem(
                 path,
                 "parse",
                 f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
-                line=bad.number,
+                line=records.line_of(bad.number),
+                row=bad.number - 1,
                 text=bad.text,
             )
         )
@@ -568,8 +614,8 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
-    row = 1
-    with open(path, "rb") as f:
+    row = 1  # data row (1-based, malformed rows included) of the next valid row
+    with open(path, "rb") as f, contextlib.closing(records):
         reader = pcsv.open_csv(f, read_options=read, parse_options=parse, convert_options=convert)
         while True:
             try:
@@ -583,11 +629,100 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 ) from None
             if batch.num_rows == 0:
                 continue
-            chunk, problems = _batch_chunk(batch, fields, path, row, f.tell())
+            # Data rows of this batch: the next num_rows row numbers that were not
+            # malformed (the handler has seen every malformed row up to the batch's end).
+            n = batch.num_rows
+            skipped.sort()
+            nums = np.arange(row, row + n + len(skipped), dtype=np.int64)
+            if skipped:
+                nums = nums[~np.isin(nums, np.asarray(skipped, dtype=np.int64) - 1)]
+            nums = nums[:n]
+            last = int(nums[-1])
+            skipped[:] = [r for r in skipped if r - 1 > last]
+            chunk, problems = _batch_chunk(
+                batch, fields, path, row, f.tell(), records.lines_of(nums + 1)
+            )
+            if not (n and last == row + n - 1):
+                chunk.rows = nums.tolist() if chunk.rows is None else [
+                    int(nums[r - row]) for r in chunk.rows
+                ]
+                for p in problems:
+                    p.row = int(nums[p.row - row]) if p.row is not None else None
             for p in problems:
                 report(p)
-            row += batch.num_rows
+            row = last + 1
             yield chunk
+
+
+class _CsvRecords:
+    """Where each CSV record starts in the file: ``line_of(record)`` is the physical
+    line number (what an editor shows) of record ``record`` (1-based, the header is 1,
+    blank lines are not records, as pyarrow counts them).  Scans the file on demand,
+    block by block with NumPy (a newline ends a record unless it is inside quotes:
+    an odd number of ``"`` before it, doubled quotes counting twice), keeping only the
+    records where ``line - record`` changes, so memory stays small."""
+
+    def __init__(self, path: str, block_bytes: int = BLOCK_BYTES) -> None:
+        self._f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed at the end
+        self._blocks = _split_blocks(self._f, block_bytes)
+        self._lines = 0  # physical lines scanned
+        self._records = 0  # records scanned
+        self._quoted = 0  # 1 inside a quoted field at the end of the scan
+        self._at: list[int] = [1]  # records from which ...
+        self._extra: list[int] = [0]  # ... line = record + extra
+        self._lock = threading.Lock()
+
+    def _scan(self) -> bool:
+        import numpy as np
+
+        try:
+            block, end, _pos = next(self._blocks)
+        except StopIteration:
+            self._f.close()
+            return False
+        a = np.frombuffer(block, np.uint8, end)
+        nl = np.flatnonzero(a == 10)
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        quotes = a == 34
+        if quotes.any():
+            before = np.concatenate(([0], np.cumsum(quotes, dtype=np.int64)))[starts]
+            outside = (before + self._quoted) % 2 == 0
+            self._quoted = (self._quoted + int(quotes.sum())) % 2
+        else:
+            outside = np.ones(len(starts), bool)
+        length = nl - starts
+        blank = (length == 0) | ((length == 1) & (a[starts] == 13))
+        begins = outside & ~blank
+        line_no = self._lines + 1 + np.flatnonzero(begins)
+        rec_no = self._records + np.arange(1, len(line_no) + 1)
+        extra = line_no - rec_no
+        if len(extra):
+            change = np.flatnonzero(np.diff(extra, prepend=self._extra[-1]))
+            self._at.extend(rec_no[change].tolist())
+            self._extra.extend(extra[change].tolist())
+        self._lines += len(nl)
+        self._records += len(line_no)
+        return True
+
+    def lines_of(self, records: Any) -> Any:
+        """The physical lines of ``records`` (a NumPy int array, ascending)."""
+        import numpy as np
+
+        with self._lock:
+            want = int(records[-1]) if len(records) else 0
+            while self._records < want and self._scan():
+                pass
+            at = np.asarray(self._at, np.int64)
+            extra = np.asarray(self._extra, np.int64)
+        return records + extra[np.searchsorted(at, records, side="right") - 1]
+
+    def line_of(self, record: int) -> int:
+        import numpy as np
+
+        return int(self.lines_of(np.array([record], np.int64))[0])
+
+    def close(self) -> None:
+        self._f.close()
 
 
 def _read_parquet(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
@@ -664,9 +799,13 @@ class _PlainProgress:
 
 
 class _RichProgress:
-    """A rich progress bar (rows, MB, rows/s, ETA from the file sizes)."""
+    """A rich progress bar (rows, MB, rows/s, ETA from the file sizes); with
+    ``producer`` (``--inspect``) the producer's accumulator view is drawn under it,
+    in the same live display (two rich Lives cannot share a terminal)."""
 
-    def __init__(self, out: TextIO, total_bytes: int) -> None:
+    def __init__(
+        self, out: TextIO, total_bytes: int, console: Any = None, producer: Any = None
+    ) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -675,15 +814,25 @@ class _RichProgress:
             TimeRemainingColumn,
         )
 
+        class _BarAndAccumulator(Progress):
+            def get_renderables(self) -> Iterator[Any]:
+                yield self.make_tasks_table(self.tasks)
+                if producer is not None:
+                    try:
+                        yield producer.accumulator().table(30)
+                    except Exception as e:  # the view must never stop the import
+                        yield f"(accumulator view failed: {e})"
+
         self.t0 = time.monotonic()
-        self.progress = Progress(
+        self.progress = _BarAndAccumulator(
             TextColumn("[bold]{task.description:.20}"),
             BarColumn(bar_width=20),
             TextColumn("{task.fields[mb]}"),
             TextColumn("{task.fields[rows]:>11,} rows {task.fields[rate]:>9,.0f} rows/s"),
             TimeRemainingColumn(),
-            console=Console(file=out),
+            console=console if console is not None else Console(file=out),
             transient=False,
+            refresh_per_second=4 if producer is not None else 10,
         )
         self.total = total_bytes
         self.task = self.progress.add_task(
@@ -754,6 +903,7 @@ def import_files(
     inspect: bool = False,
     log: Optional[TextIO] = None,
     producer: Any = None,
+    console: Any = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -763,7 +913,9 @@ def import_files(
     only when ``log`` is a terminal (None).  Bad input (missing file, unknown format or
     field) raises :class:`ImportInputError` before anything is produced.  ``producer``:
     an open :class:`cykafka.Producer` to use (and leave open) instead of a new one made
-    from ``config`` and ``preset`` (which then only feed the summary).
+    from ``config`` and ``preset`` (which then only feed the summary).  ``inspect``:
+    also show the producer's accumulator view (under the bar, or as log lines).
+    ``console``: a rich Console for the bar (default: one on ``log``).
     """
     from . import explain
 
@@ -811,9 +963,14 @@ def import_files(
             file=log,
         )
     use_bar = progress if progress is not None else _isatty(log)
-    if live_view is not None:
-        use_bar = False  # the accumulator view owns the terminal; progress goes to log lines
-    bar: Any = _RichProgress(log, total_bytes) if use_bar else _PlainProgress(log, total_bytes)
+    bar: Any
+    if use_bar:
+        # The bar and (with --inspect) the accumulator view in one live display.
+        view = producer if live_view is not None else None
+        bar = _RichProgress(log, total_bytes, console, view)
+        live_view = None
+    else:
+        bar = _PlainProgress(log, total_bytes)
     pending: collections.deque[tuple[Any, _Chunk]] = collections.deque()
 
     def settle(fut: Any, chunk: _Chunk, timeout: Optional[float] = None) -> None:
@@ -833,14 +990,34 @@ def import_files(
                     "delivery",
                     f"{getattr(exc, 'name', type(exc).__name__)}: "
                     f"{getattr(exc, 'message', str(exc))}",
+                    line=chunk.line_of(index),
                     row=chunk.row_of(index),
                     key=chunk.item(chunk.keys, index),
                     value=chunk.item(chunk.values, index),
                 )
             )
 
+    def unconfirmed(chunk: _Chunk, reason: str) -> None:
+        """Rows read whose outcome is unknown (Ctrl-C, a fatal error): each goes to the
+        problems (and the dead-letter file), so none is lost silently.  Some may still
+        have been delivered: their delivery report never arrived."""
+        keys, values = chunk.items(chunk.keys), chunk.items(chunk.values)
+        for i in range(len(chunk)):
+            report(
+                Problem(
+                    chunk.file,
+                    "delivery",
+                    f"unconfirmed: {reason}",
+                    line=chunk.line_of(i),
+                    row=chunk.row_of(i),
+                    key=keys[i],
+                    value=values[i],
+                )
+            )
+
     t0 = time.monotonic()
     done_bytes = 0
+    unsent: Optional[_Chunk] = None  # read, but not queued when produce_batch raised
     try:
         with contextlib.ExitStack() as stack:
             if live_view is not None:
@@ -865,6 +1042,8 @@ def import_files(
                             queued = getattr(e, "batch", None)
                             if queued is not None:
                                 pending.append((queued, chunk))
+                            else:
+                                unsent = chunk
                             raise
                         pending.append((fut, chunk))
                         while pending and (len(pending) > _MAX_PENDING or pending[0][0].done()):
@@ -880,13 +1059,33 @@ def import_files(
             except Exception as e:  # a fatal producer error: report what happened so far
                 result.fatal = f"{type(e).__name__}: {e}"
             # Every queued row gets an outcome: delivered, or failed with its error.
+            waited_out = False
             while pending:
-                fut, chunk = pending.popleft()
+                fut, chunk = pending[0]
                 try:
-                    settle(fut, chunk, 10.0 if result.interrupted else None)
-                except (KeyboardInterrupt, TimeoutError):
+                    settle(fut, chunk, _INTERRUPT_WAIT_S if result.interrupted else None)
+                except TimeoutError:
+                    waited_out = True
+                    break
+                except KeyboardInterrupt:
                     result.interrupted = True
                     break
+                except Exception as e:  # the delivery reports cannot be had
+                    if result.fatal is None:
+                        result.fatal = f"{type(e).__name__}: {e}"
+                    break
+                pending.popleft()
+            # ... or, when they cannot be had, is reported unconfirmed.
+            if result.interrupted:
+                why = "interrupted (Ctrl-C)"
+                if waited_out:
+                    why += f"; no delivery report within {_INTERRUPT_WAIT_S:g} s"
+            else:
+                why = result.fatal or "no delivery report"
+            while pending:
+                unconfirmed(pending.popleft()[1], why)
+            if unsent is not None:  # after the queued ones: it was read last
+                unconfirmed(unsent, why + "; never sent")
         result.elapsed = time.monotonic() - t0
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:

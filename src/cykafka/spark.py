@@ -45,7 +45,10 @@ per-call token and the Spark partition id, so a retry fences off the failed atte
 Failures.  A task with undelivered messages raises (the Spark job fails, with the
 first errors and the counts in :class:`KafkaWriteError`), so rows are never dropped
 silently; ``on_error="report"`` makes the task return its failures in the report
-instead.
+instead.  Under ``exactly_once`` a task is all or nothing: if any of its rows fails
+(or the commit is refused) its transaction is aborted and all its rows count as
+failed (``delivered == 0`` for that task), since none is visible to ``read_committed``
+readers.
 
 pyspark and pyarrow are imported when :func:`write_kafka` runs.  Executors need
 cykafka installed (``pip install cykafka[spark]``).
@@ -340,10 +343,8 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
         producer = Producer(config, preset=plan["preset"])
     keep = False
     result.producer = f"{os.getpid()}/{producer.name}"
-    try:
-        if txn_id:
-            producer.init_transactions()
-            producer.begin_transaction()
+
+    def send() -> None:
         for batch in batches:
             result.rows += batch.num_rows
             for topic, kw, _n in _messages(batch, plan):
@@ -367,19 +368,14 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
                 )
         # Rows never handed to a produce_batch (a null topic) count as failed.
         result.failed += result.rows - result.delivered - result.failed
+
+    aborted: Optional[str] = None
+    try:
         if txn_id:
-            if result.failed and plan["on_error"] == "raise":
-                producer.abort_transaction()
-            else:
-                producer.commit_transaction()
+            aborted = _send_in_transaction(producer, send, result)
+        else:
+            send()
         keep = key is not None and not result.failed and len(producer) == 0
-    except BaseException:
-        if txn_id:
-            try:
-                producer.abort_transaction()
-            except Exception:
-                pass
-        raise
     finally:
         if keep and key is not None:
             _KEPT[key] = (producer, time.monotonic())
@@ -389,11 +385,51 @@ def _write_task(plan: Mapping[str, Any], batches: Iterator[Any]) -> Iterator[Any
         raise KafkaWriteError(
             f"{_MARK} task {task} (attempt {attempt}): {result.failed:,} of {result.rows:,} "
             f"rows not delivered ({result.delivered:,} delivered"
-            + (", transaction aborted" if txn_id else "")
+            + (f", {aborted}" if aborted else "")
             + "); first errors: "
             + "; ".join(result.errors[:_MAX_ERRORS])
         )
     yield pa.record_batch({"report": [result.to_json()]})
+
+
+class _RollBack(Exception):
+    """Raised inside a task's transaction to abort it (some rows failed)."""
+
+
+def _send_in_transaction(producer: Any, send: Any, result: TaskResult) -> Optional[str]:
+    """Run ``send`` in one transaction: commit only if every row was delivered.
+
+    All or nothing: if any row failed (or the commit is refused; librdkafka refuses
+    to commit after a failed message, an abortable error), the transaction is aborted
+    and every row of the task is reported failed -- none of them is visible to
+    ``read_committed`` readers, whatever the delivery reports said.  Returns None
+    when committed, else what happened (for the error message)."""
+    from ._native import KafkaError
+
+    producer.init_transactions()
+    try:
+        # transaction() aborts when the block raises (an exception from send() then
+        # fails the task, as without a transaction), and also when the commit fails
+        # with an abortable error (then re-raises it).
+        with producer.transaction():
+            send()
+            if result.failed:
+                raise _RollBack()
+        return None
+    except _RollBack:
+        why = "transaction aborted"
+    except KafkaError as e:  # the commit was refused
+        if not e.txn_requires_abort:
+            # Not aborted by transaction() (a fatal or timed-out commit): abort it
+            # here; if that fails too the outcome is unknown, so the task fails.
+            producer.abort_transaction()
+        why = f"commit refused ({e.name}: {e.message}), transaction aborted"
+    result.errors.insert(0, f"{why}: none of the task's {result.rows:,} rows committed")
+    del result.errors[_MAX_ERRORS:]
+    result.failed = result.rows
+    result.delivered = 0
+    result.offsets = {}  # written, but aborted: not visible to read_committed readers
+    return why
 
 
 def _keep_key(config: Mapping[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
