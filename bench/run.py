@@ -124,7 +124,7 @@ def _lines() -> list[Line]:
 
 LINES = _lines()
 BY_NAME = {ln.name: ln for ln in LINES}
-EXTRA_STEPS = ("memory", "inspector", "import", "spark")
+EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "spark")
 
 # (label, line, reference line, minimum ratio)
 RATIO_TARGETS = [
@@ -165,6 +165,16 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         imp.get("lines_ordered", {}).get("ratio_to_c_floor"), 0.8)
     add("import CSV (key field) >= 3 x csv.reader+produce loop",
         imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
+    mem = etl.get("import_memory", {})
+    if "ratio" in mem:
+        big, small = mem["big"], mem["small"]
+        out.append({
+            "target": f"import of a {big['mb']:.0f} MB file: peak RSS <= "
+                      f"{mem['target_ratio']} x a {small['mb']:.0f} MB file's",
+            "value": mem["ratio"],
+            "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
+                     f"({mem['ratio']:.2f}x)",
+            "pass": mem["ratio"] <= mem["target_ratio"]})
     sp = etl.get("spark", {})
     # Spark: ratio of the median times over the rounds (best-run ratio in the JSON).
     add("Spark write_kafka >= 3 x hand-written mapInArrow sink",
@@ -469,6 +479,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             ("import", "import_bench.py",
              [f"--c-floor={floors.get('c_floor', {}).get('best_msgs_per_s', 0)}",
               f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}"]),
+            ("import_memory", "import_bench.py", ["--memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:
@@ -555,7 +566,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"  {s}")
     for step, res in etl.items():
         print()
-        print(f"{step} (bench/{'import_bench' if step == 'import' else 'spark_sink'}.py): "
+        print(f"{step} (bench/{'spark_sink' if step == 'spark' else 'import_bench'}.py): "
               f"{json.dumps(res)}")
     if inspector is not None:
         print()
