@@ -342,6 +342,73 @@ def test_mock_does_not_dedupe_idempotent_retries(mock: MockCluster) -> None:
     assert r.inversions == 0 and r.losses == 0 and r.failed == 0
 
 
+# -- a permanent error on one batch: strict_ordered stops, ordered leaves a gap -------
+
+
+def _gap_run(preset: str) -> tuple[list[Any], list[int], list[Exception]]:
+    """120 messages in batches of 10, produced 10 at a time with 20 ms between, so
+    each batch is its own Produce request; the 4th Produce request (the 3rd after
+    the warm-up) fails with the non-retriable INVALID_RECORD.  Returns every
+    future's outcome (None: delivered, else the exception), the indices written to
+    the log, and what on_error received."""
+    errors: list[Exception] = []
+    with MockCluster(1) as m:
+        topic = m.create_topic(f"gap-{preset}-{time.monotonic_ns()}", 1, 1)
+        cfg = {"bootstrap.servers": m.bootstrap_servers, "batch.num.messages": 10,
+               "linger.ms": 5, "log_level": 0}
+        with cykafka.Producer(cfg, preset=preset, on_error=errors.append) as p:
+            p.produce(topic, b"warmup").result(30)
+            m.push_request_errors("Produce", ["NO_ERROR", "NO_ERROR", "INVALID_RECORD"])
+            futs = []
+            for i in range(120):
+                try:
+                    futs.append(p.produce(topic, str(i).encode()))
+                except cykafka.KafkaError as e:  # the producer is already fatal
+                    futs.append(e)
+                if i % 10 == 9:
+                    time.sleep(0.02)
+            p.flush(30)
+            outcomes = [f if isinstance(f, Exception) else f.exception(10) for f in futs]
+        written = [int(r.value) for r in read_raw_log(m, topic, 1)
+                   if r.value is not None and r.value != b"warmup"]
+    return outcomes, written, errors
+
+
+@pytest.mark.parametrize("preset", ["strict_ordered", "ordered"])
+def test_permanent_error_gap_behaviour_matches_explainer(preset: str) -> None:
+    """explain()'s gap_behaviour, measured: one batch fails permanently amid others."""
+    outcomes, written, errors = _gap_run(preset)
+    failed = [i for i, o in enumerate(outcomes) if o is not None]
+    names = sorted({getattr(o, "name", type(o).__name__) for o in outcomes if o is not None})
+    print(preset, "failed", len(failed), names, "written", len(written),
+          "on_error", [str(e) for e in errors])
+    assert failed, "the permanent error failed nothing"
+    first_gap = failed[0]
+    assert written == sorted(written) and len(set(written)) == len(written)
+    assert not set(written) & set(failed), "a message reported failed was written"
+    gap = explain({}, preset=preset).gap_behaviour
+    fatal = [e for e in errors if getattr(e, "fatal", False)]
+    if preset == "strict_ordered":
+        assert gap == "fatal error"
+        # librdkafka raises _GAPLESS_GUARANTEE; the producer stops: nothing after the
+        # failed batch is written, and everything from it on is reported failed.
+        assert any(e.name == "_GAPLESS_GUARANTEE" for e in fatal), errors
+        # the failed batch with its own error, every later message with the fatal one
+        assert outcomes[first_gap].name == "INVALID_RECORD", outcomes[first_gap]
+        assert "_GAPLESS_GUARANTEE" in names, names
+        assert set(names) <= {"INVALID_RECORD", "_GAPLESS_GUARANTEE", "_FATAL"}, names
+        assert all(i < first_gap for i in written), (first_gap, written[-5:])
+        assert failed == list(range(first_gap, 120)), failed
+    else:
+        assert gap.startswith("skip")
+        # The failed batch is reported failed (INVALID_RECORD, per message), no fatal
+        # error, and later messages are written: a gap in the partition.
+        assert not fatal, errors
+        assert names == ["INVALID_RECORD"], names
+        assert len(failed) == 10 and failed == list(range(first_gap, first_gap + 10))
+        assert max(written) == 119 and len(written) == 110, written
+
+
 # -- the explainer's claims vs measurement, preset by preset ------------------------
 
 
