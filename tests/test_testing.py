@@ -8,11 +8,14 @@ producer (warm-up record) before the first one.
 
 from __future__ import annotations
 
+import os
+import random
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import cykafka
@@ -22,6 +25,7 @@ from cykafka.testing import (
     API_KEYS,
     MockCluster,
     OrderingReport,
+    RawRecord,
     committed_view,
     error_code,
     read_log,
@@ -65,6 +69,45 @@ JAVA_INFLIGHT1 = {
     "max.in.flight.requests.per.connection": 1,
     "batch.num.messages": 10,
 }
+
+
+def retry_copies(entries: Sequence[RawRecord]) -> tuple[int, list[str]]:
+    """Extra copies of a record value in a raw log (control records and the harness's
+    warm-up records left out), and the copies that a real broker would NOT have
+    dropped: those whose (producer id, epoch, sequence) differs from the first copy's
+    or that carry no sequence.  A real broker answers a batch whose producer id, epoch
+    and sequence it already appended with DUPLICATE_SEQUENCE_NUMBER instead of
+    appending it again (KIP-98); librdkafka's mock does not (see
+    test_mock_does_not_dedupe_idempotent_retries)."""
+    first: dict[bytes, RawRecord] = {}
+    extra = 0
+    not_droppable: list[str] = []
+    for e in sorted(entries, key=lambda x: (x.partition, x.offset)):
+        if e.control is not None or e.value is None or e.value == b"warmup":
+            continue
+        orig = first.setdefault(e.value, e)
+        if orig is e:
+            continue
+        extra += 1
+        ident = (e.producer_id, e.producer_epoch, e.sequence)
+        if e.sequence < 0 or ident != (orig.producer_id, orig.producer_epoch, orig.sequence) \
+                or e.partition != orig.partition:
+            not_droppable.append(
+                f"{e.value!r}: [{orig.partition}]@{orig.offset} pid/epoch/seq "
+                f"{(orig.producer_id, orig.producer_epoch, orig.sequence)} vs "
+                f"[{e.partition}]@{e.offset} {ident}")
+    return extra, not_droppable
+
+
+def assert_duplicates_are_retries(mock: MockCluster, r: OrderingReport) -> int:
+    """Every duplicate the harness counted is a same-(producer id, epoch, sequence)
+    copy of its original: exactly what a real broker's idempotence check drops, so
+    not a duplicate a consumer of a real Kafka would see.  Returns their number."""
+    extra, bad = retry_copies(read_raw_log(mock, r.topic, sorted(p for p in r.partitions
+                                                                 if p >= 0)))
+    assert extra == r.duplicates, (extra, str(r))
+    assert not bad, "duplicates a real broker would keep:\n" + "\n".join(bad[:10])
+    return extra
 
 
 @pytest.fixture
@@ -284,34 +327,45 @@ def _check_ordered_under(preset: str, plan: list[tuple[int, tuple]]) -> Ordering
             preset=preset,
             flush_timeout=60,
         )
-    assert r.inversions == 0, r
-    if not any(action[0] == "down" for _, action in plan):
+        assert r.inversions == 0, r
         # A broker going down drops requests the mock has already appended; librdkafka
-        # retries them with the same producer id and sequence, which a real broker
-        # answers from its sequence cache but librdkafka 2.16's mock appends again
-        # (pinned by test_mock_does_not_dedupe_idempotent_retries).  Duplicates are only
-        # a finding of the producer's where that cannot happen.
-        assert r.duplicates == 0, r
+        # retries them with the same producer id, epoch and sequence, which a real
+        # broker drops (DUPLICATE_SEQUENCE_NUMBER) but librdkafka 2.16's mock appends
+        # again (pinned by test_mock_does_not_dedupe_idempotent_retries).  So a
+        # duplicate is allowed only where a real broker would have dropped it.
+        dups = assert_duplicates_are_retries(m, r)
+        if not any(action[0] == "down" for _, action in plan):
+            assert dups == 0, r   # nothing else has produced a mock duplicate so far
     assert r.losses == 0, r
     assert r.failed == 0, r  # every fault is retriable; nothing may fail within the timeout
     assert r.misreported_offsets == 0, r
     return r
 
 
+#: Different fault plans run over time (not derandomized), from one seed per test
+#: session: printed in pytest's header (tests/conftest.py); rerun a CI failure with
+#: CYKAFKA_PROPERTY_SEED=<it>.  A failing plan is also printed by hypothesis.
+PROPERTY_SEED = int(os.environ.get("CYKAFKA_PROPERTY_SEED") or random.randrange(2**32))
+
 PROPERTY_SETTINGS = settings(
-    max_examples=8,
+    max_examples=12,
+    # A run is seconds (faults pause, flush waits); per-example deadlines would only
+    # flake.  The suite's time budget bounds max_examples instead.
     deadline=None,
-    derandomize=True,
+    derandomize=False,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
 
+@seed(PROPERTY_SEED)
 @PROPERTY_SETTINGS
 @given(plan=fault_plans())
 def test_ordered_never_inverts_duplicates_or_loses(plan: list[tuple[int, tuple]]) -> None:
     _check_ordered_under("ordered", plan)
 
 
+@seed(PROPERTY_SEED + 1)
 @PROPERTY_SETTINGS
 @given(plan=fault_plans())
 def test_strict_ordered_never_inverts_duplicates_or_loses(plan: list[tuple[int, tuple]]) -> None:
@@ -340,6 +394,11 @@ def test_mock_does_not_dedupe_idempotent_retries(mock: MockCluster) -> None:
                         messages=1000, faults=timeout_spike(), preset="ordered")
     print(r)
     assert r.inversions == 0 and r.losses == 0 and r.failed == 0
+    # The limitation is still there (if a librdkafka upgrade fixes the mock, this
+    # fails: then drop the allowance in _check_ordered_under), and every duplicate
+    # is a same-(producer id, epoch, sequence) retry that a real broker drops.
+    assert r.duplicates > 0, r
+    assert assert_duplicates_are_retries(mock, r) == r.duplicates
 
 
 # -- a permanent error on one batch: strict_ordered stops, ordered leaves a gap -------
@@ -618,7 +677,8 @@ def _txn_fault(m: MockCluster, topic: str, kind: str, r: int) -> None:
         m.push_request_errors("EndTxn", ["COORDINATOR_LOAD_IN_PROGRESS"] * (1 + r % 2))
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
+@seed(PROPERTY_SEED + 2)
+@settings(max_examples=6, deadline=None, derandomize=False, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(txns=st.lists(st.tuples(st.integers(1, 60), st.booleans(), st.sampled_from(TXN_FAULTS),
                                st.integers(0, 2**16)), min_size=2, max_size=6))
@@ -665,9 +725,14 @@ def test_exactly_once_is_all_or_nothing_under_faults(txns: list[tuple[int, bool,
     seen = [r.value.decode() for r in committed_view(raw) if r.value is not None]
     assert not set(seen) & set(aborted), "records of an aborted transaction are visible"
     assert set(seen) == set(committed), "a committed transaction is not complete"
+    # Duplicates only where a real broker would have dropped them (same producer id,
+    # epoch and sequence: see test_mock_does_not_dedupe_idempotent_retries), and
+    # only with a broker going down.
+    extra, bad = retry_copies(committed_view(raw))
+    assert not bad, "duplicates a real broker would keep:\n" + "\n".join(bad[:10])
+    assert len(seen) == len(committed) + extra
     if not any(f == "down" for _, _, f, _ in txns):
-        # see test_mock_does_not_dedupe_idempotent_retries for broker-down duplicates
-        assert len(seen) == len(committed), "duplicates"
+        assert extra == 0, "duplicates"
     per_key: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for rec in committed_view(raw):
         t, i = map(int, rec.value.decode().split("-"))
