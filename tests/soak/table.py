@@ -3,6 +3,8 @@
     PYTHONPATH=src python tests/soak/table.py            # CI-sized runs (~3 min)
     PYTHONPATH=src python tests/soak/table.py --soak     # + 1 M-message broker down/up
                                                          #   import and the 10 M RSS soak
+    ... tests/soak/table.py --valgrind /tmp/cykafka-valgrind  # + the row written by
+                                                         #   tests/soak/valgrind.sh (if any)
 
 Each reliability/fuzz/security test appends a JSON row (item, tried, lost,
 failed_reported, extras) to $CYKAFKA_RELIABILITY_LOG (see
@@ -51,17 +53,50 @@ def run_pytest(spec: str, env_extra: dict[str, str], log: Path) -> list[dict]:
     return rows
 
 
+def merge(rows: list[dict]) -> list[dict]:
+    """Rows with the same item and command (one per case of a parametrized test) become
+    one: counts summed, a note kept where every case agrees, "cases" added."""
+    out: dict[tuple[str, str], dict] = {}
+    cases: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (r["item"], r.get("command", ""))
+        if key not in out:
+            out[key] = dict(r)
+            cases[key] = 1
+            continue
+        m = out[key]
+        cases[key] += 1
+        for k, v in r.items():
+            if k in ("item", "command"):
+                continue
+            if k in ("tried", "lost", "failed_reported", "refused") and \
+                    isinstance(v, int) and isinstance(m.get(k), int):
+                m[k] += v
+            elif k == "rc":
+                m[k] = m.get(k) or v
+            elif m.get(k) != v:
+                m.pop(k, None)
+    for key, n in cases.items():
+        if n > 1:
+            out[key]["cases"] = n
+    return list(out.values())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--soak", action="store_true", help="also the long runs")
     ap.add_argument("--json", help="write the rows here too")
+    ap.add_argument("--valgrind", metavar="DIR",
+                    help="include the memcheck row tests/soak/valgrind.sh wrote to DIR/row.json "
+                         "(its $OUT, default /tmp/cykafka-valgrind); skipped with a message "
+                         "if there is none")
     args = ap.parse_args()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as d:
         log = Path(d) / "rows.jsonl"
         for spec, env in SUITES + (SOAK_SUITES if args.soak else []):
             print(f"running pytest {spec} ...", file=sys.stderr, flush=True)
-            rows += run_pytest(spec, env, log)
+            rows += merge(run_pytest(spec, env, log))
     if args.soak:
         print("running the 10 M-message RSS soak ...", file=sys.stderr, flush=True)
         out = subprocess.run([PY, "tests/soak/rss_soak.py"], cwd=ROOT, capture_output=True,
@@ -76,6 +111,13 @@ def main() -> int:
                                f"(max {res['rss_mb_max']})",
                      "python_blocks_growth": res["python_blocks_growth"],
                      "command": "python tests/soak/rss_soak.py"})
+    if args.valgrind:
+        vg = Path(args.valgrind) / "row.json"
+        if vg.exists():
+            rows.append(json.loads(vg.read_text()))
+        else:
+            print(f"no valgrind row at {vg}: run tests/soak/valgrind.sh first",
+                  file=sys.stderr)
     print("| fault / input class | tried | lost | failed (reported) | notes | command |")
     print("|---|---:|---:|---:|---|---|")
     for r in rows:
@@ -88,7 +130,9 @@ def main() -> int:
               f"{note} | `{r['command']}` |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 1 if any(r["lost"] or r.get("rc") for r in rows) else 0
+    # "lost" is "-" where no messages are counted (the valgrind row).
+    return 1 if any((isinstance(r["lost"], int) and r["lost"]) or r.get("rc")
+                    for r in rows) else 0
 
 
 if __name__ == "__main__":
