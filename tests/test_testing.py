@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 import cykafka
 from cykafka import presets
-from cykafka.explain import MEASURED_INFLIGHT1_REORDER, explain
+from cykafka.explain import explain
 from cykafka.testing import (
     API_KEYS,
     MockCluster,
@@ -207,15 +208,27 @@ def _claim_run(mock: MockCluster, cfg: dict[str, Any], pace: bool) -> OrderingRe
     )
 
 
+def _inflight1_warning() -> str:
+    g = explain(JAVA_INFLIGHT1)
+    return next(w for w in g.warnings if "NOT an ordering guarantee" in w)
+
+
+def _stated_range() -> tuple[int, int]:
+    """The inversion range the explainer's warning states, read from its text."""
+    m = re.search(r"between (\d+) and (\d+) per run of 2000", _inflight1_warning())
+    assert m, _inflight1_warning()
+    return int(m.group(1)), int(m.group(2))
+
+
 def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> None:
-    """Issue 4's claim: non-idempotent, in-flight=1, acks=all, 1 partition,
-    batch.num.messages=10, every 7th Produce fails with NOT_ENOUGH_REPLICAS,
-    2000 messages.  Measured (librdkafka 2.16.0 mock, see the report):
-    - produce() calls arriving throughout (10 messages every 5 ms): 9-10
-      inversions (90-100 messages written after the next batch), all delivered;
-    - all 2000 queued at once: 0 or 1 inversion (timing decides whether the first
-      failed batch is retried behind a newer one; 0 seen in CI), so only printed;
-    - enable.idempotence=true: 0 either way."""
+    """Issue 4's claim, re-measured, against what the explainer's warning says:
+    non-idempotent, in-flight=1, acks=all, 1 partition, batch.num.messages=10, every
+    7th Produce fails with NOT_ENOUGH_REPLICAS, 2000 messages.  Measured so far
+    (librdkafka 2.16.0 mock): 9-10 inversions with produce() calls arriving
+    throughout (10 messages every 5 ms), 10-12 with 5 in flight, 0 or 1 with all
+    2000 queued at once, 0 with idempotence.  The test asserts the range the
+    warning states (both ends), not a constant of its own."""
+    lo, hi = _stated_range()
     results = {}
     for name, cfg in (
         ("inflight1", JAVA_INFLIGHT1),
@@ -230,8 +243,12 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
                   f"losses={r.losses} failed={r.failed}")
             # Every message arrives exactly once in all configs; only order differs.
             assert r.written == 2000 and r.failed == 0 and r.losses == 0 and r.duplicates == 0
-    assert results[("inflight1", True)].inversions >= 5
-    assert results[("inflight5", True)].inversions >= 5
+    # "every run had order inversions, between lo and hi per run of 2000 ... as many
+    # with 5 in flight, fewer than lo when all 2000 were queued at once, and 0 with
+    # enable.idempotence=true"
+    assert lo <= results[("inflight1", True)].inversions <= hi, (lo, hi)
+    assert lo <= results[("inflight5", True)].inversions <= hi, (lo, hi)
+    assert results[("inflight1", False)].inversions < lo
     assert results[("idempotent", True)].inversions == 0
     assert results[("idempotent", False)].inversions == 0
     # Each inversion is one whole failed batch of 10 landing after the next one.
@@ -242,9 +259,11 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
 def test_explainer_states_the_measured_figure() -> None:
     g = explain({"max.in.flight.requests.per.connection": 1, "acks": "all"})
     w = next(w for w in g.warnings if "NOT an ordering guarantee" in w)
-    assert MEASURED_INFLIGHT1_REORDER in w
-    assert "9-10 order inversions" in w and "cykafka.testing.verify_ordering" in w
-    assert "9 order inversions" not in w
+    assert "cykafka.testing.verify_ordering" in w and "2000" in w
+    lo, hi = _stated_range()
+    # A claim, not a shrug: inversions in every run (lo >= 1), and no more than the
+    # pattern's failed Produce requests can cause (one in 7 of ~230 requests).
+    assert 1 <= lo < hi <= 33
     assert g.ordering == "none" and g.duplicates_possible
 
 
