@@ -426,7 +426,7 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
         assert [r["queued_before"] for r in rounds] == [1000] * CTRL_C_ROUNDS
     if what == "produce_batch":
         assert len(final["batches"]) == CTRL_C_ROUNDS
-        for i, (total, delivered, bfailed, rdel, rfail, rtot, err) in enumerate(final["batches"]):
+        for total, delivered, bfailed, rdel, rfail, rtot, err in final["batches"]:
             assert total == rtot == 100000 and delivered == rdel and bfailed == rfail
             assert delivered + bfailed == total
             assert delivered == 1000 - 500        # what fit in the queue before it blocked

@@ -47,15 +47,17 @@ DEFAULTS: Mapping[str, str] = {
 #: the range is wide enough for a loaded CI machine and narrow enough to be a claim.
 MEASURED_INFLIGHT1_INVERSIONS = (5, 20)
 
+_LO, _HI = MEASURED_INFLIGHT1_INVERSIONS
+
 MEASURED_INFLIGHT1_REORDER = (
     "measured with cykafka.testing.verify_ordering on librdkafka 2.16.0's mock cluster "
     "(acks=all, one partition, batch.num.messages=10, every 7th Produce request failing "
     "with retriable NOT_ENOUGH_REPLICAS, 2000 messages): all 2000 arrived exactly once, but "
-    "every run had order inversions, between {lo} and {hi} per run of 2000 (e.g. 10; each a "
+    f"every run had order inversions, between {_LO} and {_HI} per run of 2000 (e.g. 10; each a "
     "failed batch of 10 written after the next batch) when produce() calls kept arriving "
-    "during retries (10 messages every 5 ms), as many with 5 in flight, fewer than {lo} when "
+    f"during retries (10 messages every 5 ms), as many with 5 in flight, fewer than {_LO} when "
     "all 2000 were queued at once, and 0 with enable.idempotence=true"
-).format(lo=MEASURED_INFLIGHT1_INVERSIONS[0], hi=MEASURED_INFLIGHT1_INVERSIONS[1])
+)
 
 _REFUSED = "librdkafka will refuse to create this producer: "
 
