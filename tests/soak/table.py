@@ -1,7 +1,7 @@
 """The README's reliability table, produced by running the tests that measure it.
 
-    PYTHONPATH=src python tests/soak/table.py            # CI-sized runs (~3 min)
-    PYTHONPATH=src python tests/soak/table.py --soak     # + 1 M-message broker down/up
+    .venv/bin/python tests/soak/table.py                 # CI-sized runs (~3 min)
+    .venv/bin/python tests/soak/table.py --soak          # + 1 M-message broker down/up
                                                          #   import and the 10 M RSS soak
     ... tests/soak/table.py --valgrind /tmp/cykafka-valgrind  # + the row written by
                                                          #   tests/soak/valgrind.sh (if any)
@@ -27,6 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    """The tests import the cykafka that ``python`` has installed (``./run`` puts it in
+    .venv); ``src`` goes on PYTHONPATH only when it holds a built extension (an in-place
+    build), since a ``src`` without one shadows the installed package and fails."""
+    env = {**os.environ, **extra}
+    if "PYTHONPATH" not in env and list((ROOT / "src" / "cykafka").glob("_native*.so")):
+        env["PYTHONPATH"] = str(ROOT / "src")
+    return env
+
 SUITES = [
     ("tests/test_reliability.py", {}),
     ("tests/test_fuzz.py", {}),
@@ -40,8 +50,7 @@ SOAK_SUITES = [
 
 def run_pytest(spec: str, env_extra: dict[str, str], log: Path) -> list[dict]:
     before = log.read_text().count("\n") if log.exists() else 0
-    env = {**os.environ, **env_extra, "CYKAFKA_RELIABILITY_LOG": str(log)}
-    env.setdefault("PYTHONPATH", str(ROOT / "src"))
+    env = _env({**env_extra, "CYKAFKA_RELIABILITY_LOG": str(log)})
     cmd = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *spec.split()]
     rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL).returncode
     rows = [json.loads(line) for line in log.read_text().splitlines()[before:]]
@@ -100,9 +109,7 @@ def main() -> int:
     if args.soak:
         print("running the 10 M-message RSS soak ...", file=sys.stderr, flush=True)
         out = subprocess.run([PY, "tests/soak/rss_soak.py"], cwd=ROOT, capture_output=True,
-                             text=True, env={**os.environ,
-                                             "PYTHONPATH": os.environ.get("PYTHONPATH",
-                                                                          str(ROOT / "src"))})
+                             text=True, env=_env({}))
         res = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append({"item": "memory soak: produce + produce_batch, RSS flat, futures freed",
                      "tried": res["messages"], "lost": res["lost"],
