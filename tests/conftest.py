@@ -10,6 +10,8 @@ Works from a checkout with ``PYTHONPATH=src`` (or with nothing set: ``src`` is a
 from __future__ import annotations
 
 import importlib.util
+import os
+import random
 import re
 import sys
 import time
@@ -212,3 +214,15 @@ def topic(broker: LocalBroker, request: pytest.FixtureRequest) -> Callable[..., 
 def read_back_fixture() -> Callable[..., dict[int, list[Record]]]:
     """The :func:`read_back` helper as a fixture (no import of conftest needed)."""
     return read_back
+
+
+
+# The seed of test_testing.py's property tests: random per run unless given, set
+# here (before collection) so that the header below can show it.
+os.environ.setdefault("CYKAFKA_PROPERTY_SEED", str(random.randrange(2**32)))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The property tests' seed, so a CI failure can be rerun with the same plans."""
+    seed = os.environ["CYKAFKA_PROPERTY_SEED"]
+    return f"cykafka property seed: {seed} (rerun with CYKAFKA_PROPERTY_SEED={seed})"

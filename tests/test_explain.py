@@ -16,7 +16,8 @@ def test_inflight_one_without_idempotence_is_flagged() -> None:
     g = explain({"max.in.flight.requests.per.connection": 1, "acks": "all"})
     assert g.ordering == "none" and g.duplicates_possible
     assert _has(g, "max.in.flight.requests.per.connection=1", "NOT an ordering guarantee")
-    assert _has(g, "9-10 order inversions", "verify_ordering")
+    # the measured range itself is checked against a fresh run in test_testing.py
+    assert _has(g, "order inversions, between", "per run of 2000", "verify_ordering")
 
 
 def test_java_spelling_of_inflight_is_flagged_too() -> None:

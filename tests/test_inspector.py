@@ -136,6 +136,74 @@ def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
             assert b.in_flight_requests == 0 and b.waiting_requests == 0
 
 
+def _only(s: AccumulatorSnapshot, topic: str, busy: int, state: str) -> bool:
+    """``busy`` is in ``state`` and the topic's other partitions are idle (the
+    snapshot knows all three)."""
+    mine = {part: ps.state for (t, part), ps in s.partitions.items() if t == topic}
+    return len(mine) == 3 and mine[busy] == state and all(
+        st == "idle" for part, st in mine.items() if part != busy)
+
+
+def test_state_accumulating_while_linger_holds_a_partial_batch(cluster: Any) -> None:
+    topic = cluster.create_topic("linger", partitions=3)
+    with mock_producer(cluster, **{"linger.ms": 20000, "batch.num.messages": 1000}) as p:
+        warm_up(p, topic, 3)
+        p.produce_batch(topic, [b"a"] * 5, partitions=[1] * 5)
+        snap = wait_for(p, lambda s: _only(s, topic, 1, "accumulating"),
+                        "accumulating on partition 1")
+        ps = snap.partitions[(topic, 1)]
+        # five messages wait for the batch to fill or linger.ms to pass; none sent
+        assert ps.waiting_msgs == 5 and ps.in_flight_msgs == 0 and ps.delivered == 1, ps
+        assert ps.oldest_age_s is not None and ps.oldest_age_s < 20.0
+        assert snap.brokers[ps.leader].in_flight_requests == 0
+        t0 = time.monotonic()
+        assert p.flush(30) == 0   # flush() does not wait for linger.ms
+        assert time.monotonic() - t0 < 15
+        assert p.accumulator().partitions[(topic, 1)].delivered == 6
+
+
+def test_state_ready_when_full_batches_wait_for_a_slow_broker(cluster: Any) -> None:
+    # A flood into one partition through a slow broker (RTT 50 ms) with the in-flight
+    # window not full: complete batches (batch.num.messages=10) pile up faster than
+    # the broker thread sends them.
+    topic = cluster.create_topic("flood", partitions=3)
+    with mock_producer(cluster, **{"queue.buffering.max.messages": 1000000}) as p:
+        warm_up(p, topic, 3)
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 50)
+        for _ in range(20):
+            p.produce_batch(topic, [b"v" * 100] * 10000, partitions=[1] * 10000)
+        snap = wait_for(p, lambda s: _only(s, topic, 1, "ready"),
+                        "ready on partition 1")
+        ps = snap.partitions[(topic, 1)]
+        broker = snap.brokers[ps.leader]
+        assert ps.waiting_msgs >= 10, ps                        # at least a full batch
+        assert broker.in_flight_requests < broker.max_in_flight  # not muted
+        assert broker.state == "UP"
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 0)
+        assert p.flush(60) == 0
+        assert p.accumulator().partitions[(topic, 1)].delivered == 200001
+
+
+def test_state_in_flight_while_a_request_awaits_its_response(cluster: Any) -> None:
+    topic = cluster.create_topic("rtt", partitions=3)
+    with mock_producer(cluster) as p:
+        warm_up(p, topic, 3)
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 3000)
+        p.produce_batch(topic, [b"f"] * 5, partitions=[2] * 5)
+        snap = wait_for(p, lambda s: _only(s, topic, 2, "in_flight"),
+                        "in_flight on partition 2")
+        ps = snap.partitions[(topic, 2)]
+        assert ps.in_flight_msgs == 5 and ps.waiting_msgs == 0 and ps.delivered == 1, ps
+        assert snap.brokers[ps.leader].in_flight_requests >= 1
+        assert (topic, 2) in snap.brokers[ps.leader].partitions
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 0)
+        assert p.flush(30) == 0
+
+
 def test_partition_of_a_down_leader_keeps_its_messages(cluster: Any,
                                                        quiet_librdkafka: None) -> None:
     topic = cluster.create_topic("down", partitions=3)

@@ -196,8 +196,18 @@ def test_tansu_restart_mid_import_every_future_resolves(fresh_broker, read_back)
     got = check_exactly_once_in_order(read_back, b.bootstrap_servers, "imp",
                                       [*([_Dropped()] * restart_at), *after], n, 8)
     assert got == after_counts.get("ok", 0)
-    record("Tansu killed+restarted mid-import (futures only: in-memory broker loses its log)",
-           n, 0, n - counts.get("ok", 0), unresolved=0, outcomes=dict(counts))
+    # Client-side loss: a message whose future neither failed nor is in the log of the
+    # broker that acknowledged it.  Only the restarted broker's log can be read.
+    client_lost = len(after) - after_counts.get("ok", 0) - after_counts.get("_MSG_TIMED_OUT", 0)
+    client_lost += after_counts.get("ok", 0) - got
+    record("Tansu killed+restarted mid-import (in-memory broker: loses its log on restart)",
+           n, client_lost, n - counts.get("ok", 0), unresolved=0, outcomes=dict(counts),
+           broker_lost_acknowledged=restart_at,
+           notes=f"BROKER DATA LOSS: the client reported {restart_at:,} messages delivered "
+                 f"(acknowledged by Tansu before the restart) and the restarted Tansu no "
+                 f"longer has them: its memory storage forgets the log on restart, by design. "
+                 f"Not client loss; 'lost' counts only what the client failed to account for "
+                 f"after the restart (read back from the new log)")
 
 
 class _Dropped:
@@ -225,11 +235,14 @@ def test_broker_unreachable_from_the_start() -> None:
     p.close()
     t_close = time.monotonic() - t1
     assert t_close < 5
+    failed = 0
     for f in futs:
         exc = f.exception(0)
         assert isinstance(exc, cykafka.DeliveryTimeoutError) and isinstance(exc, TimeoutError)
         assert exc.name == "_MSG_TIMED_OUT" and "timed out" in str(exc).lower()
-    record("broker unreachable from the start", n, 0, n,
+        failed += 1
+    # nothing can be delivered (no broker): lost = neither failed nor delivered
+    record("broker unreachable from the start", n, n - failed, failed,
            flush_s=round(t_flush, 2), close_s=round(t_close, 3))
 
 
@@ -297,7 +310,10 @@ def test_fork_child_gets_clear_error_and_new_producer_works(broker, topic, how) 
     if how == "os.fork":
         assert child["child_producer"][1] >= 1
     assert res["parent"][1] > res["parent"][0]   # the parent's producer is unaffected
-    record(f"fork ({how}): old producer refused in child", 3, 0)
+    refused = sum(child[call][0] == "ProducerForkedError" for call in ("produce", "produce_batch",
+                                                                        "flush"))
+    # calls on the inherited producer, each refused (nothing accepted, so nothing to lose)
+    record(f"fork ({how}): old producer refused in child", 3, 3 - refused, 0, refused=refused)
 
 
 # --------------------------------------------------------------------------- Ctrl-C
@@ -306,7 +322,7 @@ CTRL_C_CHILD = r"""
 import json, os, sys, time
 import cykafka
 from cykafka.testing import MockCluster
-what = sys.argv[1]
+what, rounds = sys.argv[1], int(sys.argv[2])
 mc = MockCluster(1)
 mc.create_topic("t", 1, 1)
 mc.set_broker_down(1)
@@ -314,77 +330,141 @@ conf = {"bootstrap.servers": mc.bootstrap_servers, "log_level": 0,
         "max.block.ms": 600000, "queue.buffering.max.messages": 1000}
 p = cykafka.Producer(conf, preset="ordered")
 futs = [p.produce("t", b"%d" % i) for i in range(500)]
-out = {"what": what}
-bf = None
-print("READY", flush=True)
-try:
-    if what == "flush":
-        p.flush()
-    elif what == "produce":
-        while True:
-            futs.append(p.produce("t", b"%d" % len(futs)))
-    elif what == "produce_batch":
-        p.produce_batch("t", [b"b%d" % i for i in range(100000)])
-    out["interrupted"] = False
-except KeyboardInterrupt as exc:
-    out["caught_at"] = time.monotonic()
-    out["interrupted"] = True
-    bf = getattr(exc, "batch", None)
-out["queued_before"] = len(futs)
-out["pending"] = len(p)
+batches = []
+# The broker stays down: every round blocks again (the queue stays full after the
+# first produce round), and is interrupted again.
+for r in range(rounds):
+    if what == "produce_batch" and r:
+        # Make room again: a batch interrupted before any message was accepted never
+        # resolves its future (test_interrupted_batch_with_nothing_accepted_resolves),
+        # so each round starts as the first, with 500 of the 1000 slots taken.
+        mc.set_broker_up(1)
+        p.flush(60)
+        mc.set_broker_down(1)
+        futs += [p.produce("t", b"%d" % i) for i in range(500)]
+    out = {"what": what, "round": r}
+    print("READY", flush=True)
+    try:
+        if what == "flush":
+            p.flush()
+        elif what == "produce":
+            while True:
+                futs.append(p.produce("t", b"%d" % len(futs)))
+        elif what == "produce_batch":
+            p.produce_batch("t", [b"b%d" % i for i in range(100000)])
+        out["interrupted"] = False
+    except KeyboardInterrupt as exc:
+        out["caught_at"] = time.monotonic()
+        out["interrupted"] = True
+        if getattr(exc, "batch", None) is not None:
+            batches.append(exc.batch)
+    out["queued_before"] = len(futs)
+    out["pending"] = len(p)
+    print(json.dumps(out), flush=True)
 # Still usable: the broker comes back, more is produced, everything queued is delivered.
+out = {"queued_before": len(futs)}
 mc.set_broker_up(1)
 futs.append(p.produce("t", b"after"))
 out["flush_left"] = p.flush(60)
 out["futures_ok"] = sum(f.exception(0) is None for f in futs)
+out["futures_failed"] = sum(f.exception(0) is not None for f in futs)
 out["futures_total"] = len(futs)
-if bf is not None:
+out["batches"] = []
+for bf in batches:
     rep = bf.result(30)
-    out["batch"] = [bf.total, bf.delivered, bf.failed, rep.delivered, rep.failed, rep.total]
-    out["batch_err"] = rep.errors[0][1].message if rep.errors else None
+    out["batches"].append([bf.total, bf.delivered, bf.failed, rep.delivered, rep.failed,
+                           rep.total, rep.errors[0][1].message if rep.errors else None])
 p.close()
 mc.close()
 print(json.dumps(out), flush=True)
 """
 
+#: Interrupts per call: the issue's 0.5 s bound is asserted on their median (one slow
+#: wake-up on a loaded CI machine is not a finding), the max only as a hang guard.
+CTRL_C_ROUNDS = 5
+
 
 @pytest.mark.parametrize("what", ["flush", "produce", "produce_batch"])
 def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_CHILD, what], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", CTRL_C_CHILD, what, str(CTRL_C_ROUNDS)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    rounds: list[dict[str, Any]] = []
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "READY"
-        time.sleep(0.7)           # well inside the blocking call
-        sent = time.monotonic()   # CLOCK_MONOTONIC: comparable across processes
-        proc.send_signal(signal.SIGINT)
+        for _ in range(CTRL_C_ROUNDS):
+            line = proc.stdout.readline().strip()
+            assert line == "READY", (line, proc.stderr.read() if proc.poll() is not None else "")
+            time.sleep(0.4)           # well inside the blocking call
+            sent = time.monotonic()   # CLOCK_MONOTONIC: comparable across processes
+            proc.send_signal(signal.SIGINT)
+            out = json.loads(proc.stdout.readline())
+            out["latency"] = out.get("caught_at", float("inf")) - sent
+            rounds.append(out)
         rest, err = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    out = json.loads(rest.strip().splitlines()[-1])
-    assert out["interrupted"], out
-    latency = out["caught_at"] - sent
-    print(f"Ctrl-C during {what}: control back after {latency * 1000:.1f} ms")
-    assert latency < 2.0     # the issue's bound is 0.5 s; generous margin for loaded CI
-    assert out["flush_left"] == 0
-    # Every message queued before the interrupt kept its future and was delivered.
-    assert out["futures_ok"] == out["futures_total"] == out["queued_before"] + 1
-    tried = out["futures_total"]
+    final = json.loads(rest.strip().splitlines()[-1])
+    latencies = sorted(r["latency"] for r in rounds)
+    median = latencies[len(latencies) // 2]
+    print(f"Ctrl-C during {what}: control back after "
+          f"{', '.join(f'{x * 1000:.1f}' for x in latencies)} ms (median {median * 1000:.1f})")
+    assert all(r["interrupted"] for r in rounds), rounds
+    assert median < 0.5, latencies          # issue 7's bound
+    assert latencies[-1] < 2.0, latencies   # and none hangs
+    assert final["flush_left"] == 0
+    # Every message queued before the interrupts kept its future and was delivered.
+    assert final["futures_ok"] == final["futures_total"] == final["queued_before"] + 1
+    tried = final["futures_total"]
+    lost = final["futures_total"] - final["futures_ok"] - final["futures_failed"]
+    failed = 0
     if what == "produce":
-        assert out["queued_before"] == 1000   # the full queue; the interrupted one was not taken
+        # the full queue; the interrupted ones were not taken
+        assert [r["queued_before"] for r in rounds] == [1000] * CTRL_C_ROUNDS
     if what == "produce_batch":
-        total, delivered, failed, rdel, rfail, rtot = out["batch"]
-        assert total == rtot == 100000 and delivered == rdel and failed == rfail
-        assert delivered + failed == total
-        assert delivered == 1000 - 500        # what fit in the queue before it blocked
-        assert "KeyboardInterrupt" in out["batch_err"]
-        tried += total
-    record(f"Ctrl-C during {what}", tried, 0, out.get("batch", [0, 0, 0])[2],
-           latency_ms=round(latency * 1000, 1))
+        assert len(final["batches"]) == CTRL_C_ROUNDS
+        for total, delivered, bfailed, rdel, rfail, rtot, err in final["batches"]:
+            assert total == rtot == 100000 and delivered == rdel and bfailed == rfail
+            assert delivered + bfailed == total
+            assert delivered == 1000 - 500        # what fit in the queue before it blocked
+            assert "KeyboardInterrupt" in err
+            tried += total
+            failed += bfailed
+            lost += total - delivered - bfailed
+    record(f"Ctrl-C during {what} (x{CTRL_C_ROUNDS})", tried, lost, failed,
+           median_ms=round(median * 1000, 1), max_ms=round(latencies[-1] * 1000, 1))
+
+
+@pytest.mark.xfail(strict=True, reason="ext bug (reported, not fixed on this branch): a "
+                   "produce_batch interrupted before any message was accepted fails every "
+                   "message but never resolves its BatchFuture")
+def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
+    with MockCluster(1) as mc:
+        mc.create_topic("t", 1, 1)
+        mc.set_broker_down(1)
+        conf = {"bootstrap.servers": mc.bootstrap_servers, **QUIET,
+                "max.block.ms": 600000, "queue.buffering.max.messages": 10,
+                "message.timeout.ms": 500}
+        with cykafka.Producer(conf) as p:
+            for i in range(10):
+                p.produce("t", b"%d" % i)   # the queue is full
+            timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+            timer.start()
+            try:
+                with pytest.raises(KeyboardInterrupt) as info:
+                    p.produce_batch("t", [b"x"] * 100)
+            finally:
+                timer.cancel()
+            bf = info.value.batch   # type: ignore[attr-defined]
+            assert bf.total == 100 and bf.delivered == 0 and bf.failed == 100
+            deadline = time.monotonic() + 2
+            while not bf.done() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert bf.done(), "every message failed, yet the batch future never resolves"
+            mc.set_broker_up(1)
 
 
 # --------------------------------------------------------------------------- threads

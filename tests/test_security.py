@@ -240,6 +240,9 @@ def test_tls_wrong_ca_fails_clearly(tls_broker, certs) -> None:
     assert any("SSL handshake failed" in t and "certificate verify failed" in t
                for t in texts), texts
     assert len(tls_broker.handshake_errors) > before   # the server saw the refusal
+    failed = int(isinstance(fut.exception(0), cykafka.KafkaDeliveryError))
+    record("TLS with the wrong CA: handshake refused (certificate verify failed), "
+           "message failed through its future", 1, 1 - failed, failed)
 
 
 def test_ssl_keys_reach_librdkafka_bad_key_password_is_clear(certs, tmp_path) -> None:
@@ -258,6 +261,9 @@ def test_ssl_keys_reach_librdkafka_bad_key_password_is_clear(certs, tmp_path) ->
     assert SECRET not in msg and SECRET not in repr(info.value)
     conf["ssl.key.password"] = "right-one"
     cykafka.Producer(conf).close()   # the right password is accepted
+    # One producer construction refused (no message could be accepted: nothing to lose).
+    record("TLS client key with a wrong ssl.key.password: refused at construction "
+           "(KafkaConfigError, password masked)", 1, 0, 0, refused=1)
 
 
 # --------------------------------------------------------------------------- SASL
@@ -282,6 +288,9 @@ def test_sasl_refused_login_is_a_clear_authentication_error(sasl_broker, caplog)
     lines = [r.getMessage() for r in caplog.records]
     assert any("SCRAM-SHA-512" in m for m in lines)
     assert all(SECRET not in m for m in lines)
+    failed = int(isinstance(fut.exception(0), cykafka.KafkaDeliveryError))
+    record("SASL/SCRAM login refused: KafkaAuthenticationError via on_error, message failed "
+           "through its future", 1, 1 - failed, failed)
 
 
 # --------------------------------------------------------------------------- secrets
@@ -381,6 +390,9 @@ def test_config_errors_do_not_echo_secrets(extra: dict[str, Any], why: str) -> N
         _assert_clean(f"exception for {why}", t)
     for t in (str(exc.__cause__ or ""), str(exc.__context__ or "")):
         _assert_clean(f"chained exception for {why}", t)
+    # One row per case; tests/soak/table.py sums rows with the same item.
+    record("bad configs carrying secrets: refused, secret not in the exception", 1, 0, 0,
+           refused=1)
 
 
 def test_failed_delivery_error_never_quotes_the_payload() -> None:

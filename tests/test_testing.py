@@ -8,20 +8,25 @@ producer (warm-up record) before the first one.
 
 from __future__ import annotations
 
+import os
+import random
+import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import cykafka
 from cykafka import presets
-from cykafka.explain import MEASURED_INFLIGHT1_REORDER, explain
+from cykafka.explain import explain
 from cykafka.testing import (
     API_KEYS,
     MockCluster,
     OrderingReport,
+    RawRecord,
     committed_view,
     error_code,
     read_log,
@@ -65,6 +70,45 @@ JAVA_INFLIGHT1 = {
     "max.in.flight.requests.per.connection": 1,
     "batch.num.messages": 10,
 }
+
+
+def retry_copies(entries: Sequence[RawRecord]) -> tuple[int, list[str]]:
+    """Extra copies of a record value in a raw log (control records and the harness's
+    warm-up records left out), and the copies that a real broker would NOT have
+    dropped: those whose (producer id, epoch, sequence) differs from the first copy's
+    or that carry no sequence.  A real broker answers a batch whose producer id, epoch
+    and sequence it already appended with DUPLICATE_SEQUENCE_NUMBER instead of
+    appending it again (KIP-98); librdkafka's mock does not (see
+    test_mock_does_not_dedupe_idempotent_retries)."""
+    first: dict[bytes, RawRecord] = {}
+    extra = 0
+    not_droppable: list[str] = []
+    for e in sorted(entries, key=lambda x: (x.partition, x.offset)):
+        if e.control is not None or e.value is None or e.value == b"warmup":
+            continue
+        orig = first.setdefault(e.value, e)
+        if orig is e:
+            continue
+        extra += 1
+        ident = (e.producer_id, e.producer_epoch, e.sequence)
+        if e.sequence < 0 or ident != (orig.producer_id, orig.producer_epoch, orig.sequence) \
+                or e.partition != orig.partition:
+            not_droppable.append(
+                f"{e.value!r}: [{orig.partition}]@{orig.offset} pid/epoch/seq "
+                f"{(orig.producer_id, orig.producer_epoch, orig.sequence)} vs "
+                f"[{e.partition}]@{e.offset} {ident}")
+    return extra, not_droppable
+
+
+def assert_duplicates_are_retries(mock: MockCluster, r: OrderingReport) -> int:
+    """Every duplicate the harness counted is a same-(producer id, epoch, sequence)
+    copy of its original: exactly what a real broker's idempotence check drops, so
+    not a duplicate a consumer of a real Kafka would see.  Returns their number."""
+    extra, bad = retry_copies(read_raw_log(mock, r.topic, sorted(p for p in r.partitions
+                                                                 if p >= 0)))
+    assert extra == r.duplicates, (extra, str(r))
+    assert not bad, "duplicates a real broker would keep:\n" + "\n".join(bad[:10])
+    return extra
 
 
 @pytest.fixture
@@ -164,15 +208,27 @@ def _claim_run(mock: MockCluster, cfg: dict[str, Any], pace: bool) -> OrderingRe
     )
 
 
+def _inflight1_warning() -> str:
+    g = explain(JAVA_INFLIGHT1)
+    return next(w for w in g.warnings if "NOT an ordering guarantee" in w)
+
+
+def _stated_range() -> tuple[int, int]:
+    """The inversion range the explainer's warning states, read from its text."""
+    m = re.search(r"between (\d+) and (\d+) per run of 2000", _inflight1_warning())
+    assert m, _inflight1_warning()
+    return int(m.group(1)), int(m.group(2))
+
+
 def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> None:
-    """Issue 4's claim: non-idempotent, in-flight=1, acks=all, 1 partition,
-    batch.num.messages=10, every 7th Produce fails with NOT_ENOUGH_REPLICAS,
-    2000 messages.  Measured (librdkafka 2.16.0 mock, see the report):
-    - produce() calls arriving throughout (10 messages every 5 ms): 9-10
-      inversions (90-100 messages written after the next batch), all delivered;
-    - all 2000 queued at once: 0 or 1 inversion (timing decides whether the first
-      failed batch is retried behind a newer one; 0 seen in CI), so only printed;
-    - enable.idempotence=true: 0 either way."""
+    """Issue 4's claim, re-measured, against what the explainer's warning says:
+    non-idempotent, in-flight=1, acks=all, 1 partition, batch.num.messages=10, every
+    7th Produce fails with NOT_ENOUGH_REPLICAS, 2000 messages.  Measured so far
+    (librdkafka 2.16.0 mock): 9-10 inversions with produce() calls arriving
+    throughout (10 messages every 5 ms), 10-12 with 5 in flight, 0 or 1 with all
+    2000 queued at once, 0 with idempotence.  The test asserts the range the
+    warning states (both ends), not a constant of its own."""
+    lo, hi = _stated_range()
     results = {}
     for name, cfg in (
         ("inflight1", JAVA_INFLIGHT1),
@@ -187,8 +243,12 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
                   f"losses={r.losses} failed={r.failed}")
             # Every message arrives exactly once in all configs; only order differs.
             assert r.written == 2000 and r.failed == 0 and r.losses == 0 and r.duplicates == 0
-    assert results[("inflight1", True)].inversions >= 5
-    assert results[("inflight5", True)].inversions >= 5
+    # "every run had order inversions, between lo and hi per run of 2000 ... as many
+    # with 5 in flight, fewer than lo when all 2000 were queued at once, and 0 with
+    # enable.idempotence=true"
+    assert lo <= results[("inflight1", True)].inversions <= hi, (lo, hi)
+    assert lo <= results[("inflight5", True)].inversions <= hi, (lo, hi)
+    assert results[("inflight1", False)].inversions < lo
     assert results[("idempotent", True)].inversions == 0
     assert results[("idempotent", False)].inversions == 0
     # Each inversion is one whole failed batch of 10 landing after the next one.
@@ -199,9 +259,11 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
 def test_explainer_states_the_measured_figure() -> None:
     g = explain({"max.in.flight.requests.per.connection": 1, "acks": "all"})
     w = next(w for w in g.warnings if "NOT an ordering guarantee" in w)
-    assert MEASURED_INFLIGHT1_REORDER in w
-    assert "9-10 order inversions" in w and "cykafka.testing.verify_ordering" in w
-    assert "9 order inversions" not in w
+    assert "cykafka.testing.verify_ordering" in w and "2000" in w
+    lo, hi = _stated_range()
+    # A claim, not a shrug: inversions in every run (lo >= 1), and no more than the
+    # pattern's failed Produce requests can cause (one in 7 of ~230 requests).
+    assert 1 <= lo < hi <= 33
     assert g.ordering == "none" and g.duplicates_possible
 
 
@@ -284,34 +346,45 @@ def _check_ordered_under(preset: str, plan: list[tuple[int, tuple]]) -> Ordering
             preset=preset,
             flush_timeout=60,
         )
-    assert r.inversions == 0, r
-    if not any(action[0] == "down" for _, action in plan):
+        assert r.inversions == 0, r
         # A broker going down drops requests the mock has already appended; librdkafka
-        # retries them with the same producer id and sequence, which a real broker
-        # answers from its sequence cache but librdkafka 2.16's mock appends again
-        # (pinned by test_mock_does_not_dedupe_idempotent_retries).  Duplicates are only
-        # a finding of the producer's where that cannot happen.
-        assert r.duplicates == 0, r
+        # retries them with the same producer id, epoch and sequence, which a real
+        # broker drops (DUPLICATE_SEQUENCE_NUMBER) but librdkafka 2.16's mock appends
+        # again (pinned by test_mock_does_not_dedupe_idempotent_retries).  So a
+        # duplicate is allowed only where a real broker would have dropped it.
+        dups = assert_duplicates_are_retries(m, r)
+        if not any(action[0] == "down" for _, action in plan):
+            assert dups == 0, r   # nothing else has produced a mock duplicate so far
     assert r.losses == 0, r
     assert r.failed == 0, r  # every fault is retriable; nothing may fail within the timeout
     assert r.misreported_offsets == 0, r
     return r
 
 
+#: Different fault plans run over time (not derandomized), from one seed per test
+#: session: printed in pytest's header (tests/conftest.py); rerun a CI failure with
+#: CYKAFKA_PROPERTY_SEED=<it>.  A failing plan is also printed by hypothesis.
+PROPERTY_SEED = int(os.environ.get("CYKAFKA_PROPERTY_SEED") or random.randrange(2**32))
+
 PROPERTY_SETTINGS = settings(
-    max_examples=8,
+    max_examples=12,
+    # A run is seconds (faults pause, flush waits); per-example deadlines would only
+    # flake.  The suite's time budget bounds max_examples instead.
     deadline=None,
-    derandomize=True,
+    derandomize=False,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
 
+@seed(PROPERTY_SEED)
 @PROPERTY_SETTINGS
 @given(plan=fault_plans())
 def test_ordered_never_inverts_duplicates_or_loses(plan: list[tuple[int, tuple]]) -> None:
     _check_ordered_under("ordered", plan)
 
 
+@seed(PROPERTY_SEED + 1)
 @PROPERTY_SETTINGS
 @given(plan=fault_plans())
 def test_strict_ordered_never_inverts_duplicates_or_loses(plan: list[tuple[int, tuple]]) -> None:
@@ -340,6 +413,78 @@ def test_mock_does_not_dedupe_idempotent_retries(mock: MockCluster) -> None:
                         messages=1000, faults=timeout_spike(), preset="ordered")
     print(r)
     assert r.inversions == 0 and r.losses == 0 and r.failed == 0
+    # The limitation is still there (if a librdkafka upgrade fixes the mock, this
+    # fails: then drop the allowance in _check_ordered_under), and every duplicate
+    # is a same-(producer id, epoch, sequence) retry that a real broker drops.
+    assert r.duplicates > 0, r
+    assert assert_duplicates_are_retries(mock, r) == r.duplicates
+
+
+# -- a permanent error on one batch: strict_ordered stops, ordered leaves a gap -------
+
+
+def _gap_run(preset: str) -> tuple[list[Any], list[int], list[Exception]]:
+    """120 messages in batches of 10, produced 10 at a time with 20 ms between, so
+    each batch is its own Produce request; the 4th Produce request (the 3rd after
+    the warm-up) fails with the non-retriable INVALID_RECORD.  Returns every
+    future's outcome (None: delivered, else the exception), the indices written to
+    the log, and what on_error received."""
+    errors: list[Exception] = []
+    with MockCluster(1) as m:
+        topic = m.create_topic(f"gap-{preset}-{time.monotonic_ns()}", 1, 1)
+        cfg = {"bootstrap.servers": m.bootstrap_servers, "batch.num.messages": 10,
+               "linger.ms": 5, "log_level": 0}
+        with cykafka.Producer(cfg, preset=preset, on_error=errors.append) as p:
+            p.produce(topic, b"warmup").result(30)
+            m.push_request_errors("Produce", ["NO_ERROR", "NO_ERROR", "INVALID_RECORD"])
+            futs = []
+            for i in range(120):
+                try:
+                    futs.append(p.produce(topic, str(i).encode()))
+                except cykafka.KafkaError as e:  # the producer is already fatal
+                    futs.append(e)
+                if i % 10 == 9:
+                    time.sleep(0.02)
+            p.flush(30)
+            outcomes = [f if isinstance(f, Exception) else f.exception(10) for f in futs]
+        written = [int(r.value) for r in read_raw_log(m, topic, 1)
+                   if r.value is not None and r.value != b"warmup"]
+    return outcomes, written, errors
+
+
+@pytest.mark.parametrize("preset", ["strict_ordered", "ordered"])
+def test_permanent_error_gap_behaviour_matches_explainer(preset: str) -> None:
+    """explain()'s gap_behaviour, measured: one batch fails permanently amid others."""
+    outcomes, written, errors = _gap_run(preset)
+    failed = [i for i, o in enumerate(outcomes) if o is not None]
+    names = sorted({getattr(o, "name", type(o).__name__) for o in outcomes if o is not None})
+    print(preset, "failed", len(failed), names, "written", len(written),
+          "on_error", [str(e) for e in errors])
+    assert failed, "the permanent error failed nothing"
+    first_gap = failed[0]
+    assert written == sorted(written) and len(set(written)) == len(written)
+    assert not set(written) & set(failed), "a message reported failed was written"
+    gap = explain({}, preset=preset).gap_behaviour
+    fatal = [e for e in errors if getattr(e, "fatal", False)]
+    if preset == "strict_ordered":
+        assert gap == "fatal error"
+        # librdkafka raises _GAPLESS_GUARANTEE; the producer stops: nothing after the
+        # failed batch is written, and everything from it on is reported failed.
+        assert any(e.name == "_GAPLESS_GUARANTEE" for e in fatal), errors
+        # the failed batch with its own error, every later message with the fatal one
+        assert outcomes[first_gap].name == "INVALID_RECORD", outcomes[first_gap]
+        assert "_GAPLESS_GUARANTEE" in names, names
+        assert set(names) <= {"INVALID_RECORD", "_GAPLESS_GUARANTEE", "_FATAL"}, names
+        assert all(i < first_gap for i in written), (first_gap, written[-5:])
+        assert failed == list(range(first_gap, 120)), failed
+    else:
+        assert gap.startswith("skip")
+        # The failed batch is reported failed (INVALID_RECORD, per message), no fatal
+        # error, and later messages are written: a gap in the partition.
+        assert not fatal, errors
+        assert names == ["INVALID_RECORD"], names
+        assert len(failed) == 10 and failed == list(range(first_gap, first_gap + 10))
+        assert max(written) == 119 and len(written) == 110, written
 
 
 # -- the explainer's claims vs measurement, preset by preset ------------------------
@@ -551,7 +696,8 @@ def _txn_fault(m: MockCluster, topic: str, kind: str, r: int) -> None:
         m.push_request_errors("EndTxn", ["COORDINATOR_LOAD_IN_PROGRESS"] * (1 + r % 2))
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
+@seed(PROPERTY_SEED + 2)
+@settings(max_examples=6, deadline=None, derandomize=False, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(txns=st.lists(st.tuples(st.integers(1, 60), st.booleans(), st.sampled_from(TXN_FAULTS),
                                st.integers(0, 2**16)), min_size=2, max_size=6))
@@ -598,9 +744,14 @@ def test_exactly_once_is_all_or_nothing_under_faults(txns: list[tuple[int, bool,
     seen = [r.value.decode() for r in committed_view(raw) if r.value is not None]
     assert not set(seen) & set(aborted), "records of an aborted transaction are visible"
     assert set(seen) == set(committed), "a committed transaction is not complete"
+    # Duplicates only where a real broker would have dropped them (same producer id,
+    # epoch and sequence: see test_mock_does_not_dedupe_idempotent_retries), and
+    # only with a broker going down.
+    extra, bad = retry_copies(committed_view(raw))
+    assert not bad, "duplicates a real broker would keep:\n" + "\n".join(bad[:10])
+    assert len(seen) == len(committed) + extra
     if not any(f == "down" for _, _, f, _ in txns):
-        # see test_mock_does_not_dedupe_idempotent_retries for broker-down duplicates
-        assert len(seen) == len(committed), "duplicates"
+        assert extra == 0, "duplicates"
     per_key: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for rec in committed_view(raw):
         t, i = map(int, rec.value.decode().split("-"))

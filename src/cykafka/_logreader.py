@@ -38,6 +38,13 @@ class RawRecord:
     transactional: bool
     #: ``"COMMIT"`` or ``"ABORT"`` for a transaction marker, ``None`` for data.
     control: Optional[str] = None
+    #: The batch header's base sequence (-1 when the producer is not idempotent).
+    base_sequence: int = -1
+    #: This record's own sequence number (base sequence + offset delta), or -1.
+    #: A real broker refuses a batch whose (producer id, epoch, sequence) it has
+    #: already appended (DUPLICATE_SEQUENCE_NUMBER); so two copies of a record with
+    #: the same triple are a retry that a real broker would have dropped.
+    sequence: int = -1
 
 
 class _Reader:
@@ -84,7 +91,7 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
         end = pos + 12 + length
         if end > len(body):
             return
-        (base, _, _, magic, crc, attrs, _, _, _, pid, epoch, _, count) = \
+        (base, _, _, magic, crc, attrs, _, _, _, pid, epoch, base_seq, count) = \
             _BATCH_HEADER.unpack_from(body, pos)
         if magic != 2:
             raise ValueError(f"partition {partition}: message format v{magic} at offset {base} "
@@ -103,7 +110,8 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
             r.varint()                       # record length
             r.take(1)                        # attributes (unused)
             r.varint()                       # timestamp delta
-            offset = base + r.varint()
+            delta = r.varint()
+            offset = base + delta
             key, value = r.vbytes(), r.vbytes()
             for _ in range(r.varint()):      # headers
                 r.vbytes()
@@ -113,7 +121,9 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
                 # ControlRecordKey: version int16, type int16 (0 = ABORT, 1 = COMMIT)
                 kind = struct.unpack_from(">h", key or b"\0\0\xff\xff", 2)[0]
                 marker = {0: "ABORT", 1: "COMMIT"}.get(kind, f"CONTROL_{kind}")
-            yield RawRecord(partition, offset, key, value, pid, epoch, transactional, marker)
+            seq = -1 if base_seq < 0 else (base_seq + delta) & 0x7FFFFFFF  # wraps (KIP-98)
+            yield RawRecord(partition, offset, key, value, pid, epoch, transactional, marker,
+                            base_seq, seq)
         pos = end
 
 

@@ -40,15 +40,23 @@ DEFAULTS: Mapping[str, str] = {
     "queuing.strategy": "fifo",
 }
 
-#: The measurement behind the in-flight=1 warning (kept in one place so the ordering
-#: harness can update it when it re-measures).
+#: The measurement behind the in-flight=1 warning.  tests/test_testing.py
+#: (test_inflight1_without_idempotence_reorders_measured) re-measures it on every run
+#: and asserts the range *as this text states it* (parsed from the warning), both ends:
+#: every run measured so far gave 9-10 inversions with 1 in flight and 10-12 with 5, so
+#: the range is wide enough for a loaded CI machine and narrow enough to be a claim.
+MEASURED_INFLIGHT1_INVERSIONS = (5, 20)
+
+_LO, _HI = MEASURED_INFLIGHT1_INVERSIONS
+
 MEASURED_INFLIGHT1_REORDER = (
     "measured with cykafka.testing.verify_ordering on librdkafka 2.16.0's mock cluster "
     "(acks=all, one partition, batch.num.messages=10, every 7th Produce request failing "
     "with retriable NOT_ENOUGH_REPLICAS, 2000 messages): all 2000 arrived exactly once, but "
-    "with 9-10 order inversions (each a failed batch of 10 written after the next batch) when "
-    "produce() calls kept arriving during retries (10 messages every 5 ms), 0-1 when all 2000 "
-    "were queued at once, 10-11 with 5 in flight, and 0 with enable.idempotence=true"
+    f"every run had order inversions, between {_LO} and {_HI} per run of 2000 (e.g. 10; each a "
+    "failed batch of 10 written after the next batch) when produce() calls kept arriving "
+    f"during retries (10 messages every 5 ms), as many with 5 in flight, fewer than {_LO} when "
+    "all 2000 were queued at once, and 0 with enable.idempotence=true"
 )
 
 _REFUSED = "librdkafka will refuse to create this producer: "

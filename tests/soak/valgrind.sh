@@ -6,14 +6,18 @@
 # through cykafka's extension (_native*.so); see valgrind_summary.py.  Reports
 # attributed to CPython or librdkafka are listed, not failed on.
 #
-#   PYTHONPATH=src tests/soak/valgrind.sh              # ~10-20 min; too slow for CI
-#   PYTHON=/tmp/venv/bin/python KEEP=1 tests/soak/valgrind.sh -k batch
+#   tests/soak/valgrind.sh                             # ~10-20 min; too slow for CI
+#   TESTS=tests/test_producer_batch.py SELECT=arrow tests/soak/valgrind.sh
 #
-# Extra arguments go to pytest.  The full valgrind log is kept in $OUT
-# (default /tmp/cykafka-valgrind) with a summary in $OUT/summary.txt.
+# Python defaults to the repository's .venv (what ./run creates); set PYTHON to
+# use another.  Extra arguments go to pytest.  The full valgrind log is kept in
+# $OUT (default /tmp/cykafka-valgrind) with a summary in $OUT/summary.txt and a
+# reliability-table row in $OUT/row.json (tests/soak/table.py --valgrind $OUT).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-PY=${PYTHON:-/tmp/venv/bin/python}
+PY=${PYTHON:-$PWD/.venv/bin/python}
+[ -x "$PY" ] || { echo "no python at $PY: run ./run tests once, or set PYTHON"; exit 2; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt install valgrind)"; exit 2; }
 OUT=${OUT:-/tmp/cykafka-valgrind}
 mkdir -p "$OUT"
 LOG="$OUT/memcheck.%p.log"
@@ -23,9 +27,10 @@ rm -f "$OUT"/memcheck.*.log
 # lock-free reads like invalid reads.
 export PYTHONMALLOC=malloc
 export CYKAFKA_FUZZ_EXAMPLES=${CYKAFKA_FUZZ_EXAMPLES:-25}
-export PYTHONPATH=${PYTHONPATH:-src}
+# The package installed in $PY's environment is what runs (set PYTHONPATH to
+# test an in-place build instead).
 
-TESTS=(tests/test_producer.py tests/test_producer_batch.py tests/test_fuzz.py)
+read -r -a TESTS <<< "${TESTS:-tests/test_producer.py tests/test_producer_batch.py tests/test_fuzz.py}"
 SELECT=${SELECT:-"not million and not many_threads and not ten_thousand"}
 
 valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \
@@ -38,7 +43,10 @@ rc_pytest=$?
 # The pytest process's log is the one that ran the tests (the biggest).
 main_log=$(ls -S "$OUT"/memcheck.*.log | head -1)
 
-"$PY" tests/soak/valgrind_summary.py "$main_log" > "$OUT/summary.txt"
+"$PY" tests/soak/valgrind_summary.py "$main_log" --pytest-output "$OUT/pytest.txt" \
+    --row "$OUT/row.json" \
+    --command "TESTS='${TESTS[*]}' SELECT='$SELECT' tests/soak/valgrind.sh $*" \
+    > "$OUT/summary.txt"
 rc_summary=$?
 cat "$OUT/summary.txt"
 tail -3 "$OUT/pytest.txt"
