@@ -356,8 +356,12 @@ def test_no_statistics_still_gives_exact_counters(broker: Any,
         assert "statistics.interval.ms" not in p.config
         p.produce_batch(name, [b"x"] * 7).result(60)
         snap = p.accumulator()
-        assert snap.stats_age_s is None and snap.partitions == {}
+        assert snap.stats_age_s is None
         assert snap.delivered == 7 and snap.pending == 0
+        # Without statistics the partition's row holds only exact figures.
+        (key, ps), = snap.partitions.items()
+        assert key == (name, 0) and ps.state == "idle" and ps.leader == -1
+        assert (ps.delivered, ps.failed, ps.last_acked_offset) == (7, 0, 6)
         json.dumps(snap.to_dict())
 
 

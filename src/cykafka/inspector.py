@@ -423,6 +423,19 @@ class Inspector:
         )
         if st:
             self._fill_from_stats(snap, st, per_part, age or 0.0, now)
+        if snap.pending == 0:
+            # Partitions the statistics do not show (none emitted yet: a short import can
+            # be over before the first) still get a row from their exact outcomes; with
+            # nothing pending, "idle" is exact too.  The leader is not known without them.
+            for (tname, part), (delivered, failed, last) in per_part.items():
+                if (tname, part) not in snap.partitions:
+                    snap.partitions[(tname, part)] = PartitionSnapshot(
+                        topic=tname, partition=part, state="idle", leader=-1,
+                        queued_msgs=0, queued_bytes=0, xmit_msgs=0, in_flight_msgs=0,
+                        oldest_age_s=None, oldest_age_bracketed=False,
+                        enqueued=delivered + failed, delivered=delivered, failed=failed,
+                        last_acked_offset=last, age_s=0.0)
+            snap.partitions = dict(sorted(snap.partitions.items()))
         return snap
 
     def _fill_from_stats(self, snap: AccumulatorSnapshot, st: dict[str, Any],
@@ -766,7 +779,7 @@ def _render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Any:
             + _fmt_age(ps.oldest_age_s)
         rows.append([
             (f"{ps.topic}[{ps.partition}]", ""), (ps.state, _STATE_STYLE.get(ps.state, "")),
-            (str(ps.leader), ""), (f"{ps.queued_msgs:,}", ""), (f"{ps.queued_bytes:,}", ""),
+            (str(ps.leader) if ps.leader >= 0 else "-", ""), (f"{ps.queued_msgs:,}", ""), (f"{ps.queued_bytes:,}", ""),
             (f"{ps.xmit_msgs:,}", ""), (f"{ps.in_flight_msgs:,}", ""), (oldest, ""),
             (f"{ps.delivered:,}", ""), (f"{ps.failed:,}", "red" if ps.failed else ""),
             (str(ps.last_acked_offset), ""), (seq, ""),
