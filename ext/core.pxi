@@ -74,12 +74,25 @@ cdef class _Topic:
     cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
     cdef int64_t cnt_at_ns       # when it was read (0: never)
 
+    def __cinit__(self):
+        self.rkt = NULL
+
 
 cdef struct _Mem:
     const char *ptr
     Py_ssize_t len
     bint has_view
     Py_buffer view
+
+
+cdef const char *_utf8(object s, Py_ssize_t *size, str what) except NULL:
+    """The UTF-8 of str ``s`` (cached by CPython in the object).  A str that has
+    none (a lone surrogate) is a ValueError naming the argument, not a bare
+    UnicodeEncodeError about "position 0"."""
+    try:
+        return PyUnicode_AsUTF8AndSize(s, size)
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} is a str that cannot be encoded as UTF-8: {exc}") from None
 
 
 cdef int _mem_get(object o, _Mem *m, str what) except -1:
@@ -92,7 +105,7 @@ cdef int _mem_get(object o, _Mem *m, str what) except -1:
         m.ptr = PyBytes_AS_STRING(o)
         m.len = PyBytes_GET_SIZE(o)
     elif PyUnicode_Check(o):
-        m.ptr = PyUnicode_AsUTF8AndSize(o, &m.len)
+        m.ptr = _utf8(o, &m.len, what)
     elif isinstance(o, (bytes, bytearray, memoryview)):
         try:
             PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
@@ -197,7 +210,7 @@ cdef rd_kafka_headers_t *_make_headers(object headers, str what="headers") excep
                 # librdkafka hands header names to readers as C strings (no length):
                 # the name would arrive cut at the NUL.
                 raise ValueError(f"{what}[{i}] name {hname!r:.60} contains a NUL character")
-            name = PyUnicode_AsUTF8AndSize(hname, &name_len)
+            name = _utf8(hname, &name_len, f"{what}[{i}] name")
             _mem_get(hvalue, &v, f"{what}[{i}] value ({hname!r})")
             rd_kafka_header_add(hdrs, name, name_len, v.ptr, v.len if v.ptr != NULL else -1)
             _mem_release(&v)  # rd_kafka_header_add copied the value

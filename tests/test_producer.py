@@ -239,6 +239,13 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
         ({"value": b"v", "timestamp": "1600000000000"}, TypeError, "timestamp must be an int"),
         ({"value": b"v", "timestamp": True}, TypeError, "not bool"),
         ({"value": b"v", "on_delivery": 3}, TypeError, "on_delivery"),
+        # a lone surrogate has no UTF-8: the error names the argument
+        ({"value": "\ud800"}, ValueError, "value is a str that cannot be encoded as UTF-8"),
+        ({"value": b"v", "key": "\udcff"}, ValueError, "key is a str that cannot be encoded"),
+        ({"value": b"v", "headers": [("\ud800", b"x")]}, ValueError,
+         r"headers\[0\] name is a str that cannot be encoded"),
+        ({"value": b"v", "headers": [("h", "\ud800")]}, ValueError,
+         r"headers\[0\] value \('h'\) is a str that cannot be encoded"),
     ],
 )
 def test_bad_arguments_name_the_culprit(kwargs, exc, words) -> None:

@@ -101,6 +101,10 @@ def test_bad_input_is_refused_before_anything_is_queued(producer, topic) -> None
         producer.produce_batch(name, [b"a", b"b"], partitions=[0, -3])
     with pytest.raises(TypeError, match=r"headers\[1\]"):
         producer.produce_batch(name, [b"a", b"b"], headers=[None, [("h", 5)]])
+    with pytest.raises(ValueError, match=r"headers\[1\]\[0\] name is a str that cannot be"):
+        producer.produce_batch(name, [b"a", b"b"], headers=[None, [("\ud800", b"x")]])
+    with pytest.raises(ValueError, match=r"values\[1\] is a str that cannot be encoded"):
+        producer.produce_many(["a", "\ud800"], name)
     with pytest.raises(TypeError, match="not a single bytes"):
         producer.produce_batch(name, b"abc")
     with pytest.raises(TypeError, match="Arrow type int64"):
