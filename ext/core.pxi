@@ -232,6 +232,9 @@ cdef class _Core:
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
     cdef int64_t max_block_ns
     cdef bint stopping, closed
+    cdef bint closing            # close() has begun: no new calls may use rk
+    cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
+    cdef object close_lock       # one close() at a time
     cdef long fork_gen
     cdef int pid
     cdef object thread
@@ -251,6 +254,7 @@ cdef class _Core:
         self.topics = {}
         self.part_counts = {}
         self.secrets = ()
+        self.close_lock = _threading.Lock()
 
     cdef str redact(self, str text):
         for s in self.secrets:
@@ -298,8 +302,31 @@ cdef class _Core:
                 f"this Producer was created in process {self.pid} and cannot be used after "
                 f"fork() (librdkafka's threads do not survive it); create a new Producer in "
                 f"the child process")
-        if self.closed or self.rk == NULL:
+        if self.closed or self.closing or self.rk == NULL:
             raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE, "the Producer is closed")
+        return 0
+
+    # enter()/leave() bracket every use of rk (and of the topic handles) by a
+    # caller's thread, so close() can wait until nobody uses what it destroys.
+    # Both are plain C under the GIL, once per call (not per message).  A caller
+    # that waits without the GIL (wait_room, flush, transactions) re-checks
+    # ``closing`` after each slice and gives up, so close() waits at most one
+    # slice (or one bounded metadata request, grouping.pxi) for it.
+
+    cdef int enter(self) except -1:
+        if self.closing or self.closed or self.rk == NULL or \
+                self.fork_gen != _fork_generation:
+            self.check_usable()   # raises the right error
+        self.active += 1   # partner: leave()
+        return 0
+
+    cdef inline void leave(self) noexcept:
+        self.active -= 1   # partner: enter()
+
+    cdef int check_closing(self, str what) except -1:
+        if self.closing:
+            raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE,
+                                      f"the Producer was closed while {what}")
         return 0
 
     cdef _Topic topic(self, object name):
@@ -335,6 +362,7 @@ cdef class _Core:
         self.blocked_ns += now - start
         if PyErr_CheckSignals() == -1:
             return -1
+        self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
             raise QueueFullError(
                 RD_KAFKA_RESP_ERR__QUEUE_FULL,
@@ -349,7 +377,8 @@ cdef class _Core:
         raise _error_from_code(err, f"produce to {topic!r} failed: "
                                f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()}")
 
-    cdef Py_ssize_t flush(self, timeout) except -1:
+    cdef Py_ssize_t flush(self, timeout, bint by_close=False) except -1:
+        """Wait for outcomes; the caller has entered (or is close() itself)."""
         cdef int64_t deadline = 0
         cdef int slice_ms
         if timeout is not None:
@@ -366,26 +395,42 @@ cdef class _Core:
                 rd_kafka_flush(self.rk, slice_ms)
             if PyErr_CheckSignals() == -1:
                 return -1
+            if not by_close:
+                self.check_closing("flush() waited; close() fails what it cannot deliver")
         return max(self.pending, 0)
 
     cdef close(self, timeout):
-        cdef rd_kafka_t *rk
+        """Flush, fail what is left, stop the event thread and free librdkafka.
+        One close runs at a time: a concurrent second close waits for the first
+        and returns."""
         if self.closed:
             return
+        with self.close_lock:   # Lock.acquire releases the GIL while it waits
+            if not self.closed:
+                self._close(timeout)
+
+    cdef _close(self, timeout):
         if self.fork_gen != _fork_generation:
             # In a forked child: librdkafka's threads are gone, destroying would hang.
             self.closed = True
             self.rk = NULL
             self.mainq = NULL
             return
-        remaining = self.flush(timeout)
+        # No call may start using rk from now on (enter() refuses); wait for those
+        # that already did.  Each notices ``closing`` within one wait slice.
+        self.closing = True
+        while self.active > 0:
+            with nogil:
+                usleep(1000)
+            PyErr_CheckSignals()   # Ctrl-C raises; closing stays set, close() again resumes
+        remaining = self.flush(timeout, True)
         if remaining:
             # Nothing may vanish: purge what is left so that every future fails
             # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.
             _logger.warning("%s: closing with %d undelivered messages; they are purged and "
                             "their futures fail", self.name, remaining)
-            rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
-            self.flush(10.0)
+            self.purge()
+            self.flush(10.0, True)
         self.stopping = True
         # Wake the event thread out of rd_kafka_queue_poll() now instead of at the
         # end of its 200 ms wait (rdkafka.h: rd_kafka_queue_yield "Cancels the
@@ -394,6 +439,18 @@ cdef class _Core:
         thread = self.thread
         if thread is not None and thread is not _threading.current_thread():
             thread.join()
+        self.release()
+
+    cdef purge(self):
+        """Fail every message librdkafka still holds (reports follow on mainq).
+        Without RD_KAFKA_PURGE_F_NON_BLOCKING rd_kafka_purge "may block for a short
+        time while background thread queues are purged": never with the GIL."""
+        with nogil:
+            rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+
+    cdef release(self):
+        """The event thread has stopped: free topics, queue and handle."""
+        cdef rd_kafka_t *rk
         self.closed = True
         for t in self.topics.values():
             rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()

@@ -97,7 +97,7 @@ cdef class NativeProducer:
                 headers=None, on_delivery=None):
         """Queue one message; return its DeliveryFuture."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t
         cdef int32_t part = _partition_arg(partition)
         cdef int64_t ts = _timestamp_arg(timestamp)
         cdef int64_t deadline = 0
@@ -113,13 +113,25 @@ cdef class NativeProducer:
             _mem_get(key, &k, "key")
             if headers is not None:
                 hdrs = _make_headers(headers)
-            fut = _new_delivery_future(t.name, on_delivery)
-            while True:
-                err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
-                                 <void *>fut, ts, hdrs)
-                if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
-                    break
-                core.wait_room(&deadline)
+            # Arguments are converted (user code such as __index__ may run) before
+            # entering: inside, only librdkafka calls and the wait for room.
+            core.enter()
+            try:
+                t = core.topic(topic)
+                fut = _new_delivery_future(t.name, on_delivery)
+                while True:
+                    err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
+                                     <void *>fut, ts, hdrs)
+                    if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                        break
+                    core.wait_room(&deadline)
+                if err == 0:
+                    # Counted before the GIL can pass to the event thread.
+                    Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
+                    core.pending += 1
+                    core.produced += 1
+            finally:
+                core.leave()
         except BaseException:
             if hdrs != NULL:
                 rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; never accepted
@@ -128,9 +140,6 @@ cdef class NativeProducer:
             _mem_release(&v)
             _mem_release(&k)
         if err == 0:
-            Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
-            core.pending += 1
-            core.produced += 1
             return fut
         if hdrs != NULL:
             rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; librdkafka refused it
@@ -149,7 +158,7 @@ cdef class NativeProducer:
                       headers=None, on_delivery=None):
         """Queue a whole column of messages in one C loop; return a BatchFuture."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t = _entered_topic(core, topic)
         cdef _Column vcol = _column(values, "values")
         cdef Py_ssize_t n = vcol.n
         cdef _Column kcol = None
@@ -182,7 +191,7 @@ cdef class NativeProducer:
         or dicts with value/key/headers/partition/timestamp) through the batch path
         in chunks of ``chunk_size``; return one BatchFuture for all of them."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t = _entered_topic(core, topic)
         if type(chunk_size) is bool or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
         if on_delivery is not None and not callable(on_delivery):
@@ -217,7 +226,11 @@ cdef class NativeProducer:
         """Wait until every queued message has an outcome or ``timeout`` seconds
         pass; return how many are still pending.  Ctrl-C interrupts it."""
         cdef _Core core = self._usable()
-        return core.flush(timeout)
+        core.enter()
+        try:
+            return core.flush(timeout)
+        finally:
+            core.leave()
 
     def poll(self, timeout=0):
         """For compatibility: deliveries are served by cykafka's own thread.
@@ -289,7 +302,10 @@ cdef class NativeProducer:
 
     def begin_transaction(self):
         cdef _Core core = self._usable()
-        cdef rd_kafka_error_t *error = rd_kafka_begin_transaction(core.rk)
+        cdef rd_kafka_error_t *error
+        core.enter()
+        error = rd_kafka_begin_transaction(core.rk)   # does not block
+        core.leave()
         if error != NULL:
             raise _error_from_error_t(error)
 
@@ -310,7 +326,7 @@ cdef class NativeProducer:
             # Dropped inside a callback on its own event thread: it cannot flush
             # itself; purge so the futures fail instead of hanging.
             core.stopping = True
-            rd_kafka_purge(core.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+            core.purge()
             return
         try:
             core.close(10.0)
@@ -339,10 +355,23 @@ cdef _txn_call(_Core core, _txn_fn fn, double timeout):
     """A blocking transactional call (init/commit/abort), GIL released."""
     cdef int ms = <int>(timeout * 1000)
     cdef rd_kafka_error_t *error
-    with nogil:
-        error = fn(core.rk, ms)
+    core.enter()
+    try:
+        with nogil:
+            error = fn(core.rk, ms)
+    finally:
+        core.leave()
     if error != NULL:
         raise _error_from_error_t(error)
+
+
+cdef _Topic _entered_topic(_Core core, object name):
+    """The topic handle (created on first use, which needs rk)."""
+    core.enter()
+    try:
+        return core.topic(name)
+    finally:
+        core.leave()
 
 
 cdef _attach_batch(object exc, BatchFuture bf):

@@ -291,6 +291,69 @@ def test_close_with_timeout_fails_what_is_left() -> None:
     assert {e.name for e in excs} <= {"_PURGE_QUEUE", "_PURGE_INFLIGHT", "_MSG_TIMED_OUT"}
 
 
+def test_close_racing_other_calls_waits_for_them_and_fails_the_rest() -> None:
+    # A produce() blocked for room and a flush() in other threads while close() runs:
+    # close() must not free librdkafka under them (it used to crash); both notice the
+    # close, and every message still gets an outcome.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0,
+            "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
+            "max.block.ms": 600_000}
+    p = cykafka.Producer(conf)
+    first = p.produce("t", b"x")
+    out: dict[str, object] = {}
+
+    def blocked_produce() -> None:
+        try:
+            out["produce"] = p.produce("t", b"y")
+        except BaseException as exc:
+            out["produce"] = exc
+
+    def flush() -> None:
+        try:
+            out["flush"] = p.flush(60)
+        except BaseException as exc:
+            out["flush"] = exc
+
+    threads = [threading.Thread(target=blocked_produce), threading.Thread(target=flush)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    p.close(0)
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert isinstance(out["produce"], cykafka.ProducerClosedError), out
+    assert "closed while this call waited for room" in str(out["produce"])
+    assert isinstance(out["flush"], cykafka.ProducerClosedError), out
+    assert first.exception(0).name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT")
+    assert len(p) == 0
+    with pytest.raises(cykafka.ProducerClosedError):
+        p.produce("t", b"after close")
+
+
+def test_concurrent_closes_run_once() -> None:
+    # The second close() waits for the first and returns; it used to destroy librdkafka's
+    # queue a second time.
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    futs = [p.produce("t", b"x") for _ in range(10)]
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            p.close(0.5)
+        except BaseException as exc:
+            errors.append(exc)
+            raise
+
+    threads = [threading.Thread(target=close) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads) and not errors and p.closed
+    assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
+
+
 def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
     p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
     fut = p.produce("t", b"x")
