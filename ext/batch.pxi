@@ -166,31 +166,38 @@ cdef class _BatchRun:
         cdef BatchFuture bf = <BatchFuture>chunk.future
         cdef rd_kafka_timestamp_type_t tstype
         cdef int64_t ts = -1
-        if m.err:
-            self.flush(core, wake)
-            bf._record_failure(index, _delivery_error(
-                m.err, _dr_errstr(m)), m.partition)
-        else:
-            bf._delivered += 1
-            if bf is self.bf and m.partition == self.partition:
-                if m.offset > self.hi:
-                    self.hi = m.offset
-                if m.offset < self.lo:
-                    self.lo = m.offset
-            else:
+        cdef bint counted = False
+        try:
+            if m.err:
+                exc = _delivery_error(m.err, _dr_errstr(m))
                 self.flush(core, wake)
-                self.bf = bf
-                self.partition = m.partition
-                self.lo = self.hi = m.offset
-            if bf._on_delivery is not None:
-                ts = rd_kafka_message_timestamp(m, &tstype)
-                bf._call_on_delivery(index, None, m.partition, m.offset, ts)
-        chunk.outstanding -= 1
-        if chunk.outstanding == 0:
-            _chunk_free(chunk)
-        if bf._delivered + bf._failed >= bf._total and bf._sealed:
-            self.flush(core, wake)
-            bf._maybe_complete(wake)
+                counted = True   # _record_failure counts before anything that can raise
+                bf._record_failure(index, exc, m.partition)
+            else:
+                bf._delivered += 1
+                counted = True
+                if bf is self.bf and m.partition == self.partition:
+                    if m.offset > self.hi:
+                        self.hi = m.offset
+                    if m.offset < self.lo:
+                        self.lo = m.offset
+                else:
+                    self.flush(core, wake)
+                    self.bf = bf
+                    self.partition = m.partition
+                    self.lo = self.hi = m.offset
+                if bf._on_delivery is not None:
+                    ts = rd_kafka_message_timestamp(m, &tstype)
+                    bf._call_on_delivery(index, None, m.partition, m.offset, ts)
+        finally:
+            if not counted:   # something raised first: the message still has an outcome
+                bf._failed += 1
+            chunk.outstanding -= 1
+            if chunk.outstanding == 0:
+                _chunk_free(chunk)   # bf stays referenced by this frame
+            if bf._delivered + bf._failed >= bf._total and bf._sealed:
+                self.flush(core, wake)
+                bf._maybe_complete(wake)
 
 
 cdef _Chunk *_chunk_new(BatchFuture bf, Py_ssize_t base, Py_ssize_t n) except NULL:

@@ -234,7 +234,10 @@ cdef class _Core:
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk
     cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
-    cdef object close_lock       # one close() at a time
+    cdef object close_lock       # one close() at a time (an RLock: see close())
+    cdef bint in_close           # _close() is running (on the close_lock's owner)
+    cdef bint orphaned           # dropped on its own event thread, which then closes it
+    cdef int64_t orphan_deadline
     cdef long fork_gen
     cdef int pid
     cdef object thread
@@ -254,7 +257,7 @@ cdef class _Core:
         self.topics = {}
         self.part_counts = {}
         self.secrets = ()
-        self.close_lock = _threading.Lock()
+        self.close_lock = _threading.RLock()
 
     cdef str redact(self, str text):
         for s in self.secrets:
@@ -268,6 +271,15 @@ cdef class _Core:
         self.secrets = tuple(s for s in secrets if s)
         try:
             _conf_set(conf, "log.queue", "true")
+            if _conf_lookup(conf, "delivery.report.only.error") == "true":
+                # CONFIGURATION.md: "Only provide delivery reports for failed messages."
+                raise KafkaConfigError(
+                    RD_KAFKA_RESP_ERR__INVALID_ARG,
+                    "config property 'delivery.report.only.error': cykafka needs a delivery "
+                    "report for every message - it resolves each future from it and "
+                    "flush()/close() wait for it - so with only failures reported, delivered "
+                    "messages' futures would never resolve and flush()/close() would hang; "
+                    "remove it (failures still show as failed futures and on_delivery errors)")
         except BaseException:
             rd_kafka_conf_destroy(conf)
             raise
@@ -405,9 +417,17 @@ cdef class _Core:
         and returns."""
         if self.closed:
             return
-        with self.close_lock:   # Lock.acquire releases the GIL while it waits
-            if not self.closed:
+        # acquire() releases the GIL while it waits.  Reentrant because release()
+        # serves the last reports on the closing thread: a callback there calling
+        # close() again must return, not deadlock (in_close).
+        with self.close_lock:
+            if self.closed or self.in_close:
+                return
+            self.in_close = True
+            try:
                 self._close(timeout)
+            finally:
+                self.in_close = False
 
     cdef _close(self, timeout):
         if self.fork_gen != _fork_generation:
@@ -451,6 +471,14 @@ cdef class _Core:
     cdef release(self):
         """The event thread has stopped: free topics, queue and handle."""
         cdef rd_kafka_t *rk
+        self.closing = True
+        self.stopping = True
+        # librdkafka may still hold messages (flush timed out, the event thread
+        # was stuck in a callback): fail them, and serve every report left on
+        # the main queue here, so no future stays pending and no reference leaks.
+        if self.pending > 0 or rd_kafka_outq_len(self.rk) > 0:
+            self.purge()
+        _drain(self)
         self.closed = True
         for t in self.topics.values():
             rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()

@@ -319,19 +319,26 @@ cdef class NativeProducer:
         cdef _Core core = self._core
         if core is None or core.closed or core.fork_gen != _fork_generation:
             return
-        _warnings.warn(f"unclosed cykafka Producer {core.name} ({max(core.pending, 0)} "
-                       f"messages pending); use close() or a with-block",
-                       ResourceWarning, source=self)
-        if _threading.current_thread() is core.thread:
-            # Dropped inside a callback on its own event thread: it cannot flush
-            # itself; purge so the futures fail instead of hanging.
-            core.stopping = True
-            core.purge()
-            return
         try:
-            core.close(10.0)
-        except BaseException:
-            _logger.exception("cykafka: closing an unclosed Producer failed")
+            _warnings.warn(f"unclosed cykafka Producer {core.name} ({max(core.pending, 0)} "
+                           f"messages pending); use close() or a with-block",
+                           ResourceWarning, source=self)
+        finally:   # even when warnings are errors
+            if core.orphaned:
+                pass
+            elif getattr(_event_tls, "core", None) is core:
+                # Dropped inside a callback on its own event thread, which cannot wait
+                # for itself: purge so the futures fail, and let that thread serve
+                # the reports and then close (_serve), within 10 s like below.
+                core.closing = True
+                core.orphaned = True
+                core.orphan_deadline = _now_ns() + 10_000_000_000
+                core.purge()
+            else:
+                try:
+                    core.close(10.0)
+                except BaseException:
+                    _logger.exception("cykafka: closing an unclosed Producer failed")
 
 
 @_atexit.register

@@ -8,6 +8,7 @@ import concurrent.futures
 import datetime
 import gc
 import logging
+import sys
 import threading
 import time
 
@@ -361,6 +362,100 @@ def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
         del p
         gc.collect()
     assert isinstance(fut.exception(15), cykafka.KafkaDeliveryError)
+
+
+def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
+    # The last reference goes away inside an on_delivery callback, on the event thread.
+    # The producer used to stop serving reports there: the other futures hung forever
+    # and kept the references librdkafka held for them.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0, "message.timeout.ms": 800}
+    holder = [cykafka.Producer(conf)]
+    name = holder[0].name
+    with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
+        f1 = holder[0].produce("a", b"x", on_delivery=lambda err, md: holder.clear())
+        time.sleep(0.4)
+        f2 = holder[0].produce("b", b"y")   # still queued when f1 times out
+        assert isinstance(f1.exception(10), cykafka.DeliveryTimeoutError)
+        exc = f2.exception(10)
+    assert isinstance(exc, cykafka.KafkaDeliveryError) and exc.name == "_PURGE_QUEUE"
+    # The event thread served the purge's reports, then closed the producer and ended.
+    deadline = time.monotonic() + 15
+    while any(t.name == f"cykafka-events-{name}" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the event thread never ended"
+        time.sleep(0.05)
+    assert sys.getrefcount(f2) == 2   # f2 and getrefcount's argument: librdkafka's is gone
+
+
+def test_delivery_report_only_error_is_refused() -> None:
+    # With it librdkafka reports only failures: delivered futures would never resolve
+    # and flush()/close() would wait forever.
+    for value in (True, "true"):
+        with pytest.raises(cykafka.KafkaConfigError,
+                           match="delivery.report.only.error.*never resolve"):
+            cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
+                              "delivery.report.only.error": value})
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
+                           "delivery.report.only.error": False}) as p:
+        assert p._effective_config("delivery.report.only.error") == "false"
+
+
+def test_one_failing_report_does_not_abandon_the_rest_of_the_event() -> None:
+    # Even logging a raising callback can raise (here: a logging filter).  That used to
+    # abort the whole delivery-report event: the other futures never resolved.
+    from cykafka.testing import MockCluster
+
+    class Broken(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if "on_delivery callback raised" in record.getMessage():
+                raise RuntimeError("the logging setup is broken")
+            return True
+
+    def bad(err: object, md: object) -> None:
+        raise ValueError("user callback")
+
+    logger = logging.getLogger("cykafka")
+    broken = Broken()
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("dr", partitions=1)
+        conf = {"bootstrap.servers": mock.bootstrap_servers, "linger.ms": 200}
+        with cykafka.Producer(conf) as p:
+            p.produce(name, b"warm-up").result(10)
+            logger.addFilter(broken)
+            try:
+                # linger.ms: all 50 travel in one request, so one report event.
+                futs = [p.produce(name, b"x", on_delivery=bad) for _ in range(50)]
+                assert p.flush(10) == 0
+            finally:
+                logger.removeFilter(broken)
+            assert len(p) == 0
+    assert all(f.result(0).offset >= 0 for f in futs)
+
+
+@pytest.mark.slow
+def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
+    # A callback blocks the event thread past close()'s 10 s grace period; the reports
+    # queued behind it used to be dropped with the queue (futures pending forever).
+    # close() now serves them itself before destroying the queue.
+    from cykafka.testing import MockCluster
+
+    started = threading.Event()
+
+    def stuck(err: object, md: object) -> None:
+        started.set()
+        time.sleep(10.5)
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("stuck", partitions=1)
+        p = cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers})
+        p.produce(name, b"first", on_delivery=stuck)
+        assert started.wait(10)
+        futs = [p.produce(name, b"y") for _ in range(5)]
+        p.close(0)
+        assert len(p) == 0
+        assert all(f.done() for f in futs)
+        for f in futs:   # purged by close(0), or delivered; either way reported
+            exc = f.exception(0)
+            assert exc is None or exc.name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT"), exc
 
 
 def test_many_threads_one_producer(broker, topic) -> None:

@@ -387,3 +387,35 @@ def test_close_waits_for_a_batch_reading_partition_counts() -> None:
     report = bf.result(10)
     assert report.total == 1_000 and report.delivered + report.failed == 1_000
     assert len(p) == 0
+
+
+def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:
+    # Logging a raising on_delivery can itself raise (a broken logging filter); the
+    # report loop used to stop there, so the batch never completed.
+    import logging
+
+    from cykafka.testing import MockCluster
+
+    class Broken(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if "on_delivery callback raised" in record.getMessage():
+                raise RuntimeError("the logging setup is broken")
+            return True
+
+    def bad(index: int, err: object, md: object) -> None:
+        raise ValueError("user callback")
+
+    logger = logging.getLogger("cykafka")
+    broken = Broken()
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("dr", partitions=1)
+        with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers}) as p:
+            assert p.produce_batch(name, [b"warm-up"]).result(10).ok
+            logger.addFilter(broken)
+            try:
+                bf = p.produce_batch(name, [b"x"] * 1_000, on_delivery=bad)
+                report = bf.result(10)
+            finally:
+                logger.removeFilter(broken)
+            assert len(p) == 0
+    assert report.total == 1_000 and report.delivered + report.failed == 1_000
