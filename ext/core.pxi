@@ -417,6 +417,7 @@ cdef class _Core:
         and returns."""
         if self.closed:
             return
+        _refuse_on_event_thread(self, "close()")
         # acquire() releases the GIL while it waits.  Reentrant because release()
         # serves the last reports on the closing thread: a callback there calling
         # close() again must return, not deadlock (in_close).

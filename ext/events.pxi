@@ -221,6 +221,18 @@ cdef _serve(_Core core):
             _log_internal("cykafka: closing a Producer dropped in its own callback failed")
 
 
+cdef int _refuse_on_event_thread(_Core core, str what) except -1:
+    """close(), flush() and the transaction calls wait for delivery reports, which
+    only the event thread serves: called from a callback on it, they would wait
+    for themselves forever."""
+    if getattr(_event_tls, "core", None) is core:
+        raise RuntimeError(
+            f"{what} called from a callback on the Producer's own event thread, the "
+            f"thread that serves the delivery reports it would wait for (a deadlock); "
+            f"call it from another thread")
+    return 0
+
+
 cdef _drain(_Core core):
     """Serve what is left on the main queue, from the closing thread once the
     event thread has stopped: rd_kafka_queue_poll with timeout 0 does not wait."""

@@ -226,6 +226,7 @@ cdef class NativeProducer:
         """Wait until every queued message has an outcome or ``timeout`` seconds
         pass; return how many are still pending.  Ctrl-C interrupts it."""
         cdef _Core core = self._usable()
+        _refuse_on_event_thread(core, "flush()")
         core.enter()
         try:
             return core.flush(timeout)
@@ -298,7 +299,7 @@ cdef class NativeProducer:
     # -- transactions (librdkafka's transactional producer API) -------------
 
     def init_transactions(self, timeout=30.0):
-        _txn_call(self._usable(), rd_kafka_init_transactions, timeout)
+        _txn_call(self._usable(), rd_kafka_init_transactions, timeout, "init_transactions()")
 
     def begin_transaction(self):
         cdef _Core core = self._usable()
@@ -310,10 +311,12 @@ cdef class NativeProducer:
             raise _error_from_error_t(error)
 
     def commit_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout)
+        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout,
+                  "commit_transaction()")
 
     def abort_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout)
+        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout,
+                  "abort_transaction()")
 
     def __del__(self):
         cdef _Core core = self._core
@@ -358,10 +361,13 @@ def _close_live_producers():
 ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
 
 
-cdef _txn_call(_Core core, _txn_fn fn, double timeout):
+cdef _txn_call(_Core core, _txn_fn fn, double timeout, str what):
     """A blocking transactional call (init/commit/abort), GIL released."""
     cdef int ms = <int>(timeout * 1000)
     cdef rd_kafka_error_t *error
+    # commit/abort flush, and "If the application has enabled RD_KAFKA_EVENT_DR
+    # it must serve the event queue in a separate thread" (rdkafka.h).
+    _refuse_on_event_thread(core, what)
     core.enter()
     try:
         with nogil:

@@ -458,6 +458,47 @@ def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
             assert exc is None or exc.name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT"), exc
 
 
+def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
+    # Callbacks run on the event thread, the only thread that serves delivery reports:
+    # waiting there for a report (result(), flush(), close()) used to hang for good.
+    from cykafka.testing import MockCluster
+
+    seen: dict[str, object] = {}
+    done = threading.Event()
+
+    def attempt(what: str, call: object) -> None:
+        try:
+            seen[what] = call()   # type: ignore[operator]
+        except BaseException as exc:
+            seen[what] = exc
+
+    def on_delivery(err: object, md: object) -> None:
+        pending = p.produce(name, b"from the callback")
+        attempt("result", lambda: pending.result(5))
+        attempt("exception", lambda: pending.exception(5))
+        attempt("result(0)", lambda: pending.result(0))   # no wait: TimeoutError as usual
+        attempt("flush", lambda: p.flush(5))
+        attempt("close", lambda: p.close(5))
+
+    def done_callback(fut: cykafka.DeliveryFuture) -> None:
+        attempt("own result", fut.result)   # done: still fine inside a callback
+        done.set()
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("cb", partitions=1)
+        with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers}) as p:
+            fut = p.produce(name, b"x", on_delivery=on_delivery)
+            fut.add_done_callback(done_callback)
+            assert done.wait(30)
+            assert p.flush(10) == 0
+            assert not p.closed
+    for what in ("result", "exception", "flush", "close"):
+        assert isinstance(seen[what], RuntimeError), (what, seen[what])
+        assert "event thread" in str(seen[what])
+    assert isinstance(seen["result(0)"], TimeoutError)
+    assert seen["own result"] == fut.result(0)
+
+
 def test_many_threads_one_producer(broker, topic) -> None:
     name = topic(partitions=4)
     n_threads, per_thread = 8, 2000
