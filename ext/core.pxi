@@ -496,13 +496,26 @@ cdef class _Core:
                           self.name, self.pending)
 
     def __dealloc__(self):
-        # Only reached without close() if the Producer itself was never
-        # finalized properly (e.g. interpreter teardown); free what is left.
-        if self.rk != NULL and self.fork_gen == _fork_generation:
+        # Only reached with rk set if close() never completed (interpreter
+        # teardown, a close() interrupted by Ctrl-C and the Producer then lost):
+        # free what is left without the GIL (rd_kafka_destroy blocks while
+        # librdkafka's threads stop) and say so.
+        cdef rd_kafka_t *rk = self.rk
+        cdef rd_kafka_queue_t *q = self.mainq
+        cdef _Topic t
+        if rk == NULL or self.fork_gen != _fork_generation:
+            return
+        self.rk = NULL
+        self.mainq = NULL
+        if isinstance(self.topics, dict):   # the cyclic GC may have cleared it
             for t in self.topics.values():
-                if (<_Topic>t).rkt != NULL:
-                    rd_kafka_topic_destroy((<_Topic>t).rkt)
-            if self.mainq != NULL:
-                rd_kafka_queue_destroy(self.mainq)
-            rd_kafka_destroy(self.rk)
-            self.rk = NULL
+                if t.rkt != NULL:
+                    rd_kafka_topic_destroy(t.rkt)  # partner: rd_kafka_topic_new in topic()
+                    t.rkt = NULL
+        with nogil:
+            if q != NULL:
+                rd_kafka_queue_destroy(q)  # partner: rd_kafka_queue_get_main in start()
+            rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
+        _warnings.warn(f"cykafka Producer {self.name} was never closed; librdkafka was freed "
+                       f"when it was garbage-collected ({max(self.pending, 0)} messages "
+                       f"without an outcome)", ResourceWarning)

@@ -362,20 +362,36 @@ ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept n
 
 
 cdef _txn_call(_Core core, _txn_fn fn, double timeout, str what):
-    """A blocking transactional call (init/commit/abort), GIL released."""
-    cdef int ms = <int>(timeout * 1000)
+    """A blocking transactional call (init/commit/abort) without the GIL, in slices
+    of at most 200 ms so that Ctrl-C and close() are noticed in between, as in
+    flush().  rdkafka.h, for each of the three: "This call is resumable when a
+    retriable timeout error is returned.  Calling the function again will resume
+    the operation that is progressing in the background"."""
+    cdef int64_t deadline
+    cdef int slice_ms
     cdef rd_kafka_error_t *error
+    if timeout < 0:
+        raise ValueError(f"timeout must be >= 0, not {timeout!r}")
     # commit/abort flush, and "If the application has enabled RD_KAFKA_EVENT_DR
     # it must serve the event queue in a separate thread" (rdkafka.h).
     _refuse_on_event_thread(core, what)
+    deadline = _now_ns() + <int64_t>(timeout * 1e9)
     core.enter()
     try:
-        with nogil:
-            error = fn(core.rk, ms)
+        while True:
+            slice_ms = <int>max(1, min(200, (deadline - _now_ns()) // 1000000))
+            with nogil:
+                error = fn(core.rk, slice_ms)
+            if error == NULL:
+                return
+            if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT or \
+                    not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
+                raise _error_from_error_t(error)   # takes ownership of error
+            rd_kafka_error_destroy(error)  # partner: fn above; the call is resumed
+            PyErr_CheckSignals()
+            core.check_closing(f"{what} waited")
     finally:
-        core.leave()
-    if error != NULL:
-        raise _error_from_error_t(error)
+        core.leave()   # partner: core.enter() above
 
 
 cdef _Topic _entered_topic(_Core core, object name):

@@ -561,6 +561,27 @@ def test_transaction_aborts_when_its_commit_fails() -> None:
     assert seen == committed
 
 
+def test_transaction_calls_are_interruptible() -> None:
+    # init_transactions(30) against nothing used to be one GIL-free call of 30 s that
+    # Ctrl-C could not interrupt; it now runs in resumable slices and checks signals.
+    import _thread
+
+    conf = {"bootstrap.servers": "127.0.0.1:1", "transactional.id": "interrupt-me",
+            "log_level": 0}
+    with cykafka.Producer(conf) as p:
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        start = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                p.init_transactions(30)
+        finally:
+            timer.cancel()
+        assert time.monotonic() - start < 20   # interrupted, not run to its timeout
+        with pytest.raises(ValueError, match="timeout must be >= 0"):
+            p.init_transactions(-1)
+
+
 def test_repr_masks_secrets() -> None:
     conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hunter2-secret"}
