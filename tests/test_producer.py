@@ -118,16 +118,34 @@ def test_concurrent_futures_adapters(broker, topic) -> None:
 def test_asyncio_await(broker, topic) -> None:
     name = topic()
 
-    async def main() -> list[cykafka.RecordMetadata]:
-        with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-            first = await p.produce(name, b"one")
-            futs = [p.produce(name, f"{i}") for i in range(1000)]
-            mds = [await f for f in futs]
-            wrapped = await asyncio.wrap_future(p.produce(name, b"w").as_concurrent())
-            gathered = await asyncio.gather(*(p.produce(name, b"g") for _ in range(10)))
-            return [first, *mds, wrapped, *gathered]
+    ticks = 0
 
-    # The loop is never blocked: a ticker keeps running while deliveries are awaited.
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    async def main() -> list[cykafka.RecordMetadata]:
+        tick_task = asyncio.create_task(ticker())
+        try:
+            with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+                before = ticks
+                first = await p.produce(name, b"one")
+                # Awaiting a future yields to the loop until the event thread wakes it:
+                # the ticker ran while the first delivery was on its way.
+                assert ticks > before
+                futs = [p.produce(name, f"{i}") for i in range(1000)]
+                before = ticks
+                mds = [await f for f in futs]
+                wrapped = await asyncio.wrap_future(p.produce(name, b"w").as_concurrent())
+                gathered = await asyncio.gather(*(p.produce(name, b"g") for _ in range(10)))
+                assert ticks > before
+                return [first, *mds, wrapped, *gathered]
+        finally:
+            tick_task.cancel()
+
+    # The loop is never blocked: the ticker keeps running while deliveries are awaited.
     mds = asyncio.run(asyncio.wait_for(main(), 60))
     offsets = [md.offset for md in mds]
     assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets) == 1012
