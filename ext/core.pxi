@@ -11,7 +11,6 @@ from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.ref cimport Py_INCREF, Py_DECREF
-from libc.string cimport memset
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
