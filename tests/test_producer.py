@@ -517,6 +517,48 @@ def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
     assert seen["own result"] == fut.result(0)
 
 
+def test_librdkafka_freed_without_close_warns() -> None:
+    # close() interrupted by Ctrl-C after it stopped the event thread, and a Producer
+    # whose __del__ does not close: the core is freed at garbage collection.  It used
+    # to be freed silently (and with the GIL held); now it warns.
+    import _thread
+
+    from cykafka.testing import MockCluster
+
+    class Unfinalized(cykafka.Producer):
+        def __del__(self) -> None:   # skips NativeProducer.__del__, which would close
+            pass
+
+    started = threading.Event()
+
+    def slow(err: object, md: object) -> None:
+        started.set()
+        time.sleep(2)
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("gc", partitions=1)
+        p = Unfinalized({"bootstrap.servers": mock.bootstrap_servers})
+        fut = p.produce(name, b"x", on_delivery=slow)
+        assert started.wait(10)
+        thread_name = f"cykafka-events-{p.name}"
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                p.close(0.1)   # interrupted while it joins the busy event thread
+        finally:
+            timer.cancel()
+        assert not p.closed
+        with pytest.warns(ResourceWarning, match="never closed; librdkafka was freed"):
+            del p
+            deadline = time.monotonic() + 15
+            while any(t.name == thread_name for t in threading.enumerate()):
+                assert time.monotonic() < deadline, "the event thread never ended"
+                time.sleep(0.05)
+            gc.collect()
+        assert fut.result(0).offset >= 0
+
+
 def test_many_threads_one_producer(broker, topic) -> None:
     name = topic(partitions=4)
     n_threads, per_thread = 8, 2000
