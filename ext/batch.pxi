@@ -166,31 +166,38 @@ cdef class _BatchRun:
         cdef BatchFuture bf = <BatchFuture>chunk.future
         cdef rd_kafka_timestamp_type_t tstype
         cdef int64_t ts = -1
-        if m.err:
-            self.flush(core, wake)
-            bf._record_failure(index, _delivery_error(
-                m.err, _dr_errstr(m)), m.partition)
-        else:
-            bf._delivered += 1
-            if bf is self.bf and m.partition == self.partition:
-                if m.offset > self.hi:
-                    self.hi = m.offset
-                if m.offset < self.lo:
-                    self.lo = m.offset
-            else:
+        cdef bint counted = False
+        try:
+            if m.err:
+                exc = _delivery_error(m.err, _dr_errstr(m))
                 self.flush(core, wake)
-                self.bf = bf
-                self.partition = m.partition
-                self.lo = self.hi = m.offset
-            if bf._on_delivery is not None:
-                ts = rd_kafka_message_timestamp(m, &tstype)
-                bf._call_on_delivery(index, None, m.partition, m.offset, ts)
-        chunk.outstanding -= 1
-        if chunk.outstanding == 0:
-            _chunk_free(chunk)
-        if bf._delivered + bf._failed >= bf._total and bf._sealed:
-            self.flush(core, wake)
-            bf._maybe_complete(wake)
+                counted = True   # _record_failure counts before anything that can raise
+                bf._record_failure(index, exc, m.partition)
+            else:
+                bf._delivered += 1
+                counted = True
+                if bf is self.bf and m.partition == self.partition:
+                    if m.offset > self.hi:
+                        self.hi = m.offset
+                    if m.offset < self.lo:
+                        self.lo = m.offset
+                else:
+                    self.flush(core, wake)
+                    self.bf = bf
+                    self.partition = m.partition
+                    self.lo = self.hi = m.offset
+                if bf._on_delivery is not None:
+                    ts = rd_kafka_message_timestamp(m, &tstype)
+                    bf._call_on_delivery(index, None, m.partition, m.offset, ts)
+        finally:
+            if not counted:   # something raised first: the message still has an outcome
+                bf._failed += 1
+            chunk.outstanding -= 1
+            if chunk.outstanding == 0:
+                _chunk_free(chunk)   # bf stays referenced by this frame
+            if bf._delivered + bf._failed >= bf._total and bf._sealed:
+                self.flush(core, wake)
+                bf._maybe_complete(wake)
 
 
 cdef _Chunk *_chunk_new(BatchFuture bf, Py_ssize_t base, Py_ssize_t n) except NULL:
@@ -247,7 +254,9 @@ cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ss
     0..queued that librdkafka took or refused, fail those at queued..cnt (never
     handed over; ``why`` says what stopped the batch), and drop the hold on the
     chunk."""
-    cdef Py_ssize_t q, j, accepted = 0, first_unqueued = -1
+    cdef Py_ssize_t q, j, accepted = 0, refused = 0, first_unqueued = -1
+    # First the counts (no user code runs here), then the failures, whose
+    # on_delivery callbacks are user code.
     for q in range(cnt):
         j = perm[q] if perm != NULL else q
         if hp != NULL and hp[j] != NULL:
@@ -259,15 +268,20 @@ cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ss
                 first_unqueued = j
         elif errs[j]:
             chunk.outstanding -= 1
-            core.failed += 1
-            bf._record_failure(chunk.base + j, _delivery_error(
-                errs[j], f"{rd_kafka_err2str(<rd_kafka_resp_err_t>errs[j]).decode()} "
-                         f"(refused by librdkafka before sending)"),
-                <int32_t>pd[j] if pd != NULL else -1)
+            refused += 1
         else:
             accepted += 1
     core.produced += queued
     core.pending += accepted
+    core.failed += refused
+    if refused:
+        for q in range(queued):
+            j = perm[q] if perm != NULL else q
+            if errs[j]:
+                bf._record_failure(chunk.base + j, _delivery_error(
+                    errs[j], f"{rd_kafka_err2str(<rd_kafka_resp_err_t>errs[j]).decode()} "
+                             f"(refused by librdkafka before sending)"),
+                    <int32_t>pd[j] if pd != NULL else -1)
     if queued < cnt:
         exc = _not_queued(chunk.base + first_unqueued, why)
         for q in range(queued, cnt):
@@ -313,6 +327,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
     cdef int *errs = <int *>calloc(max(m, 1), sizeof(int))
     cdef Py_ssize_t *perm_buf = <Py_ssize_t *>malloc(max(m, 1) * sizeof(Py_ssize_t))
     cdef const Py_ssize_t *perm = NULL
+    cdef bint entered = False
     if headers is not None:
         hp = <rd_kafka_headers_t **>calloc(max(m, 1), sizeof(void *))
     try:
@@ -334,6 +349,11 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             pd = pcol.data + s if pcol is not None else NULL
             td = tcol.data + s if tcol is not None else NULL
             perm = NULL
+            # From here to _settle the sub-chunk uses rk and t.rkt: close() waits.
+            # wait_room raises once close() has begun; the except below then fails
+            # the rest of the batch.
+            core.enter()
+            entered = True
             if _plan_order(core, t, cnt, kcol is not None, kp, kl, pd, perm_buf):
                 perm = perm_buf
                 core.grouped += cnt
@@ -344,10 +364,15 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                                      td, hp, errs)
                 if j < cnt:
                     core.wait_room(&deadline)
+            entered = False
+            core.leave()   # partner: core.enter() above; _settle runs user callbacks
             _settle(core, bf, chunk, cnt, cnt, perm, errs, hp, pd)
             chunk = NULL
             s += cnt
     except BaseException as exc:
+        if entered:
+            entered = False
+            core.leave()   # partner: core.enter() above
         if chunk != NULL:
             # Fails this sub-chunk's messages that were not handed over.
             _settle(core, bf, chunk, j, cnt, perm, errs, hp, pd, exc)

@@ -41,6 +41,10 @@ cdef class _Column:
     cdef const char *np_data
     cdef Py_ssize_t np_width
 
+    def __cinit__(self):
+        self.chunks = NULL
+        self.np_data = NULL
+
     def __dealloc__(self):
         free(self.chunks)
 
@@ -213,6 +217,9 @@ cdef class _IntColumn:
     """partitions or timestamps of a batch as a C array (None -> ``none_value``)."""
     cdef int64_t *data
     cdef Py_ssize_t n
+
+    def __cinit__(self):
+        self.data = NULL
 
     def __dealloc__(self):
         free(self.data)

@@ -69,9 +69,16 @@ cdef _conf_set(rd_kafka_conf_t *conf, str key, str value):
 cdef object _conf_get(rd_kafka_t *rk, str key):
     """The value librdkafka is running with for ``key`` (after its own adjustments,
     e.g. max.in.flight lowered to 5 for idempotence), or None if it has none."""
+    if rk == NULL:
+        return None
+    return _conf_lookup(rd_kafka_conf(rk), key)
+
+
+cdef object _conf_lookup(const rd_kafka_conf_t *conf, str key):
+    """``key``'s value in ``conf`` as librdkafka spells it (booleans "true"/"false"),
+    or None."""
     cdef char buf[512]
     cdef size_t size = sizeof(buf)
-    if rk == NULL or rd_kafka_conf_get(rd_kafka_conf(rk), key.encode(), buf,
-                                       &size) != RD_KAFKA_CONF_OK:
+    if rd_kafka_conf_get(conf, key.encode(), buf, &size) != RD_KAFKA_CONF_OK:
         return None
     return buf[:max(<Py_ssize_t>size - 1, 0)].decode(errors="replace")

@@ -4,23 +4,13 @@
 # the _Core; the event thread references only the _Core, so that dropping the
 # Producer is noticed.
 
-import datetime as _datetime
-import operator as _operator
 import os as _os
 import re as _re_topic
 import warnings as _warnings
 from time import monotonic as _monotonic
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_CheckExact
-from cpython.unicode cimport PyUnicode_Check
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyObject_CheckBuffer
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.ref cimport Py_INCREF, Py_DECREF
-from libc.string cimport memset
-
-cdef extern from "Python.h":
-    const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *) except NULL
-    int PyBUF_SIMPLE
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
@@ -74,137 +64,8 @@ cdef class _Topic:
     cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
     cdef int64_t cnt_at_ns       # when it was read (0: never)
 
-
-cdef struct _Mem:
-    const char *ptr
-    Py_ssize_t len
-    bint has_view
-    Py_buffer view
-
-
-cdef int _mem_get(object o, _Mem *m, str what) except -1:
-    """Point ``m`` at the bytes of a key or value (None -> NULL)."""
-    m.has_view = False
-    if o is None:
-        m.ptr = NULL
-        m.len = 0
-    elif PyBytes_CheckExact(o):
-        m.ptr = PyBytes_AS_STRING(o)
-        m.len = PyBytes_GET_SIZE(o)
-    elif PyUnicode_Check(o):
-        m.ptr = PyUnicode_AsUTF8AndSize(o, &m.len)
-    elif isinstance(o, (bytes, bytearray, memoryview)):
-        try:
-            PyObject_GetBuffer(o, &m.view, PyBUF_SIMPLE)  # partner: _mem_release
-        except BufferError as exc:
-            # e.g. a strided memoryview.  Not a BufferError to the caller: that is
-            # QueueFullError's base, which callers catch to retry.
-            raise TypeError(f"{what}: {exc}; pass bytes(...) of it") from None
-        m.has_view = True
-        m.ptr = <const char *>m.view.buf
-        m.len = m.view.len
-    else:
-        raise TypeError(f"{what} must be bytes, bytearray, memoryview, str or None, "
-                        f"not {type(o).__name__}")
-    return 0
-
-
-cdef inline void _mem_release(_Mem *m):
-    if m.has_view:
-        PyBuffer_Release(&m.view)  # partner: PyObject_GetBuffer in _mem_get
-        m.has_view = False
-
-
-cdef object _integer_arg(object o, str what, str expected):
-    """``o`` as a Python int: ints and integer-likes (NumPy integers, via
-    ``__index__``); bool and float are refused, a float being a likely unit or
-    rounding mistake rather than an integer."""
-    if type(o) is int:
-        return o
-    if isinstance(o, (bool, float)) or not hasattr(type(o), "__index__"):
-        raise TypeError(f"{what} must be {expected}, not {type(o).__name__} ({o!r:.40})")
-    return _operator.index(o)
-
-
-cdef int32_t _partition_arg(object partition, str what="partition") except? -2:
-    if partition is None:
-        return RD_KAFKA_PARTITION_UA
-    partition = _integer_arg(partition, what, "an int or None")
-    if partition < 0 or partition > 0x7fffffff:
-        raise ValueError(f"{what} must be between 0 and 2147483647, not {partition}")
-    return <int32_t>partition
-
-
-_EPOCH = _datetime.datetime(1970, 1, 1, tzinfo=_datetime.timezone.utc)
-_ONE_MS = _datetime.timedelta(milliseconds=1)
-
-
-cdef int64_t _timestamp_arg(object timestamp, str what="timestamp") except? -2:
-    """Milliseconds since the epoch (UTC) from an int or an aware datetime.
-
-    librdkafka stamps a message whose timestamp is 0 with the current time
-    (rd_kafka_msg_new0: ``timestamp ? timestamp : now``), so None maps to 0 and a
-    literal 0 (or anything that truncates to it) is refused rather than silently
-    replaced.  A datetime is truncated to whole milliseconds, as Java's
-    Instant.toEpochMilli does; a naive one is refused: its zone is a guess."""
-    if timestamp is None:
-        return 0
-    if isinstance(timestamp, _datetime.datetime):
-        if timestamp.utcoffset() is None:
-            raise ValueError(f"{what} is a naive datetime ({timestamp}); give it a tzinfo "
-                             f"(e.g. datetime.timezone.utc) so the instant is unambiguous")
-        ms = (timestamp - _EPOCH) // _ONE_MS
-    else:
-        if isinstance(timestamp, float):
-            raise TypeError(f"{what} must be an int of milliseconds since the epoch or an "
-                            f"aware datetime, not {type(timestamp).__name__} ({timestamp!r}); "
-                            f"for time.time() seconds pass int(t * 1000)")
-        ms = _integer_arg(timestamp, what, "an int of milliseconds since the epoch, "
-                          "an aware datetime, or None")
-    if ms == 0:
-        raise ValueError(f"{what} is 0 (1970-01-01T00:00:00Z), which librdkafka would replace "
-                         f"with the current time; pass None for the current time")
-    if ms < 0 or ms > 0x7fffffffffffffff:
-        raise ValueError(f"{what} must be > 0 (milliseconds since the epoch), not {ms}")
-    return <int64_t>ms
-
-
-cdef rd_kafka_headers_t *_make_headers(object headers, str what="headers") except? NULL:
-    """A new rd_kafka_headers_t from a list of (name, value) pairs or a dict.
-    The caller owns it until librdkafka accepts the message."""
-    cdef rd_kafka_headers_t *hdrs
-    cdef _Mem v
-    cdef const char *name
-    cdef Py_ssize_t name_len
-    if isinstance(headers, dict):
-        items = list((<dict>headers).items())
-    elif isinstance(headers, (list, tuple)):
-        items = headers
-    else:
-        raise TypeError(f"{what} must be a list of (str, bytes) pairs or a dict, "
-                        f"not {type(headers).__name__}")
-    if not items:
-        return NULL
-    hdrs = rd_kafka_headers_new(len(items))
-    try:
-        for i, item in enumerate(items):
-            if not isinstance(item, tuple) or len(item) != 2:
-                raise TypeError(f"{what}[{i}] must be a (name, value) pair, not {item!r:.60}")
-            hname, hvalue = item
-            if not isinstance(hname, str):
-                raise TypeError(f"{what}[{i}] name must be str, not {type(hname).__name__}")
-            if "\x00" in hname:
-                # librdkafka hands header names to readers as C strings (no length):
-                # the name would arrive cut at the NUL.
-                raise ValueError(f"{what}[{i}] name {hname!r:.60} contains a NUL character")
-            name = PyUnicode_AsUTF8AndSize(hname, &name_len)
-            _mem_get(hvalue, &v, f"{what}[{i}] value ({hname!r})")
-            rd_kafka_header_add(hdrs, name, name_len, v.ptr, v.len if v.ptr != NULL else -1)
-            _mem_release(&v)  # rd_kafka_header_add copied the value
-    except BaseException:
-        rd_kafka_headers_destroy(hdrs)  # partner: rd_kafka_headers_new above
-        raise
-    return hdrs
+    def __cinit__(self):
+        self.rkt = NULL
 
 
 cdef class _Core:
@@ -219,6 +80,12 @@ cdef class _Core:
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
     cdef int64_t max_block_ns
     cdef bint stopping, closed
+    cdef bint closing            # close() has begun: no new calls may use rk
+    cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
+    cdef object close_lock       # one close() at a time (an RLock: see close())
+    cdef bint in_close           # _close() is running (on the close_lock's owner)
+    cdef bint orphaned           # dropped on its own event thread, which then closes it
+    cdef int64_t orphan_deadline
     cdef long fork_gen
     cdef int pid
     cdef object thread
@@ -238,6 +105,7 @@ cdef class _Core:
         self.topics = {}
         self.part_counts = {}
         self.secrets = ()
+        self.close_lock = _threading.RLock()
 
     cdef str redact(self, str text):
         for s in self.secrets:
@@ -251,6 +119,15 @@ cdef class _Core:
         self.secrets = tuple(s for s in secrets if s)
         try:
             _conf_set(conf, "log.queue", "true")
+            if _conf_lookup(conf, "delivery.report.only.error") == "true":
+                # CONFIGURATION.md: "Only provide delivery reports for failed messages."
+                raise KafkaConfigError(
+                    RD_KAFKA_RESP_ERR__INVALID_ARG,
+                    "config property 'delivery.report.only.error': cykafka needs a delivery "
+                    "report for every message - it resolves each future from it and "
+                    "flush()/close() wait for it - so with only failures reported, delivered "
+                    "messages' futures would never resolve and flush()/close() would hang; "
+                    "remove it (failures still show as failed futures and on_delivery errors)")
         except BaseException:
             rd_kafka_conf_destroy(conf)
             raise
@@ -285,8 +162,31 @@ cdef class _Core:
                 f"this Producer was created in process {self.pid} and cannot be used after "
                 f"fork() (librdkafka's threads do not survive it); create a new Producer in "
                 f"the child process")
-        if self.closed or self.rk == NULL:
+        if self.closed or self.closing or self.rk == NULL:
             raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE, "the Producer is closed")
+        return 0
+
+    # enter()/leave() bracket every use of rk (and of the topic handles) by a
+    # caller's thread, so close() can wait until nobody uses what it destroys.
+    # Both are plain C under the GIL, once per call (not per message).  A caller
+    # that waits without the GIL (wait_room, flush, transactions) re-checks
+    # ``closing`` after each slice and gives up, so close() waits at most one
+    # slice (or one bounded metadata request, grouping.pxi) for it.
+
+    cdef int enter(self) except -1:
+        if self.closing or self.closed or self.rk == NULL or \
+                self.fork_gen != _fork_generation:
+            self.check_usable()   # raises the right error
+        self.active += 1   # partner: leave()
+        return 0
+
+    cdef inline void leave(self) noexcept:
+        self.active -= 1   # partner: enter()
+
+    cdef int check_closing(self, str what) except -1:
+        if self.closing:
+            raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE,
+                                      f"the Producer was closed while {what}")
         return 0
 
     cdef _Topic topic(self, object name):
@@ -322,6 +222,7 @@ cdef class _Core:
         self.blocked_ns += now - start
         if PyErr_CheckSignals() == -1:
             return -1
+        self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
             raise QueueFullError(
                 RD_KAFKA_RESP_ERR__QUEUE_FULL,
@@ -336,7 +237,8 @@ cdef class _Core:
         raise _error_from_code(err, f"produce to {topic!r} failed: "
                                f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()}")
 
-    cdef Py_ssize_t flush(self, timeout) except -1:
+    cdef Py_ssize_t flush(self, timeout, bint by_close=False) except -1:
+        """Wait for outcomes; the caller has entered (or is close() itself)."""
         cdef int64_t deadline = 0
         cdef int slice_ms
         if timeout is not None:
@@ -353,26 +255,51 @@ cdef class _Core:
                 rd_kafka_flush(self.rk, slice_ms)
             if PyErr_CheckSignals() == -1:
                 return -1
+            if not by_close:
+                self.check_closing("flush() waited; close() fails what it cannot deliver")
         return max(self.pending, 0)
 
     cdef close(self, timeout):
-        cdef rd_kafka_t *rk
+        """Flush, fail what is left, stop the event thread and free librdkafka.
+        One close runs at a time: a concurrent second close waits for the first
+        and returns."""
         if self.closed:
             return
+        _refuse_on_event_thread(self, "close()")
+        # acquire() releases the GIL while it waits.  Reentrant because release()
+        # serves the last reports on the closing thread: a callback there calling
+        # close() again must return, not deadlock (in_close).
+        with self.close_lock:
+            if self.closed or self.in_close:
+                return
+            self.in_close = True
+            try:
+                self._close(timeout)
+            finally:
+                self.in_close = False
+
+    cdef _close(self, timeout):
         if self.fork_gen != _fork_generation:
             # In a forked child: librdkafka's threads are gone, destroying would hang.
             self.closed = True
             self.rk = NULL
             self.mainq = NULL
             return
-        remaining = self.flush(timeout)
+        # No call may start using rk from now on (enter() refuses); wait for those
+        # that already did.  Each notices ``closing`` within one wait slice.
+        self.closing = True
+        while self.active > 0:
+            with nogil:
+                usleep(1000)
+            PyErr_CheckSignals()   # Ctrl-C raises; closing stays set, close() again resumes
+        remaining = self.flush(timeout, True)
         if remaining:
             # Nothing may vanish: purge what is left so that every future fails
             # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.
             _logger.warning("%s: closing with %d undelivered messages; they are purged and "
                             "their futures fail", self.name, remaining)
-            rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
-            self.flush(10.0)
+            self.purge()
+            self.flush(10.0, True)
         self.stopping = True
         # Wake the event thread out of rd_kafka_queue_poll() now instead of at the
         # end of its 200 ms wait (rdkafka.h: rd_kafka_queue_yield "Cancels the
@@ -381,6 +308,26 @@ cdef class _Core:
         thread = self.thread
         if thread is not None and thread is not _threading.current_thread():
             thread.join()
+        self.release()
+
+    cdef purge(self):
+        """Fail every message librdkafka still holds (reports follow on mainq).
+        Without RD_KAFKA_PURGE_F_NON_BLOCKING rd_kafka_purge "may block for a short
+        time while background thread queues are purged": never with the GIL."""
+        with nogil:
+            rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+
+    cdef release(self):
+        """The event thread has stopped: free topics, queue and handle."""
+        cdef rd_kafka_t *rk
+        self.closing = True
+        self.stopping = True
+        # librdkafka may still hold messages (flush timed out, the event thread
+        # was stuck in a callback): fail them, and serve every report left on
+        # the main queue here, so no future stays pending and no reference leaks.
+        if self.pending > 0 or rd_kafka_outq_len(self.rk) > 0:
+            self.purge()
+        _drain(self)
         self.closed = True
         for t in self.topics.values():
             rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()
@@ -397,13 +344,26 @@ cdef class _Core:
                           self.name, self.pending)
 
     def __dealloc__(self):
-        # Only reached without close() if the Producer itself was never
-        # finalized properly (e.g. interpreter teardown); free what is left.
-        if self.rk != NULL and self.fork_gen == _fork_generation:
+        # Only reached with rk set if close() never completed (interpreter
+        # teardown, a close() interrupted by Ctrl-C and the Producer then lost):
+        # free what is left without the GIL (rd_kafka_destroy blocks while
+        # librdkafka's threads stop) and say so.
+        cdef rd_kafka_t *rk = self.rk
+        cdef rd_kafka_queue_t *q = self.mainq
+        cdef _Topic t
+        if rk == NULL or self.fork_gen != _fork_generation:
+            return
+        self.rk = NULL
+        self.mainq = NULL
+        if isinstance(self.topics, dict):   # the cyclic GC may have cleared it
             for t in self.topics.values():
-                if (<_Topic>t).rkt != NULL:
-                    rd_kafka_topic_destroy((<_Topic>t).rkt)
-            if self.mainq != NULL:
-                rd_kafka_queue_destroy(self.mainq)
-            rd_kafka_destroy(self.rk)
-            self.rk = NULL
+                if t.rkt != NULL:
+                    rd_kafka_topic_destroy(t.rkt)  # partner: rd_kafka_topic_new in topic()
+                    t.rkt = NULL
+        with nogil:
+            if q != NULL:
+                rd_kafka_queue_destroy(q)  # partner: rd_kafka_queue_get_main in start()
+            rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
+        _warnings.warn(f"cykafka Producer {self.name} was never closed; librdkafka was freed "
+                       f"when it was garbage-collected ({max(self.pending, 0)} messages "
+                       f"without an outcome)", ResourceWarning)

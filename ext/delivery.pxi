@@ -89,6 +89,14 @@ cdef class _FutureBase:
         global _nwaiters
         if timeout is not None and timeout < 0:
             raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
+        if timeout != 0 and getattr(_event_tls, "core", None) is not None:
+            # Outcomes are set by event threads; waiting on one blocks its producer's
+            # reports, and this future's own report if it comes from that producer.
+            raise RuntimeError(
+                "waiting for a pending future's outcome (result()/exception()) on "
+                "cykafka's event thread, i.e. inside an on_delivery or done-callback, "
+                "would block the thread that delivers it; use add_done_callback, or wait "
+                "from another thread")
         deadline = None if timeout is None else _monotonic() + timeout
         with _cond:
             _nwaiters += 1

@@ -74,51 +74,94 @@ cdef _handle_event(_Core core, rd_kafka_event_t *ev):
 
 cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
     cdef const rd_kafka_message_t *msgs[_DR_CHUNK]
-    cdef const rd_kafka_message_t *m
     cdef size_t n, i
-    cdef void *op
+    cdef dict wake = {}
+    cdef _BatchRun run = _BatchRun()
+    cdef _DrState st = _DrState()
+    try:
+        while True:
+            n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
+            if n == 0:
+                break
+            for i in range(n):
+                # One message's exception must not abandon the rest of the event:
+                # their futures would never resolve and their references leak.
+                try:
+                    _handle_dr_msg(core, msgs[i], run, st, wake)
+                except BaseException:
+                    _log_internal("cykafka: internal error while handling a delivery report")
+        run.flush(core, wake)
+    finally:
+        _notify_waiters()
+        if wake:
+            _schedule_wakeups(wake)
+
+
+cdef class _DrState:
+    """The per-partition counters (stats.pxi) of the current run of messages."""
+    cdef _PartCount pc
+    cdef const rd_kafka_topic_t *rkt
+    cdef int32_t part
+
+    def __cinit__(self):
+        self.pc = None
+        self.rkt = NULL
+        self.part = -2
+
+
+cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, _BatchRun run, _DrState st,
+                    dict wake):
+    cdef void *op = m._private
     cdef DeliveryFuture fut
     cdef rd_kafka_timestamp_type_t tstype
     cdef int64_t ts
-    cdef dict wake = {}
-    cdef _BatchRun run = _BatchRun()
-    cdef _PartCount pc = None           # per-partition counters (stats.pxi) of
-    cdef const rd_kafka_topic_t *pc_rkt = NULL   # the current run of messages
-    cdef int32_t pc_part = -2
-    while True:
-        n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
-        if n == 0:
-            break
-        for i in range(n):
-            m = msgs[i]
-            op = m._private
-            if pc is None or m.rkt != pc_rkt or m.partition != pc_part:
-                pc = _part_count(core, m.rkt, m.partition)
-                pc_rkt = m.rkt
-                pc_part = m.partition
-            _count_dr(pc, m)
-            if m.err:
-                core.failed += 1
-            else:
-                core.delivered += 1
-            core.pending -= 1
-            if (<size_t>op) & 1:
-                run.add(m, op, core, wake)
-                continue
-            fut = <DeliveryFuture>op
-            ts = rd_kafka_message_timestamp(m, &tstype)
-            if m.err:
-                fut._set(m.partition, -1, ts, _delivery_error(
-                    m.err, _dr_errstr(m)))
-            else:
-                fut._set(m.partition, m.offset, ts, None)
-            Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
-            if fut._on_delivery is not None or fut._callbacks is not None:
-                fut._fire(wake)
-    run.flush(core, wake)
-    _notify_waiters()
-    if wake:
-        _schedule_wakeups(wake)
+    # Counted first: nothing below can skip it.
+    if m.err:
+        core.failed += 1
+    else:
+        core.delivered += 1
+    core.pending -= 1
+    if (<size_t>op) & 1:
+        run.add(m, op, core, wake)   # releases the chunk's count in a finally
+        _count(core, m, st)
+        return
+    fut = <DeliveryFuture>op   # a new reference of our own: fut outlives the DECREF
+    Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
+    try:
+        ts = rd_kafka_message_timestamp(m, &tstype)
+        if m.err:
+            fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(m)))
+        else:
+            fut._set(m.partition, m.offset, ts, None)
+    finally:
+        if fut._state == _PENDING:   # resolving raised (e.g. MemoryError)
+            fut._set(m.partition, -1, -1, _unreported(m))
+    if fut._on_delivery is not None or fut._callbacks is not None:
+        fut._fire(wake)
+    _count(core, m, st)
+
+
+cdef inline _count(_Core core, const rd_kafka_message_t *m, _DrState st):
+    if st.pc is None or m.rkt != st.rkt or m.partition != st.part:
+        st.pc = _part_count(core, m.rkt, m.partition)
+        st.rkt = m.rkt
+        st.part = m.partition
+    _count_dr(st.pc, m)
+
+
+cdef object _unreported(const rd_kafka_message_t *m):
+    return KafkaDeliveryError(RD_KAFKA_RESP_ERR__STATE,
+                              f"cykafka failed while reporting this message's outcome "
+                              f"(librdkafka said: {rd_kafka_err2name(m.err).decode()}); "
+                              f"see the cykafka log")
+
+
+cdef _log_internal(str what):
+    # Even logging may raise (a raising logging.Filter): never out of the event thread.
+    try:
+        _logger.exception(what)
+    except BaseException:
+        pass
 
 
 cdef _handle_log(_Core core, rd_kafka_event_t *ev):
@@ -153,18 +196,59 @@ cdef _handle_error(_Core core, rd_kafka_event_t *ev):
             _logger.exception("cykafka: the error callback raised")
 
 
+# The core whose event thread the current thread is (None elsewhere).
+_event_tls = _threading.local()
+
+
 cdef _serve(_Core core):
     """Body of the event thread: runs until the core is stopping."""
     cdef rd_kafka_event_t *ev
     cdef rd_kafka_queue_t *q = core.mainq
+    _event_tls.core = core
     while not core.stopping:
         with nogil:
             ev = rd_kafka_queue_poll(q, 200)
-        if ev == NULL:
-            continue
+        if ev != NULL:
+            _serve_event(core, ev)
+        if core.orphaned and (core.pending <= 0 or _now_ns() >= core.orphan_deadline):
+            break
+    if core.orphaned:
+        # The Producer was dropped inside one of its own callbacks and purged
+        # (NativeProducer.__del__); its reports are served: nobody else will close.
         try:
-            _handle_event(core, ev)
+            core.release()
         except BaseException:
-            _logger.exception("cykafka: internal error while handling an event")
-        finally:
-            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
+            _log_internal("cykafka: closing a Producer dropped in its own callback failed")
+
+
+cdef int _refuse_on_event_thread(_Core core, str what) except -1:
+    """close(), flush() and the transaction calls wait for delivery reports, which
+    only the event thread serves: called from a callback on it, they would wait
+    for themselves forever."""
+    if getattr(_event_tls, "core", None) is core:
+        raise RuntimeError(
+            f"{what} called from a callback on the Producer's own event thread, the "
+            f"thread that serves the delivery reports it would wait for (a deadlock); "
+            f"call it from another thread")
+    return 0
+
+
+cdef _drain(_Core core):
+    """Serve what is left on the main queue, from the closing thread once the
+    event thread has stopped: rd_kafka_queue_poll with timeout 0 does not wait."""
+    cdef rd_kafka_event_t *ev
+    while True:
+        with nogil:
+            ev = rd_kafka_queue_poll(core.mainq, 0)
+        if ev == NULL:
+            return
+        _serve_event(core, ev)
+
+
+cdef _serve_event(_Core core, rd_kafka_event_t *ev):
+    try:
+        _handle_event(core, ev)
+    except BaseException:
+        _log_internal("cykafka: internal error while handling an event")
+    finally:
+        rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll

@@ -159,13 +159,16 @@ cdef class _MockCluster:
                 rd_kafka_destroy(rk)  # partner: rd_kafka_new in __init__
 
     def __dealloc__(self):
-        if self.mcluster == NULL and self.rk == NULL:
+        cdef rd_kafka_mock_cluster_t *mc = self.mcluster
+        cdef rd_kafka_t *rk = self.rk
+        if mc == NULL and rk == NULL:
             return
-        if self.mcluster != NULL:
-            rd_kafka_mock_cluster_destroy(self.mcluster)
-        if self.rk != NULL:
-            rd_kafka_destroy(self.rk)
         self.mcluster = NULL
         self.rk = NULL
+        with nogil:   # both block while librdkafka's threads stop
+            if mc != NULL:
+                rd_kafka_mock_cluster_destroy(mc)  # partner: rd_kafka_mock_cluster_new
+            if rk != NULL:
+                rd_kafka_destroy(rk)  # partner: rd_kafka_new in __init__
         _warnings.warn("unclosed cykafka mock cluster; use close() or a with-block",
                        ResourceWarning)

@@ -97,7 +97,7 @@ cdef class NativeProducer:
                 headers=None, on_delivery=None):
         """Queue one message; return its DeliveryFuture."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t
         cdef int32_t part = _partition_arg(partition)
         cdef int64_t ts = _timestamp_arg(timestamp)
         cdef int64_t deadline = 0
@@ -113,13 +113,25 @@ cdef class NativeProducer:
             _mem_get(key, &k, "key")
             if headers is not None:
                 hdrs = _make_headers(headers)
-            fut = _new_delivery_future(t.name, on_delivery)
-            while True:
-                err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
-                                 <void *>fut, ts, hdrs)
-                if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
-                    break
-                core.wait_room(&deadline)
+            # Arguments are converted (user code such as __index__ may run) before
+            # entering: inside, only librdkafka calls and the wait for room.
+            core.enter()
+            try:
+                t = core.topic(topic)
+                fut = _new_delivery_future(t.name, on_delivery)
+                while True:
+                    err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
+                                     <void *>fut, ts, hdrs)
+                    if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                        break
+                    core.wait_room(&deadline)
+                if err == 0:
+                    # Counted before the GIL can pass to the event thread.
+                    Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
+                    core.pending += 1
+                    core.produced += 1
+            finally:
+                core.leave()
         except BaseException:
             if hdrs != NULL:
                 rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; never accepted
@@ -128,9 +140,6 @@ cdef class NativeProducer:
             _mem_release(&v)
             _mem_release(&k)
         if err == 0:
-            Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
-            core.pending += 1
-            core.produced += 1
             return fut
         if hdrs != NULL:
             rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; librdkafka refused it
@@ -149,7 +158,7 @@ cdef class NativeProducer:
                       headers=None, on_delivery=None):
         """Queue a whole column of messages in one C loop; return a BatchFuture."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t = _entered_topic(core, topic)
         cdef _Column vcol = _column(values, "values")
         cdef Py_ssize_t n = vcol.n
         cdef _Column kcol = None
@@ -182,7 +191,7 @@ cdef class NativeProducer:
         or dicts with value/key/headers/partition/timestamp) through the batch path
         in chunks of ``chunk_size``; return one BatchFuture for all of them."""
         cdef _Core core = self._usable()
-        cdef _Topic t = core.topic(topic)
+        cdef _Topic t = _entered_topic(core, topic)
         if type(chunk_size) is bool or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
         if on_delivery is not None and not callable(on_delivery):
@@ -217,7 +226,12 @@ cdef class NativeProducer:
         """Wait until every queued message has an outcome or ``timeout`` seconds
         pass; return how many are still pending.  Ctrl-C interrupts it."""
         cdef _Core core = self._usable()
-        return core.flush(timeout)
+        _refuse_on_event_thread(core, "flush()")
+        core.enter()
+        try:
+            return core.flush(timeout)
+        finally:
+            core.leave()
 
     def poll(self, timeout=0):
         """For compatibility: deliveries are served by cykafka's own thread.
@@ -285,37 +299,49 @@ cdef class NativeProducer:
     # -- transactions (librdkafka's transactional producer API) -------------
 
     def init_transactions(self, timeout=30.0):
-        _txn_call(self._usable(), rd_kafka_init_transactions, timeout)
+        _txn_call(self._usable(), rd_kafka_init_transactions, timeout, "init_transactions()")
 
     def begin_transaction(self):
         cdef _Core core = self._usable()
-        cdef rd_kafka_error_t *error = rd_kafka_begin_transaction(core.rk)
+        cdef rd_kafka_error_t *error
+        core.enter()
+        error = rd_kafka_begin_transaction(core.rk)   # does not block
+        core.leave()
         if error != NULL:
             raise _error_from_error_t(error)
 
     def commit_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout)
+        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout,
+                  "commit_transaction()")
 
     def abort_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout)
+        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout,
+                  "abort_transaction()")
 
     def __del__(self):
         cdef _Core core = self._core
         if core is None or core.closed or core.fork_gen != _fork_generation:
             return
-        _warnings.warn(f"unclosed cykafka Producer {core.name} ({max(core.pending, 0)} "
-                       f"messages pending); use close() or a with-block",
-                       ResourceWarning, source=self)
-        if _threading.current_thread() is core.thread:
-            # Dropped inside a callback on its own event thread: it cannot flush
-            # itself; purge so the futures fail instead of hanging.
-            core.stopping = True
-            rd_kafka_purge(core.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
-            return
         try:
-            core.close(10.0)
-        except BaseException:
-            _logger.exception("cykafka: closing an unclosed Producer failed")
+            _warnings.warn(f"unclosed cykafka Producer {core.name} ({max(core.pending, 0)} "
+                           f"messages pending); use close() or a with-block",
+                           ResourceWarning, source=self)
+        finally:   # even when warnings are errors
+            if core.orphaned:
+                pass
+            elif getattr(_event_tls, "core", None) is core:
+                # Dropped inside a callback on its own event thread, which cannot wait
+                # for itself: purge so the futures fail, and let that thread serve
+                # the reports and then close (_serve), within 10 s like below.
+                core.closing = True
+                core.orphaned = True
+                core.orphan_deadline = _now_ns() + 10_000_000_000
+                core.purge()
+            else:
+                try:
+                    core.close(10.0)
+                except BaseException:
+                    _logger.exception("cykafka: closing an unclosed Producer failed")
 
 
 @_atexit.register
@@ -335,14 +361,46 @@ def _close_live_producers():
 ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
 
 
-cdef _txn_call(_Core core, _txn_fn fn, double timeout):
-    """A blocking transactional call (init/commit/abort), GIL released."""
-    cdef int ms = <int>(timeout * 1000)
+cdef _txn_call(_Core core, _txn_fn fn, double timeout, str what):
+    """A blocking transactional call (init/commit/abort) without the GIL, in slices
+    of at most 200 ms so that Ctrl-C and close() are noticed in between, as in
+    flush().  rdkafka.h, for each of the three: "This call is resumable when a
+    retriable timeout error is returned.  Calling the function again will resume
+    the operation that is progressing in the background"."""
+    cdef int64_t deadline
+    cdef int slice_ms
     cdef rd_kafka_error_t *error
-    with nogil:
-        error = fn(core.rk, ms)
-    if error != NULL:
-        raise _error_from_error_t(error)
+    if timeout < 0:
+        raise ValueError(f"timeout must be >= 0, not {timeout!r}")
+    # commit/abort flush, and "If the application has enabled RD_KAFKA_EVENT_DR
+    # it must serve the event queue in a separate thread" (rdkafka.h).
+    _refuse_on_event_thread(core, what)
+    deadline = _now_ns() + <int64_t>(timeout * 1e9)
+    core.enter()
+    try:
+        while True:
+            slice_ms = <int>max(1, min(200, (deadline - _now_ns()) // 1000000))
+            with nogil:
+                error = fn(core.rk, slice_ms)
+            if error == NULL:
+                return
+            if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT or \
+                    not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
+                raise _error_from_error_t(error)   # takes ownership of error
+            rd_kafka_error_destroy(error)  # partner: fn above; the call is resumed
+            PyErr_CheckSignals()
+            core.check_closing(f"{what} waited")
+    finally:
+        core.leave()   # partner: core.enter() above
+
+
+cdef _Topic _entered_topic(_Core core, object name):
+    """The topic handle (created on first use, which needs rk)."""
+    core.enter()
+    try:
+        return core.topic(name)
+    finally:
+        core.leave()
 
 
 cdef _attach_batch(object exc, BatchFuture bf):

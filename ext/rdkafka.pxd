@@ -3,10 +3,6 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.stddef cimport size_t
 
-cdef extern from "<sys/types.h>":
-    ctypedef long ssize_t
-
-
 cdef extern from "librdkafka/rdkafka.h" nogil:
     ctypedef struct rd_kafka_t
     ctypedef struct rd_kafka_conf_t
@@ -19,11 +15,8 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
 
     ctypedef enum rd_kafka_type_t:
         RD_KAFKA_PRODUCER
-        RD_KAFKA_CONSUMER
 
     ctypedef enum rd_kafka_conf_res_t:
-        RD_KAFKA_CONF_UNKNOWN
-        RD_KAFKA_CONF_INVALID
         RD_KAFKA_CONF_OK
 
     ctypedef enum rd_kafka_resp_err_t:
@@ -31,24 +24,17 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
         RD_KAFKA_RESP_ERR__MSG_TIMED_OUT
         RD_KAFKA_RESP_ERR__QUEUE_FULL
         RD_KAFKA_RESP_ERR__TIMED_OUT
-        RD_KAFKA_RESP_ERR__PURGE_QUEUE
-        RD_KAFKA_RESP_ERR__PURGE_INFLIGHT
         RD_KAFKA_RESP_ERR__FATAL
-        RD_KAFKA_RESP_ERR__FENCED
         RD_KAFKA_RESP_ERR__STATE
         RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
         RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC
         RD_KAFKA_RESP_ERR__INVALID_ARG
         RD_KAFKA_RESP_ERR__AUTHENTICATION
-        RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
-        RD_KAFKA_RESP_ERR__INTR
         RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE
         RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED
         RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED
 
     ctypedef enum rd_kafka_vtype_t:
-        RD_KAFKA_VTYPE_END
-        RD_KAFKA_VTYPE_TOPIC
         RD_KAFKA_VTYPE_RKT
         RD_KAFKA_VTYPE_PARTITION
         RD_KAFKA_VTYPE_VALUE
@@ -56,7 +42,6 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
         RD_KAFKA_VTYPE_OPAQUE
         RD_KAFKA_VTYPE_MSGFLAGS
         RD_KAFKA_VTYPE_TIMESTAMP
-        RD_KAFKA_VTYPE_HEADER
         RD_KAFKA_VTYPE_HEADERS
 
     ctypedef struct _rd_kafka_vu_mem:
@@ -98,16 +83,9 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
         RD_KAFKA_TIMESTAMP_CREATE_TIME
         RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME
 
-    ctypedef enum rd_kafka_msg_status_t:
-        RD_KAFKA_MSG_STATUS_NOT_PERSISTED
-        RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED
-        RD_KAFKA_MSG_STATUS_PERSISTED
-
     int RD_KAFKA_VERSION
     int RD_KAFKA_PARTITION_UA
     int RD_KAFKA_MSG_F_COPY
-    int RD_KAFKA_MSG_F_PARTITION
-    int RD_KAFKA_EVENT_NONE
     int RD_KAFKA_EVENT_DR
     int RD_KAFKA_EVENT_LOG
     int RD_KAFKA_EVENT_ERROR
@@ -165,7 +143,6 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     int rd_kafka_outq_len(rd_kafka_t *rk)
     int64_t rd_kafka_message_timestamp(const rd_kafka_message_t *rkmessage,
                                        rd_kafka_timestamp_type_t *tstype)
-    rd_kafka_msg_status_t rd_kafka_message_status(const rd_kafka_message_t *rkmessage)
     # rd_kafka_message_errstr() "MUST NOT be used with the producer" (rdkafka.h):
     # for a delivery report it returns the message *payload* (not NUL-terminated).
 
@@ -186,7 +163,6 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     size_t rd_kafka_event_message_array(rd_kafka_event_t *rkev,
                                         const rd_kafka_message_t **rkmessages,
                                         size_t size)
-    size_t rd_kafka_event_message_count(rd_kafka_event_t *rkev)
     rd_kafka_resp_err_t rd_kafka_event_error(rd_kafka_event_t *rkev)
     const char *rd_kafka_event_error_string(rd_kafka_event_t *rkev)
     int rd_kafka_event_error_is_fatal(rd_kafka_event_t *rkev)

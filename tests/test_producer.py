@@ -8,6 +8,7 @@ import concurrent.futures
 import datetime
 import gc
 import logging
+import sys
 import threading
 import time
 
@@ -117,16 +118,34 @@ def test_concurrent_futures_adapters(broker, topic) -> None:
 def test_asyncio_await(broker, topic) -> None:
     name = topic()
 
-    async def main() -> list[cykafka.RecordMetadata]:
-        with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-            first = await p.produce(name, b"one")
-            futs = [p.produce(name, f"{i}") for i in range(1000)]
-            mds = [await f for f in futs]
-            wrapped = await asyncio.wrap_future(p.produce(name, b"w").as_concurrent())
-            gathered = await asyncio.gather(*(p.produce(name, b"g") for _ in range(10)))
-            return [first, *mds, wrapped, *gathered]
+    ticks = 0
 
-    # The loop is never blocked: a ticker keeps running while deliveries are awaited.
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    async def main() -> list[cykafka.RecordMetadata]:
+        tick_task = asyncio.create_task(ticker())
+        try:
+            with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+                before = ticks
+                first = await p.produce(name, b"one")
+                # Awaiting a future yields to the loop until the event thread wakes it:
+                # the ticker ran while the first delivery was on its way.
+                assert ticks > before
+                futs = [p.produce(name, f"{i}") for i in range(1000)]
+                before = ticks
+                mds = [await f for f in futs]
+                wrapped = await asyncio.wrap_future(p.produce(name, b"w").as_concurrent())
+                gathered = await asyncio.gather(*(p.produce(name, b"g") for _ in range(10)))
+                assert ticks > before
+                return [first, *mds, wrapped, *gathered]
+        finally:
+            tick_task.cancel()
+
+    # The loop is never blocked: the ticker keeps running while deliveries are awaited.
     mds = asyncio.run(asyncio.wait_for(main(), 60))
     offsets = [md.offset for md in mds]
     assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets) == 1012
@@ -239,6 +258,13 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
         ({"value": b"v", "timestamp": "1600000000000"}, TypeError, "timestamp must be an int"),
         ({"value": b"v", "timestamp": True}, TypeError, "not bool"),
         ({"value": b"v", "on_delivery": 3}, TypeError, "on_delivery"),
+        # a lone surrogate has no UTF-8: the error names the argument
+        ({"value": "\ud800"}, ValueError, "value is a str that cannot be encoded as UTF-8"),
+        ({"value": b"v", "key": "\udcff"}, ValueError, "key is a str that cannot be encoded"),
+        ({"value": b"v", "headers": [("\ud800", b"x")]}, ValueError,
+         r"headers\[0\] name is a str that cannot be encoded"),
+        ({"value": b"v", "headers": [("h", "\ud800")]}, ValueError,
+         r"headers\[0\] value \('h'\) is a str that cannot be encoded"),
     ],
 )
 def test_bad_arguments_name_the_culprit(kwargs, exc, words) -> None:
@@ -284,6 +310,69 @@ def test_close_with_timeout_fails_what_is_left() -> None:
     assert {e.name for e in excs} <= {"_PURGE_QUEUE", "_PURGE_INFLIGHT", "_MSG_TIMED_OUT"}
 
 
+def test_close_racing_other_calls_waits_for_them_and_fails_the_rest() -> None:
+    # A produce() blocked for room and a flush() in other threads while close() runs:
+    # close() must not free librdkafka under them (it used to crash); both notice the
+    # close, and every message still gets an outcome.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0,
+            "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
+            "max.block.ms": 600_000}
+    p = cykafka.Producer(conf)
+    first = p.produce("t", b"x")
+    out: dict[str, object] = {}
+
+    def blocked_produce() -> None:
+        try:
+            out["produce"] = p.produce("t", b"y")
+        except BaseException as exc:
+            out["produce"] = exc
+
+    def flush() -> None:
+        try:
+            out["flush"] = p.flush(60)
+        except BaseException as exc:
+            out["flush"] = exc
+
+    threads = [threading.Thread(target=blocked_produce), threading.Thread(target=flush)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    p.close(0)
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert isinstance(out["produce"], cykafka.ProducerClosedError), out
+    assert "closed while this call waited for room" in str(out["produce"])
+    assert isinstance(out["flush"], cykafka.ProducerClosedError), out
+    assert first.exception(0).name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT")
+    assert len(p) == 0
+    with pytest.raises(cykafka.ProducerClosedError):
+        p.produce("t", b"after close")
+
+
+def test_concurrent_closes_run_once() -> None:
+    # The second close() waits for the first and returns; it used to destroy librdkafka's
+    # queue a second time.
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    futs = [p.produce("t", b"x") for _ in range(10)]
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            p.close(0.5)
+        except BaseException as exc:
+            errors.append(exc)
+            raise
+
+    threads = [threading.Thread(target=close) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads) and not errors and p.closed
+    assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
+
+
 def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
     p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
     fut = p.produce("t", b"x")
@@ -291,6 +380,183 @@ def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
         del p
         gc.collect()
     assert isinstance(fut.exception(15), cykafka.KafkaDeliveryError)
+
+
+def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
+    # The last reference goes away inside an on_delivery callback, on the event thread.
+    # The producer used to stop serving reports there: the other futures hung forever
+    # and kept the references librdkafka held for them.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0, "message.timeout.ms": 800}
+    holder = [cykafka.Producer(conf)]
+    name = holder[0].name
+    with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
+        f1 = holder[0].produce("a", b"x", on_delivery=lambda err, md: holder.clear())
+        time.sleep(0.4)
+        f2 = holder[0].produce("b", b"y")   # still queued when f1 times out
+        assert isinstance(f1.exception(10), cykafka.DeliveryTimeoutError)
+        exc = f2.exception(10)
+    assert isinstance(exc, cykafka.KafkaDeliveryError) and exc.name == "_PURGE_QUEUE"
+    # The event thread served the purge's reports, then closed the producer and ended.
+    deadline = time.monotonic() + 15
+    while any(t.name == f"cykafka-events-{name}" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the event thread never ended"
+        time.sleep(0.05)
+    assert sys.getrefcount(f2) == 2   # f2 and getrefcount's argument: librdkafka's is gone
+
+
+def test_delivery_report_only_error_is_refused() -> None:
+    # With it librdkafka reports only failures: delivered futures would never resolve
+    # and flush()/close() would wait forever.
+    for value in (True, "true"):
+        with pytest.raises(cykafka.KafkaConfigError,
+                           match="delivery.report.only.error.*never resolve"):
+            cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
+                              "delivery.report.only.error": value})
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
+                           "delivery.report.only.error": False}) as p:
+        assert p._effective_config("delivery.report.only.error") == "false"
+
+
+def test_one_failing_report_does_not_abandon_the_rest_of_the_event() -> None:
+    # Even logging a raising callback can raise (here: a logging filter).  That used to
+    # abort the whole delivery-report event: the other futures never resolved.
+    from cykafka.testing import MockCluster
+
+    class Broken(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if "on_delivery callback raised" in record.getMessage():
+                raise RuntimeError("the logging setup is broken")
+            return True
+
+    def bad(err: object, md: object) -> None:
+        raise ValueError("user callback")
+
+    logger = logging.getLogger("cykafka")
+    broken = Broken()
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("dr", partitions=1)
+        conf = {"bootstrap.servers": mock.bootstrap_servers, "linger.ms": 200}
+        with cykafka.Producer(conf) as p:
+            p.produce(name, b"warm-up").result(10)
+            logger.addFilter(broken)
+            try:
+                # linger.ms: all 50 travel in one request, so one report event.
+                futs = [p.produce(name, b"x", on_delivery=bad) for _ in range(50)]
+                assert p.flush(10) == 0
+            finally:
+                logger.removeFilter(broken)
+            assert len(p) == 0
+    assert all(f.result(0).offset >= 0 for f in futs)
+
+
+@pytest.mark.slow
+def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
+    # A callback blocks the event thread past close()'s 10 s grace period; the reports
+    # queued behind it used to be dropped with the queue (futures pending forever).
+    # close() now serves them itself before destroying the queue.
+    from cykafka.testing import MockCluster
+
+    started = threading.Event()
+
+    def stuck(err: object, md: object) -> None:
+        started.set()
+        time.sleep(10.5)
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("stuck", partitions=1)
+        p = cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers})
+        p.produce(name, b"first", on_delivery=stuck)
+        assert started.wait(10)
+        futs = [p.produce(name, b"y") for _ in range(5)]
+        p.close(0)
+        assert len(p) == 0
+        assert all(f.done() for f in futs)
+        for f in futs:   # purged by close(0), or delivered; either way reported
+            exc = f.exception(0)
+            assert exc is None or exc.name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT"), exc
+
+
+def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
+    # Callbacks run on the event thread, the only thread that serves delivery reports:
+    # waiting there for a report (result(), flush(), close()) used to hang for good.
+    from cykafka.testing import MockCluster
+
+    seen: dict[str, object] = {}
+    done = threading.Event()
+
+    def attempt(what: str, call: object) -> None:
+        try:
+            seen[what] = call()   # type: ignore[operator]
+        except BaseException as exc:
+            seen[what] = exc
+
+    def on_delivery(err: object, md: object) -> None:
+        pending = p.produce(name, b"from the callback")
+        attempt("result", lambda: pending.result(5))
+        attempt("exception", lambda: pending.exception(5))
+        attempt("result(0)", lambda: pending.result(0))   # no wait: TimeoutError as usual
+        attempt("flush", lambda: p.flush(5))
+        attempt("close", lambda: p.close(5))
+
+    def done_callback(fut: cykafka.DeliveryFuture) -> None:
+        attempt("own result", fut.result)   # done: still fine inside a callback
+        done.set()
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("cb", partitions=1)
+        with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers}) as p:
+            fut = p.produce(name, b"x", on_delivery=on_delivery)
+            fut.add_done_callback(done_callback)
+            assert done.wait(30)
+            assert p.flush(10) == 0
+            assert not p.closed
+    for what in ("result", "exception", "flush", "close"):
+        assert isinstance(seen[what], RuntimeError), (what, seen[what])
+        assert "event thread" in str(seen[what])
+    assert isinstance(seen["result(0)"], TimeoutError)
+    assert seen["own result"] == fut.result(0)
+
+
+def test_librdkafka_freed_without_close_warns() -> None:
+    # close() interrupted by Ctrl-C after it stopped the event thread, and a Producer
+    # whose __del__ does not close: the core is freed at garbage collection.  It used
+    # to be freed silently (and with the GIL held); now it warns.
+    import _thread
+
+    from cykafka.testing import MockCluster
+
+    class Unfinalized(cykafka.Producer):
+        def __del__(self) -> None:   # skips NativeProducer.__del__, which would close
+            pass
+
+    started = threading.Event()
+
+    def slow(err: object, md: object) -> None:
+        started.set()
+        time.sleep(2)
+
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("gc", partitions=1)
+        p = Unfinalized({"bootstrap.servers": mock.bootstrap_servers})
+        fut = p.produce(name, b"x", on_delivery=slow)
+        assert started.wait(10)
+        thread_name = f"cykafka-events-{p.name}"
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                p.close(0.1)   # interrupted while it joins the busy event thread
+        finally:
+            timer.cancel()
+        assert not p.closed
+        with pytest.warns(ResourceWarning, match="never closed; librdkafka was freed"):
+            del p
+            deadline = time.monotonic() + 15
+            while any(t.name == thread_name for t in threading.enumerate()):
+                assert time.monotonic() < deadline, "the event thread never ended"
+                time.sleep(0.05)
+            gc.collect()
+        assert fut.result(0).offset >= 0
 
 
 def test_many_threads_one_producer(broker, topic) -> None:
@@ -367,6 +633,27 @@ def test_transaction_aborts_when_its_commit_fails() -> None:
         assert committed
         seen = [r.value for r in committed_view(read_raw_log(mock.bootstrap_servers, "txn"))]
     assert seen == committed
+
+
+def test_transaction_calls_are_interruptible() -> None:
+    # init_transactions(30) against nothing used to be one GIL-free call of 30 s that
+    # Ctrl-C could not interrupt; it now runs in resumable slices and checks signals.
+    import _thread
+
+    conf = {"bootstrap.servers": "127.0.0.1:1", "transactional.id": "interrupt-me",
+            "log_level": 0}
+    with cykafka.Producer(conf) as p:
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        start = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                p.init_transactions(30)
+        finally:
+            timer.cancel()
+        assert time.monotonic() - start < 20   # interrupted, not run to its timeout
+        with pytest.raises(ValueError, match="timeout must be >= 0"):
+            p.init_transactions(-1)
 
 
 def test_repr_masks_secrets() -> None:

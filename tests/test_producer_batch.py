@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import zlib
 
@@ -101,6 +102,10 @@ def test_bad_input_is_refused_before_anything_is_queued(producer, topic) -> None
         producer.produce_batch(name, [b"a", b"b"], partitions=[0, -3])
     with pytest.raises(TypeError, match=r"headers\[1\]"):
         producer.produce_batch(name, [b"a", b"b"], headers=[None, [("h", 5)]])
+    with pytest.raises(ValueError, match=r"headers\[1\]\[0\] name is a str that cannot be"):
+        producer.produce_batch(name, [b"a", b"b"], headers=[None, [("\ud800", b"x")]])
+    with pytest.raises(ValueError, match=r"values\[1\] is a str that cannot be encoded"):
+        producer.produce_many(["a", "\ud800"], name)
     with pytest.raises(TypeError, match="not a single bytes"):
         producer.produce_batch(name, b"abc")
     with pytest.raises(TypeError, match="Arrow type int64"):
@@ -325,3 +330,92 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
             msgs = [i for i in range(n) if part_of[i] == part]
             handed = sorted(i for i in delivered if part_of[i] == part)
             assert handed == msgs[: len(handed)], f"partition {part} has a gap"
+
+
+def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
+    # The batch waits for room in another thread when close() runs: close() used to free
+    # the topic handle under it (a crash).  Now the batch stops with ProducerClosedError
+    # and every message is accounted for.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0,
+            "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
+            "max.block.ms": 600_000}
+    p = cykafka.Producer(conf)
+    out: dict[str, BaseException] = {}
+
+    def work() -> None:
+        try:
+            p.produce_batch("t", [b"x"] * 200_000)
+        except BaseException as exc:
+            out["exc"] = exc
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(0.5)
+    p.close(0)
+    t.join(30)
+    assert not t.is_alive()
+    exc = out["exc"]
+    assert isinstance(exc, cykafka.ProducerClosedError), exc
+    report = exc.batch.result(10)
+    assert report.total == 200_000 and report.delivered == 0
+    assert report.delivered + report.failed == report.total
+    assert len(p) == 0
+
+
+def test_close_waits_for_a_batch_reading_partition_counts() -> None:
+    # A keyed batch asks the (unreachable) cluster for the partition count, for up to
+    # 500 ms without the GIL; close() must wait for it rather than free librdkafka.
+    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    out: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            out["bf"] = p.produce_batch("t", [b"v"] * 1_000, [b"k%d" % i for i in range(1_000)])
+        except BaseException as exc:
+            out["bf"] = exc
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(0.2)
+    p.close(0)
+    t.join(30)
+    assert not t.is_alive()
+    bf = out["bf"]
+    if isinstance(bf, cykafka.ProducerClosedError):   # close() began before the batch
+        bf = bf.batch
+    assert isinstance(bf, cykafka.BatchFuture), bf
+    report = bf.result(10)
+    assert report.total == 1_000 and report.delivered + report.failed == 1_000
+    assert len(p) == 0
+
+
+def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:
+    # Logging a raising on_delivery can itself raise (a broken logging filter); the
+    # report loop used to stop there, so the batch never completed.
+    import logging
+
+    from cykafka.testing import MockCluster
+
+    class Broken(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if "on_delivery callback raised" in record.getMessage():
+                raise RuntimeError("the logging setup is broken")
+            return True
+
+    def bad(index: int, err: object, md: object) -> None:
+        raise ValueError("user callback")
+
+    logger = logging.getLogger("cykafka")
+    broken = Broken()
+    with MockCluster(num_brokers=1) as mock:
+        name = mock.create_topic("dr", partitions=1)
+        with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers}) as p:
+            assert p.produce_batch(name, [b"warm-up"]).result(10).ok
+            logger.addFilter(broken)
+            try:
+                bf = p.produce_batch(name, [b"x"] * 1_000, on_delivery=bad)
+                report = bf.result(10)
+            finally:
+                logger.removeFilter(broken)
+            assert len(p) == 0
+    assert report.total == 1_000 and report.delivered + report.failed == 1_000
