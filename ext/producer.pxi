@@ -181,6 +181,10 @@ cdef class NativeProducer:
         try:
             _enqueue(core, t, bf, 0, vcol, kcol, pcol, tcol, headers)
         except BaseException as exc:
+            # The stopped batch's unqueued messages are failed already; if none was
+            # accepted, no delivery report will come to complete the future, so check
+            # now (as produce_many does).
+            bf._maybe_complete(None)
             _attach_batch(exc, bf)
             raise
         bf._maybe_complete(None)

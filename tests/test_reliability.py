@@ -438,9 +438,6 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
            median_ms=round(median * 1000, 1), max_ms=round(latencies[-1] * 1000, 1))
 
 
-@pytest.mark.xfail(strict=True, reason="ext bug (reported, not fixed on this branch): a "
-                   "produce_batch interrupted before any message was accepted fails every "
-                   "message but never resolves its BatchFuture")
 def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
     with MockCluster(1) as mc:
         mc.create_topic("t", 1, 1)
