@@ -27,9 +27,10 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Optional
 
-from _common import _SRC, bootstrap_or_local, fresh_topic
+from _common import bootstrap_or_local, fresh_topic
 
 __all__ = ["run"]
 
@@ -74,10 +75,14 @@ def _machine_cpu() -> float:
 
 def _session() -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if _SRC.is_dir():  # Spark's Python workers must import this checkout's cykafka
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(_SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
+    # Spark's Python workers must import the cykafka this process measures: the
+    # installed one (./run bench), not src/, which on a fresh clone has no extension.
+    import cykafka
+
+    pkg_root = str(Path(cykafka.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [pkg_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     from pyspark.sql import SparkSession
 
     spark = (
