@@ -478,7 +478,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for step, script, extra in (
             ("import", "import_bench.py",
              [f"--c-floor={floors.get('c_floor', {}).get('best_msgs_per_s', 0)}",
-              f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}"]),
+              f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}",
+              f"--repeat={args.repeat}"]),
             ("import_memory", "import_bench.py", ["--memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
