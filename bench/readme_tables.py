@@ -1,0 +1,96 @@
+"""The README's benchmark tables, rendered from one run's JSON (bench/run.py --json).
+
+    python bench/readme_tables.py [bench/results/latest.json]
+
+Prints two Markdown tables: every line of the run (best msgs/s, median, ratio to its C
+floor and to its confluent baseline, CPU seconds) and the targets with their verdicts.
+The README quotes them as printed, so its figures are those of one run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+# Rows shown, in order, with their README labels; section headings as (None, text).
+ROWS: list[tuple[str | None, str]] = [
+    ("c_floor", "C floor: `rd_kafka_producev` loop"),
+    ("cy_batch_list", "**cykafka `produce_batch`**, list of bytes"),
+    ("cy_batch_arrow", "**cykafka `produce_batch`**, pyarrow array"),
+    ("cy_futures", "**cykafka `produce()`**, a future each, all resolved"),
+    ("cy_asyncio", "**cykafka under asyncio**, every future awaited"),
+    ("ck_on_delivery", "confluent-kafka `produce(on_delivery=)` + `poll(0)` each"),
+    ("ck_on_delivery_poll1000", "confluent-kafka `produce(on_delivery=)`, `poll(0)` every 1000"),
+    ("ck_batch", "confluent-kafka `produce_batch` (list of dicts)"),
+    ("ck_aio", "confluent-kafka `AIOProducer`"),
+    (None, "*with `enable.idempotence=true`:*"),
+    ("c_floor_idem", "C floor"),
+    ("cy_batch_list_idem", "**cykafka `produce_batch`**, list"),
+    ("cy_batch_arrow_idem", "**cykafka `produce_batch`**, pyarrow"),
+    ("ck_on_delivery_idem", "confluent-kafka `produce(on_delivery=)`"),
+    ("ck_batch_idem", "confluent-kafka `produce_batch`"),
+    ("ck_aio_idem", "confluent-kafka `AIOProducer`"),
+    (None, "*keyed: 1,000 keys over 4 partitions:*"),
+    ("c_floor_keyed", "C floor (same loop with `RD_KAFKA_V_KEY`)"),
+    ("cy_batch_list_keyed", "**cykafka `produce_batch`**, list, keys"),
+    ("ck_on_delivery_keyed", "confluent-kafka `produce(key=, on_delivery=)`"),
+    ("ck_batch_keyed", "confluent-kafka `produce_batch` with keys"),
+]
+
+
+def _ratio(value: float | None, bold: bool) -> str:
+    if value is None:
+        return ""
+    return f"**{value:.2f}**" if bold else f"{value:.2f}"
+
+
+def lines_table(res: dict[str, Any]) -> str:
+    lines = res["lines"]
+    out = ["| line | msgs/s | median | × C floor | × confluent | CPU s |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for name, label in ROWS:
+        if name is None:
+            out.append(f"| {label} | | | | | |")
+            continue
+        ln = lines.get(name)
+        if ln is None:
+            continue
+        ours = name.startswith("cy_")
+        base = _ratio(ln.get("ratio_to_baseline"), ours)
+        if base and name.startswith("cy_asyncio"):
+            base += " (vs AIOProducer)"
+        cpu = ln.get("best_cpu_seconds")
+        out.append(
+            f"| {label} | {ln['best_msgs_per_s']:,.0f} | {ln['median_msgs_per_s']:,.0f} "
+            f"| {_ratio(ln.get('ratio_to_floor'), name.startswith('cy_batch'))} | {base} "
+            f"| {'' if cpu is None else f'{cpu:.2f}'} |"
+        )
+    return "\n".join(out)
+
+
+def targets_table(res: dict[str, Any]) -> str:
+    out = ["| target (same run) | measured | |", "|---|---:|---|"]
+    for t in res["targets"]:
+        if "ratio" in t:
+            pm = t.get("paired_median")
+            shown = (f"{pm:.2f} (best runs: {t['ratio']:.2f})" if pm is not None
+                     else f"{t['ratio']:.2f}")
+        else:
+            shown = t["shown"]
+        out.append(f"| {t['target']} | {shown} | {'pass' if t['pass'] else '**miss**'} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    path = argv[1] if len(argv) > 1 else "bench/results/latest.json"
+    with open(path) as f:
+        res = json.load(f)
+    print(lines_table(res))
+    print()
+    print(targets_table(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
