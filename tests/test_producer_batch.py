@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 import zlib
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -332,6 +333,26 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
             assert handed == msgs[: len(handed)], f"partition {part} has a gap"
 
 
+def _close_during(p: cykafka.Producer, call: Callable[[], Any], after: float) -> Any:
+    """Run ``call`` in a thread, close ``p`` after ``after`` s; return what ``call``
+    returned or raised (the thread must be done within 30 s of the close)."""
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["r"] = call()
+        except BaseException as exc:
+            out["r"] = exc
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(after)
+    p.close(0)
+    t.join(30)
+    assert not t.is_alive()
+    return out["r"]
+
+
 def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
     # The batch waits for room in another thread when close() runs: close() used to free
     # the topic handle under it (a crash).  Now the batch stops with ProducerClosedError
@@ -340,21 +361,7 @@ def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
             "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
             "max.block.ms": 600_000}
     p = cykafka.Producer(conf)
-    out: dict[str, BaseException] = {}
-
-    def work() -> None:
-        try:
-            p.produce_batch("t", [b"x"] * 200_000)
-        except BaseException as exc:
-            out["exc"] = exc
-
-    t = threading.Thread(target=work)
-    t.start()
-    time.sleep(0.5)
-    p.close(0)
-    t.join(30)
-    assert not t.is_alive()
-    exc = out["exc"]
+    exc = _close_during(p, lambda: p.produce_batch("t", [b"x"] * 200_000), after=0.5)
     assert isinstance(exc, cykafka.ProducerClosedError), exc
     report = exc.batch.result(10)
     assert report.total == 200_000 and report.delivered == 0
@@ -366,21 +373,8 @@ def test_close_waits_for_a_batch_reading_partition_counts() -> None:
     # A keyed batch asks the (unreachable) cluster for the partition count, for up to
     # 500 ms without the GIL; close() must wait for it rather than free librdkafka.
     p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
-    out: dict[str, object] = {}
-
-    def work() -> None:
-        try:
-            out["bf"] = p.produce_batch("t", [b"v"] * 1_000, [b"k%d" % i for i in range(1_000)])
-        except BaseException as exc:
-            out["bf"] = exc
-
-    t = threading.Thread(target=work)
-    t.start()
-    time.sleep(0.2)
-    p.close(0)
-    t.join(30)
-    assert not t.is_alive()
-    bf = out["bf"]
+    keys = [b"k%d" % i for i in range(1_000)]
+    bf = _close_during(p, lambda: p.produce_batch("t", [b"v"] * 1_000, keys), after=0.2)
     if isinstance(bf, cykafka.ProducerClosedError):   # close() began before the batch
         bf = bf.batch
     assert isinstance(bf, cykafka.BatchFuture), bf
