@@ -449,6 +449,21 @@ def test_one_failing_report_does_not_abandon_the_rest_of_the_event() -> None:
     assert all(f.result(0).offset >= 0 for f in futs)
 
 
+def _hold_event_thread(p: cykafka.Producer, topic: str,
+                       seconds: float) -> cykafka.DeliveryFuture:
+    """Produce one message whose on_delivery holds the producer's event thread for
+    ``seconds``; return its future once the callback is running."""
+    started = threading.Event()
+
+    def hold(err: object, md: object) -> None:
+        started.set()
+        time.sleep(seconds)
+
+    fut = p.produce(topic, b"hold", on_delivery=hold)
+    assert started.wait(10)
+    return fut
+
+
 @pytest.mark.slow
 def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
     # A callback blocks the event thread past close()'s 10 s grace period; the reports
@@ -456,17 +471,10 @@ def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
     # close() now serves them itself before destroying the queue.
     from cykafka.testing import MockCluster
 
-    started = threading.Event()
-
-    def stuck(err: object, md: object) -> None:
-        started.set()
-        time.sleep(10.5)
-
     with MockCluster(num_brokers=1) as mock:
         name = mock.create_topic("stuck", partitions=1)
         p = cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers})
-        p.produce(name, b"first", on_delivery=stuck)
-        assert started.wait(10)
+        _hold_event_thread(p, name, 10.5)
         futs = [p.produce(name, b"y") for _ in range(5)]
         p.close(0)
         assert len(p) == 0
@@ -529,17 +537,10 @@ def test_librdkafka_freed_without_close_warns() -> None:
         def __del__(self) -> None:   # skips NativeProducer.__del__, which would close
             pass
 
-    started = threading.Event()
-
-    def slow(err: object, md: object) -> None:
-        started.set()
-        time.sleep(2)
-
     with MockCluster(num_brokers=1) as mock:
         name = mock.create_topic("gc", partitions=1)
         p = Unfinalized({"bootstrap.servers": mock.bootstrap_servers})
-        fut = p.produce(name, b"x", on_delivery=slow)
-        assert started.wait(10)
+        fut = _hold_event_thread(p, name, 2)
         thread_name = f"cykafka-events-{p.name}"
         timer = threading.Timer(0.5, _thread.interrupt_main)
         timer.start()
