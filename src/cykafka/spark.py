@@ -407,18 +407,23 @@ def _send_in_transaction(producer: Any, send: Any, result: TaskResult) -> Option
     from ._native import KafkaError
 
     producer.init_transactions()
+    sent = False
     try:
         # transaction() aborts when the block raises (an exception from send() then
         # fails the task, as without a transaction), and also when the commit fails
         # with an abortable error (then re-raises it).
         with producer.transaction():
             send()
+            sent = True
             if result.failed:
                 raise _RollBack()
         return None
     except _RollBack:
         why = "transaction aborted"
-    except KafkaError as e:  # the commit was refused
+    except KafkaError as e:
+        if not sent:
+            raise  # send()'s own error, already aborted by transaction(): the task fails
+        # The commit was refused.
         if not e.txn_requires_abort:
             # Not aborted by transaction() (a fatal or timed-out commit): abort it
             # here; if that fails too the outcome is unknown, so the task fails.
