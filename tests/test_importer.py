@@ -168,7 +168,6 @@ def test_csv_record_lines_match_csv_module(tmp_path, seed: int) -> None:
     for block in (3, 17, 1 << 20):
         recs = _CsvRecords(str(f), block_bytes=block)
         assert [recs.line_of(r) for r in range(1, len(want) + 1)] == want
-        recs.close()
 
 
 def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path, capsys) -> None:
