@@ -175,10 +175,13 @@ def run(
             for _ in range(max(repeat, 1)):
                 floors_.append(_floor(bootstrap_servers, lines, preset, conf, partitions))
                 colds.append(
-                    _import(bootstrap_servers, lines, preset, conf, partitions, fmt="lines"))
-                warms.append(_import(
-                    bootstrap_servers, lines, preset, conf, partitions, warm=True, fmt="lines"
-                ))
+                    _import(bootstrap_servers, lines, preset, conf, partitions, fmt="lines")
+                )
+                warms.append(
+                    _import(
+                        bootstrap_servers, lines, preset, conf, partitions, warm=True, fmt="lines"
+                    )
+                )
             floor = max(floors_)
             res = max(colds, key=lambda r: r.rows_per_second)
             warm = max(warms, key=lambda r: r.rows_per_second)
@@ -198,14 +201,26 @@ def run(
                 line["ratio_to_c_floor"] = round(res.rows_per_second / c, 2)
                 line["warm_ratio_to_c_floor"] = round(warm.rows_per_second / c, 2)
             out[f"lines_{tag}"] = line
-        naive = max(_naive_csv(bootstrap_servers, sample, conf, partitions)
-                    for _ in range(max(repeat, 1)))
+        naive = max(
+            _naive_csv(bootstrap_servers, sample, conf, partitions) for _ in range(max(repeat, 1))
+        )
         out["csv_naive_rows_per_s"] = round(naive)
         for preset in (None, "ordered"):
             tag = preset or "none"
-            res = max((_import(bootstrap_servers, sample, preset, conf, partitions,
-                               fields=Fields(key="user")) for _ in range(max(repeat, 1))),
-                      key=lambda r: r.rows_per_second)
+            res = max(
+                (
+                    _import(
+                        bootstrap_servers,
+                        sample,
+                        preset,
+                        conf,
+                        partitions,
+                        fields=Fields(key="user"),
+                    )
+                    for _ in range(max(repeat, 1))
+                ),
+                key=lambda r: r.rows_per_second,
+            )
             out[f"csv_{tag}"] = {
                 "import_rows_per_s": round(res.rows_per_second),
                 "import_mb_per_s": round(res.mb_per_second, 1),
@@ -248,7 +263,11 @@ def _import_for_memory(bootstrap: str, path: str, topic: str) -> Any:
 
     with open(os.devnull, "w") as devnull:
         result = import_files(
-            [path], topic, {"bootstrap.servers": bootstrap}, fmt="lines", progress=False,
+            [path],
+            topic,
+            {"bootstrap.servers": bootstrap},
+            fmt="lines",
+            progress=False,
             log=devnull,
         )
     assert result.ok, result.summary_lines()
@@ -281,9 +300,18 @@ def memory(
             topic = fresh_topic(bootstrap_servers, f"bench-mem-{tag}", partitions)
             try:
                 proc = subprocess.run(
-                    [sys.executable, os.path.abspath(__file__), "--peak-rss-child",
-                     bootstrap_servers, path, topic],
-                    capture_output=True, text=True, timeout=1800, check=False,
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        "--peak-rss-child",
+                        bootstrap_servers,
+                        path,
+                        topic,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=1800,
+                    check=False,
                 )
             finally:
                 admin.delete_topics([topic])[topic].result(60)

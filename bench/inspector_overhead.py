@@ -20,11 +20,12 @@ from typing import Any
 
 __all__ = ["run"]
 
-_CHUNK = 100_000   # messages per produce_batch call
+_CHUNK = 100_000  # messages per produce_batch call
 
 
-def _one(bootstrap_servers: str, topic: str, n: int, size: int,
-         inspect: bool) -> tuple[float, float, float]:
+def _one(
+    bootstrap_servers: str, topic: str, n: int, size: int, inspect: bool
+) -> tuple[float, float, float]:
     """(wall seconds, process CPU seconds -- all threads, librdkafka's included --, and
     seconds the live view spent taking snapshots and rendering them)."""
     from rich.console import Console
@@ -35,7 +36,7 @@ def _one(bootstrap_servers: str, topic: str, n: int, size: int,
     values = [b"x" * size] * min(n, _CHUNK)
     config = {"bootstrap.servers": bootstrap_servers, "linger.ms": 5}
     with Producer(config, inspect_interval_ms=250 if inspect else 0) as p:
-        p.produce(topic, b"warm-up").result(60)   # connections and metadata first
+        p.produce(topic, b"warm-up").result(60)  # connections and metadata first
         console = Console(file=io.StringIO(), force_terminal=True, width=160)
         start, cpu = time.perf_counter(), time.process_time()
         busy = 0.0
@@ -65,8 +66,13 @@ def _produce(p: Any, topic: str, values: list[bytes], n: int) -> None:
         f.result(0)
 
 
-def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
-        rounds: int = 7, topic: str | None = None) -> dict[str, Any]:
+def run(
+    bootstrap_servers: str,
+    n: int = 1_000_000,
+    size: int = 100,
+    rounds: int = 7,
+    topic: str | None = None,
+) -> dict[str, Any]:
     """Time ``n`` messages of ``size`` bytes without and with the inspector at 4 Hz,
     ``rounds`` times each (alternating).  Single runs vary by +-15 % on this shared
     2-core machine (the broker runs on it too), more than the budget, so the verdict
@@ -80,7 +86,7 @@ def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
         admin = AdminClient({"bootstrap.servers": bootstrap_servers})
         for fut in admin.create_topics([NewTopic(topic, 6, 1)]).values():
             fut.result(30)
-    _one(bootstrap_servers, topic, n, size, False)   # discarded: the broker warms up
+    _one(bootstrap_servers, topic, n, size, False)  # discarded: the broker warms up
     plain = []
     inspected = []
     for _ in range(rounds):
@@ -94,11 +100,16 @@ def run(bootstrap_servers: str, n: int = 1_000_000, size: int = 100,
     paired = statistics.median(i[0] / p[0] for p, i in zip(plain, inspected))
     paired_cpu = statistics.median(i[1] / p[1] for p, i in zip(plain, inspected))
     return {
-        "n": n, "size": size, "rounds": rounds,
-        "plain_s": [r[0] for r in plain], "inspected_s": [r[0] for r in inspected],
-        "plain_cpu_s": [r[1] for r in plain], "inspected_cpu_s": [r[1] for r in inspected],
-        "plain_msgs_per_s": n / base, "inspected_msgs_per_s": n / insp,
-        "ratio": insp / base,                 # > 1: the inspector slowed it down
+        "n": n,
+        "size": size,
+        "rounds": rounds,
+        "plain_s": [r[0] for r in plain],
+        "inspected_s": [r[0] for r in inspected],
+        "plain_cpu_s": [r[1] for r in plain],
+        "inspected_cpu_s": [r[1] for r in inspected],
+        "plain_msgs_per_s": n / base,
+        "inspected_msgs_per_s": n / insp,
+        "ratio": insp / base,  # > 1: the inspector slowed it down
         "overhead_pct": (insp / base - 1) * 100,
         # The verdict: the median of same-round ratios (robust to drift between rounds).
         "paired_overhead_pct": (paired - 1) * 100,
@@ -127,11 +138,13 @@ def main() -> None:
         with LocalBroker() as b:
             result = run(b.bootstrap_servers, args.n, args.size, args.rounds)
     print(json.dumps(result, indent=2))
-    print(f"inspector at 4 Hz: {result['paired_overhead_pct']:+.1f}% wall time "
-          f"(median of same-round ratios; of medians: {result['overhead_pct']:+.1f}%), "
-          f"{result['cpu_overhead_pct']:+.1f}% CPU, view busy "
-          f"{result['view_busy_pct']:.2f}% of the time "
-          f"({result['plain_msgs_per_s']:,.0f} -> {result['inspected_msgs_per_s']:,.0f} msg/s)")
+    print(
+        f"inspector at 4 Hz: {result['paired_overhead_pct']:+.1f}% wall time "
+        f"(median of same-round ratios; of medians: {result['overhead_pct']:+.1f}%), "
+        f"{result['cpu_overhead_pct']:+.1f}% CPU, view busy "
+        f"{result['view_busy_pct']:.2f}% of the time "
+        f"({result['plain_msgs_per_s']:,.0f} -> {result['inspected_msgs_per_s']:,.0f} msg/s)"
+    )
 
 
 if __name__ == "__main__":

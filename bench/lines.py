@@ -71,8 +71,14 @@ def _first(rep: Any) -> Any:
 
 
 def _result(n: int, clock: _Clock, delivered: int, failed: int, **extra: Any) -> dict:
-    return {"msgs": n, "seconds": clock.seconds, "cpu_seconds": clock.cpu,
-            "delivered": delivered, "failed": failed, **extra}
+    return {
+        "msgs": n,
+        "seconds": clock.seconds,
+        "cpu_seconds": clock.cpu,
+        "delivered": delivered,
+        "failed": failed,
+        **extra,
+    }
 
 
 # -- cykafka --------------------------------------------------------------------
@@ -225,8 +231,11 @@ def ck_batch(conf: dict, topic: str, n: int, size: int, chunk: int = 10000) -> d
 
     _, values = _payload(n, size)
     keys = _keys(n)
-    msgs = [{"value": v} for v in values] if keys is None else \
-        [{"value": v, "key": k} for v, k in zip(values, keys)]
+    msgs = (
+        [{"value": v} for v in values]
+        if keys is None
+        else [{"value": v, "key": k} for v, k in zip(values, keys)]
+    )
     del values
     p = confluent_kafka.Producer(conf)
     _ck_warm_up(p, topic)
@@ -301,9 +310,18 @@ def inspector(conf: dict, topic: str, n: int, size: int) -> dict:
 
 LINES: dict[str, Callable[[dict, str, int, int], dict]] = {
     f.__name__: f
-    for f in (cy_batch_list, cy_batch_arrow, cy_futures, cy_futures_nogc, cy_asyncio,
-              ck_on_delivery, ck_on_delivery_poll1000, ck_batch,
-              ck_aio, inspector)
+    for f in (
+        cy_batch_list,
+        cy_batch_arrow,
+        cy_futures,
+        cy_futures_nogc,
+        cy_asyncio,
+        ck_on_delivery,
+        ck_on_delivery_poll1000,
+        ck_batch,
+        ck_aio,
+        inspector,
+    )
 }
 
 

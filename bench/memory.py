@@ -55,12 +55,14 @@ def traced() -> int:
 
 
 def pending_future_cost(n: int) -> dict:
-    p = cykafka.Producer({
-        "bootstrap.servers": "127.0.0.1:1",
-        "queue.buffering.max.messages": max(2 * n, 100000),
-        "message.timeout.ms": 600000,
-        "log_level": 0,
-    })
+    p = cykafka.Producer(
+        {
+            "bootstrap.servers": "127.0.0.1:1",
+            "queue.buffering.max.messages": max(2 * n, 100000),
+            "message.timeout.ms": 600000,
+            "log_level": 0,
+        }
+    )
     value = b"v" * 100
     futs: list[Any] = [None] * n
     produce = p.produce
@@ -154,21 +156,27 @@ def _admin_topic(bootstrap: str, name: str, delete: bool = False) -> None:
     if delete:
         admin.delete_topics([name], operation_timeout=30)[name].result(30)
         return
-    admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=1)],
-                        operation_timeout=30)[name].result(30)
+    admin.create_topics(
+        [NewTopic(name, num_partitions=1, replication_factor=1)], operation_timeout=30
+    )[name].result(30)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         t = admin.list_topics(topic=name, timeout=5).topics.get(name)
-        if t is not None and t.error is None and t.partitions and \
-                all(pm.leader >= 0 for pm in t.partitions.values()):
+        if (
+            t is not None
+            and t.error is None
+            and t.partitions
+            and all(pm.leader >= 0 for pm in t.partitions.values())
+        ):
             return
         time.sleep(0.05)
     raise RuntimeError(f"topic {name} not ready")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--bootstrap", help="broker to use (default: start a LocalBroker)")
     ap.add_argument("--futures", type=int, default=100_000, help="futures for (a) and (b)")
     ap.add_argument("--mem-count", type=int, default=10_000_000, help="messages for (c)")
@@ -199,27 +207,37 @@ def main(argv: Optional[list[str]] = None) -> int:
             broker.stop()
 
     if a["pending_when_measured"] != a["n"]:
-        raise SystemExit(f"memory: only {a['pending_when_measured']} of {a['n']} futures were "
-                         f"pending when measured")
+        raise SystemExit(
+            f"memory: only {a['pending_when_measured']} of {a['n']} futures were "
+            f"pending when measured"
+        )
     if a["failed_after_close"] != a["n"] or b["delivered"] != b["n"]:
         raise SystemExit(f"memory: futures not all resolved: {a}, {b}")
     if c["delivered"] != c["messages"] or c["failed"]:
         raise SystemExit(f"memory: produce_batch lost messages: {c}")
-    residual = max(a["residual_bytes_per_future_after_purge"],
-                   b["residual_bytes_per_future_after_drop"])
+    residual = max(
+        a["residual_bytes_per_future_after_purge"], b["residual_bytes_per_future_after_drop"]
+    )
     rss_mb = c["rss_after_each_chunk_mb"]
     targets = [
-        {"target": f"pending DeliveryFuture <= {MAX_BYTES_PER_FUTURE} B of Python heap",
-         "value": a["bytes_per_pending_future"],
-         "shown": f"{a['bytes_per_pending_future']:.1f} B",
-         "pass": a["bytes_per_pending_future"] <= MAX_BYTES_PER_FUTURE},
-        {"target": "resolved futures freed when dropped",
-         "value": residual, "shown": f"{residual:.2f} B/future left",
-         "pass": residual <= 2.0},
-        {"target": f"RSS flat over {c['messages']:,} msgs (last chunk within 10 %)",
-         "value": c["growth_first_to_last"],
-         "shown": f"{rss_mb[0]:.0f} -> {rss_mb[-1]:.0f} MB ({c['growth_first_to_last']:+.1%})",
-         "pass": abs(c["growth_first_to_last"]) <= RSS_TOLERANCE},
+        {
+            "target": f"pending DeliveryFuture <= {MAX_BYTES_PER_FUTURE} B of Python heap",
+            "value": a["bytes_per_pending_future"],
+            "shown": f"{a['bytes_per_pending_future']:.1f} B",
+            "pass": a["bytes_per_pending_future"] <= MAX_BYTES_PER_FUTURE,
+        },
+        {
+            "target": "resolved futures freed when dropped",
+            "value": residual,
+            "shown": f"{residual:.2f} B/future left",
+            "pass": residual <= 2.0,
+        },
+        {
+            "target": f"RSS flat over {c['messages']:,} msgs (last chunk within 10 %)",
+            "value": c["growth_first_to_last"],
+            "shown": f"{rss_mb[0]:.0f} -> {rss_mb[-1]:.0f} MB ({c['growth_first_to_last']:+.1%})",
+            "pass": abs(c["growth_first_to_last"]) <= RSS_TOLERANCE,
+        },
     ]
     lines = [
         f"pending future: {a['bytes_per_pending_future']:.1f} B of Python heap each "
@@ -233,8 +251,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         f"({c['messages'] / c['seconds']:,.0f} msgs/s): before {c['rss_before_mb']:.0f} MB, "
         f"after each chunk " + " ".join(f"{x:.0f}" for x in rss_mb) + " MB",
     ]
-    print(json.dumps({"targets": targets, "lines": lines, "pending": a, "resolved": b,
-                      "rss": c}), flush=True)
+    print(
+        json.dumps({"targets": targets, "lines": lines, "pending": a, "resolved": b, "rss": c}),
+        flush=True,
+    )
     return 0
 
 

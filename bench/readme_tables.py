@@ -47,8 +47,10 @@ def _ratio(value: float | None, bold: bool) -> str:
 
 def lines_table(res: dict[str, Any]) -> str:
     lines = res["lines"]
-    out = ["| line | msgs/s | median | × C floor | × confluent | CPU s |",
-           "|---|---:|---:|---:|---:|---:|"]
+    out = [
+        "| line | msgs/s | median | × C floor | × confluent | CPU s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, label in ROWS:
         if name is None:
             out.append(f"| {label} | | | | | |")
@@ -74,8 +76,9 @@ def targets_table(res: dict[str, Any]) -> str:
     for t in res["targets"]:
         if "ratio" in t:
             pm = t.get("paired_median")
-            shown = (f"{pm:.2f} (best runs: {t['ratio']:.2f})" if pm is not None
-                     else f"{t['ratio']:.2f}")
+            shown = (
+                f"{pm:.2f} (best runs: {t['ratio']:.2f})" if pm is not None else f"{t['ratio']:.2f}"
+            )
         else:
             shown = t["shown"]
         out.append(f"| {t['target']} | {shown} | {'pass' if t['pass'] else '**miss**'} |")

@@ -80,42 +80,102 @@ FASTER_OF = {CK_CALLBACKS: ("ck_on_delivery", "ck_on_delivery_poll1000")}
 def _lines() -> list[Line]:
     base = [
         Line("c_floor", "C: rd_kafka_producev loop (RD_KAFKA_V_TOPIC), dr_msg_cb", "c", "cfloor"),
-        Line("c_floor_rkt", "C: same loop with a topic handle (RD_KAFKA_V_RKT)", "c", "cfloor",
-             extra=["cfloor.rkt=true"], info=True),
+        Line(
+            "c_floor_rkt",
+            "C: same loop with a topic handle (RD_KAFKA_V_RKT)",
+            "c",
+            "cfloor",
+            extra=["cfloor.rkt=true"],
+            info=True,
+        ),
         Line("cy_batch_list", "cykafka produce_batch(list of bytes)", "py", "cy_batch_list"),
-        Line("cy_batch_arrow", "cykafka produce_batch(pyarrow binary array)", "py",
-             "cy_batch_arrow"),
-        Line("cy_futures", "cykafka produce() -> future each, result() on all", "py",
-             "cy_futures", baseline=CK_CALLBACKS),
-        Line("cy_futures_nogc", "diagnostic: cy_futures with gc.disable() while timed", "py",
-             "cy_futures_nogc", baseline=CK_CALLBACKS, info=True),
-        Line("cy_asyncio", "cykafka produce() under asyncio, every future awaited", "py",
-             "cy_asyncio", baseline="ck_aio"),
-        Line("ck_on_delivery", "confluent produce(on_delivery=cb) + poll(0), flush()", "py",
-             "ck_on_delivery"),
-        Line("ck_on_delivery_poll1000", "confluent produce(on_delivery=cb), poll(0) every "
-             "1000, flush()", "py", "ck_on_delivery_poll1000"),
+        Line(
+            "cy_batch_arrow", "cykafka produce_batch(pyarrow binary array)", "py", "cy_batch_arrow"
+        ),
+        Line(
+            "cy_futures",
+            "cykafka produce() -> future each, result() on all",
+            "py",
+            "cy_futures",
+            baseline=CK_CALLBACKS,
+        ),
+        Line(
+            "cy_futures_nogc",
+            "diagnostic: cy_futures with gc.disable() while timed",
+            "py",
+            "cy_futures_nogc",
+            baseline=CK_CALLBACKS,
+            info=True,
+        ),
+        Line(
+            "cy_asyncio",
+            "cykafka produce() under asyncio, every future awaited",
+            "py",
+            "cy_asyncio",
+            baseline="ck_aio",
+        ),
+        Line(
+            "ck_on_delivery",
+            "confluent produce(on_delivery=cb) + poll(0), flush()",
+            "py",
+            "ck_on_delivery",
+        ),
+        Line(
+            "ck_on_delivery_poll1000",
+            "confluent produce(on_delivery=cb), poll(0) every 1000, flush()",
+            "py",
+            "ck_on_delivery_poll1000",
+        ),
         Line("ck_batch", "confluent produce_batch(list of dicts, 10k chunks)", "py", "ck_batch"),
         Line("ck_aio", "confluent aio.AIOProducer, every future awaited", "py", "ck_aio"),
     ]
     idem = []
     for ln in base:
-        if ln.name in ("c_floor", "cy_batch_list", "cy_batch_arrow", "ck_on_delivery",
-                       "ck_batch", "ck_aio"):
-            idem.append(Line(ln.name + "_idem", ln.what + ", idempotent", ln.kind, ln.impl,
-                             idem=True, extra=list(ln.extra)))
+        if ln.name in (
+            "c_floor",
+            "cy_batch_list",
+            "cy_batch_arrow",
+            "ck_on_delivery",
+            "ck_batch",
+            "ck_aio",
+        ):
+            idem.append(
+                Line(
+                    ln.name + "_idem",
+                    ln.what + ", idempotent",
+                    ln.kind,
+                    ln.impl,
+                    idem=True,
+                    extra=list(ln.extra),
+                )
+            )
     # Keyed rows over several partitions, the shape of most ETL loads (and of the Spark
     # sink): librdkafka itself costs twice the CPU when consecutive messages alternate
     # between partitions, which produce_batch avoids by grouping (ext/grouping.pxi).
     keyed = [
-        Line("c_floor_keyed", f"C: the same loop, {KEYED[1]} keys over {KEYED[0]} partitions",
-             "c", "cfloor", extra=[f"cfloor.keys={KEYED[1]}"]),
-        Line("cy_batch_list_keyed", "cykafka produce_batch(list of bytes, keys=list)", "py",
-             "cy_batch_list", baseline="ck_batch_keyed"),
-        Line("ck_on_delivery_keyed", "confluent produce(key=, on_delivery=cb) + poll(0)", "py",
-             "ck_on_delivery"),
-        Line("ck_batch_keyed", "confluent produce_batch(list of dicts with keys)", "py",
-             "ck_batch"),
+        Line(
+            "c_floor_keyed",
+            f"C: the same loop, {KEYED[1]} keys over {KEYED[0]} partitions",
+            "c",
+            "cfloor",
+            extra=[f"cfloor.keys={KEYED[1]}"],
+        ),
+        Line(
+            "cy_batch_list_keyed",
+            "cykafka produce_batch(list of bytes, keys=list)",
+            "py",
+            "cy_batch_list",
+            baseline="ck_batch_keyed",
+        ),
+        Line(
+            "ck_on_delivery_keyed",
+            "confluent produce(key=, on_delivery=cb) + poll(0)",
+            "py",
+            "ck_on_delivery",
+        ),
+        Line(
+            "ck_batch_keyed", "confluent produce_batch(list of dicts with keys)", "py", "ck_batch"
+        ),
     ]
     for ln in keyed:
         ln.partitions, ln.keys = KEYED
@@ -130,15 +190,31 @@ EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "spark")
 RATIO_TARGETS = [
     ("produce_batch list  >= 0.9 x C floor", "cy_batch_list", "c_floor", 0.9),
     ("produce_batch Arrow >= 0.9 x C floor", "cy_batch_arrow", "c_floor", 0.9),
-    ("produce_batch list  >= 0.9 x C floor (idempotent)", "cy_batch_list_idem",
-     "c_floor_idem", 0.9),
-    ("produce_batch Arrow >= 0.9 x C floor (idempotent)", "cy_batch_arrow_idem",
-     "c_floor_idem", 0.9),
-    ("futures >= 1.2 x confluent produce(on_delivery), faster loop", "cy_futures",
-     CK_CALLBACKS, 1.2),
+    (
+        "produce_batch list  >= 0.9 x C floor (idempotent)",
+        "cy_batch_list_idem",
+        "c_floor_idem",
+        0.9,
+    ),
+    (
+        "produce_batch Arrow >= 0.9 x C floor (idempotent)",
+        "cy_batch_arrow_idem",
+        "c_floor_idem",
+        0.9,
+    ),
+    (
+        "futures >= 1.2 x confluent produce(on_delivery), faster loop",
+        "cy_futures",
+        CK_CALLBACKS,
+        1.2,
+    ),
     ("asyncio >= 5 x confluent AIOProducer", "cy_asyncio", "ck_aio", 5.0),
-    ("produce_batch keyed, 4 partitions >= 0.9 x C floor", "cy_batch_list_keyed",
-     "c_floor_keyed", 0.9),
+    (
+        "produce_batch keyed, 4 partitions >= 0.9 x C floor",
+        "cy_batch_list_keyed",
+        "c_floor_keyed",
+        0.9,
+    ),
 ]
 
 
@@ -152,35 +228,60 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
 
     def add(label: str, value: Optional[float], need: float) -> None:
         if value:
-            out.append({"target": label, "ratio": value, "paired_median": None,
-                        "need": need, "pass": value >= need})
+            out.append(
+                {
+                    "target": label,
+                    "ratio": value,
+                    "paired_median": None,
+                    "need": need,
+                    "pass": value >= need,
+                }
+            )
 
     imp = etl.get("import", {})
     # The import as a user runs it (a new producer: connecting, metadata and, for
     # `ordered`, the producer id included) against the C floor, which is timed after a
     # warm-up message; the warm import's ratios are in the JSON.
-    add("import --format lines >= 0.8 x C floor",
-        imp.get("lines_none", {}).get("ratio_to_c_floor"), 0.8)
-    add("import --format lines (ordered) >= 0.8 x C floor (idempotent)",
-        imp.get("lines_ordered", {}).get("ratio_to_c_floor"), 0.8)
-    add("import CSV (key field) >= 3 x csv.reader+produce loop",
-        imp.get("csv_none", {}).get("speedup_vs_naive"), 3.0)
+    add(
+        "import --format lines >= 0.8 x C floor",
+        imp.get("lines_none", {}).get("ratio_to_c_floor"),
+        0.8,
+    )
+    add(
+        "import --format lines (ordered) >= 0.8 x C floor (idempotent)",
+        imp.get("lines_ordered", {}).get("ratio_to_c_floor"),
+        0.8,
+    )
+    add(
+        "import CSV (key field) >= 3 x csv.reader+produce loop",
+        imp.get("csv_none", {}).get("speedup_vs_naive"),
+        3.0,
+    )
     mem = etl.get("import_memory", {})
     if "ratio" in mem:
         big, small = mem["big"], mem["small"]
-        out.append({
-            "target": f"import of a {big['mb']:.0f} MB file: peak RSS <= "
-                      f"{mem['target_ratio']} x a {small['mb']:.0f} MB file's",
-            "value": mem["ratio"],
-            "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
-                     f"({mem['ratio']:.2f}x)",
-            "pass": mem["ratio"] <= mem["target_ratio"]})
+        out.append(
+            {
+                "target": f"import of a {big['mb']:.0f} MB file: peak RSS <= "
+                f"{mem['target_ratio']} x a {small['mb']:.0f} MB file's",
+                "value": mem["ratio"],
+                "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
+                f"({mem['ratio']:.2f}x)",
+                "pass": mem["ratio"] <= mem["target_ratio"],
+            }
+        )
     sp = etl.get("spark", {})
     # Spark: ratio of the median times over the rounds (best-run ratio in the JSON).
-    add("Spark write_kafka >= 3 x hand-written mapInArrow sink",
-        sp.get("write_kafka_none_speedup_median"), 3.0)
-    add("Spark write_kafka(ordered) >= 3 x hand-written sink",
-        sp.get("write_kafka_ordered_speedup_median"), 3.0)
+    add(
+        "Spark write_kafka >= 3 x hand-written mapInArrow sink",
+        sp.get("write_kafka_none_speedup_median"),
+        3.0,
+    )
+    add(
+        "Spark write_kafka(ordered) >= 3 x hand-written sink",
+        sp.get("write_kafka_ordered_speedup_median"),
+        3.0,
+    )
     return out
 
 
@@ -203,17 +304,31 @@ def build_cfloor() -> str:
     lib = wheel_librdkafka()
     libdir, libname = os.path.split(lib)
     src = os.path.join(HERE, "cfloor.c")
-    cmd = ["cc", "-O2", "-Wall", "-o", CFLOOR_BIN, src, "-I/usr/include", f"-L{libdir}",
-           f"-l:{libname}", f"-Wl,-rpath,{libdir}"]
+    cmd = [
+        "cc",
+        "-O2",
+        "-Wall",
+        "-o",
+        CFLOOR_BIN,
+        src,
+        "-I/usr/include",
+        f"-L{libdir}",
+        f"-l:{libname}",
+        f"-Wl,-rpath,{libdir}",
+    ]
     stamp = os.path.join(BUILD, "cfloor.cmd")
     want = shlex.join(cmd)
     have = open(stamp).read() if os.path.exists(stamp) else ""
-    if (have != want or not os.path.exists(CFLOOR_BIN)
-            or os.path.getmtime(src) > os.path.getmtime(CFLOOR_BIN)):
+    if (
+        have != want
+        or not os.path.exists(CFLOOR_BIN)
+        or os.path.getmtime(src) > os.path.getmtime(CFLOOR_BIN)
+    ):
         os.makedirs(BUILD, exist_ok=True)
         if not os.path.exists("/usr/include/librdkafka/rdkafka.h"):
-            raise SystemExit("bench: /usr/include/librdkafka/rdkafka.h missing "
-                             "(apt-get install librdkafka-dev)")
+            raise SystemExit(
+                "bench: /usr/include/librdkafka/rdkafka.h missing (apt-get install librdkafka-dev)"
+            )
         say(f"building the C floor: {want}")
         subprocess.run(cmd, check=True)
         with open(stamp, "w") as f:
@@ -234,8 +349,14 @@ _current: Optional[subprocess.Popen] = None
 def run_child(cmd: list[str], timeout: float) -> dict:
     """Run ``cmd`` in its own process group; its last stdout line is JSON."""
     global _current
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=ROOT,
+    )
     _current = proc
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -274,9 +395,23 @@ def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> di
         if ln.kind == "c":
             cmd = [CFLOOR_BIN, broker.bootstrap_servers, topic, str(count), str(size), *config]
         else:
-            cmd = [sys.executable, os.path.join(HERE, "lines.py"), ln.impl, "--bootstrap",
-                   broker.bootstrap_servers, "--topic", topic, "--count", str(count),
-                   "--size", str(size), "--keys", str(ln.keys), "--config", *config]
+            cmd = [
+                sys.executable,
+                os.path.join(HERE, "lines.py"),
+                ln.impl,
+                "--bootstrap",
+                broker.bootstrap_servers,
+                "--topic",
+                topic,
+                "--count",
+                str(count),
+                "--size",
+                str(size),
+                "--keys",
+                str(ln.keys),
+                "--config",
+                *config,
+            ]
         res = run_child(cmd, timeout)
     finally:
         try:  # the memory broker keeps every record: free them
@@ -284,9 +419,11 @@ def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> di
         except Exception as exc:
             say(f"note: could not delete topic {topic}: {exc}")
     if res.get("delivered") != count or res.get("failed") != 0:
-        raise LineError(f"delivery reports do not account for all {count} messages: "
-                        f"delivered={res.get('delivered')} failed={res.get('failed')} "
-                        f"first error: {res.get('first_error')}")
+        raise LineError(
+            f"delivery reports do not account for all {count} messages: "
+            f"delivered={res.get('delivered')} failed={res.get('failed')} "
+            f"first error: {res.get('first_error')}"
+        )
     res["msgs_per_s"] = count / res["seconds"]
     res["mb_per_s"] = count * size / res["seconds"] / 1e6
     return res
@@ -327,8 +464,9 @@ def machine_info() -> dict:
     except ImportError as exc:
         info["cykafka_error"] = str(exc)
     try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                            capture_output=True, text=True).stdout.strip()
+        info["git_commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         pass
     return info
@@ -370,8 +508,7 @@ def paired_ratio(results: dict[str, list[dict]], a: str, b: str) -> Optional[flo
 
 def table(summary: dict, results: dict, lines: list[Line], errors: dict) -> tuple[str, list]:
     rows = []
-    head = ("line", "msgs/s", "MB/s", "x C floor", "x confluent", "median msgs/s", "cpu s",
-            "what")
+    head = ("line", "msgs/s", "MB/s", "x C floor", "x confluent", "median msgs/s", "cpu s", "what")
     for ln in lines:
         if ln.name in errors and ln.name not in summary:
             rows.append((ln.name, "FAILED", "", "", "", "", "", errors[ln.name][:60]))
@@ -381,16 +518,18 @@ def table(summary: dict, results: dict, lines: list[Line], errors: dict) -> tupl
             continue
         rf = ratio(summary, ln.name, ln.floor)
         rb = ratio(summary, ln.name, ln.baseline) if ln.baseline else None
-        rows.append((
-            ln.name + ("*" if ln.name in errors else ""),
-            fmt_int(s["best_msgs_per_s"]),
-            f"{s['best_mb_per_s']:.1f}",
-            f"{rf:.2f}" if rf is not None else "-",
-            f"{rb:.2f}" if rb is not None else "",
-            fmt_int(s["median_msgs_per_s"]),
-            f"{s['best_cpu_seconds']:.2f}" if s.get("best_cpu_seconds") is not None else "",
-            ln.what,
-        ))
+        rows.append(
+            (
+                ln.name + ("*" if ln.name in errors else ""),
+                fmt_int(s["best_msgs_per_s"]),
+                f"{s['best_mb_per_s']:.1f}",
+                f"{rf:.2f}" if rf is not None else "-",
+                f"{rb:.2f}" if rb is not None else "",
+                fmt_int(s["median_msgs_per_s"]),
+                f"{s['best_cpu_seconds']:.2f}" if s.get("best_cpu_seconds") is not None else "",
+                ln.what,
+            )
+        )
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     align = ["<", ">", ">", ">", ">", ">", ">", "<"]
     text = []
@@ -402,18 +541,31 @@ def table(summary: dict, results: dict, lines: list[Line], errors: dict) -> tupl
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--count", type=int, default=1_000_000, help="messages per line")
     ap.add_argument("--size", type=int, default=100, help="value size in bytes")
     ap.add_argument("--repeat", type=int, default=3, help="runs per line (best is reported)")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "latest.json"))
-    ap.add_argument("--only", nargs="+", metavar="NAME",
-                    help=f"run only these: {', '.join([*BY_NAME, *EXTRA_STEPS])}")
-    ap.add_argument("--mem-count", type=int, default=10_000_000,
-                    help="messages through produce_batch for the RSS check (memory.py)")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="per-run timeout in seconds (default: 120 + count / 5000)")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help=f"run only these: {', '.join([*BY_NAME, *EXTRA_STEPS])}",
+    )
+    ap.add_argument(
+        "--mem-count",
+        type=int,
+        default=10_000_000,
+        help="messages through produce_batch for the RSS check (memory.py)",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="per-run timeout in seconds (default: 120 + count / 5000)",
+    )
     args = ap.parse_args(argv)
     if args.count < 1 or args.size < 0 or args.repeat < 1:
         ap.error("--count and --repeat must be >= 1, --size >= 0")
@@ -444,8 +596,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     t_start = time.time()
     try:
         broker.start()
-        say(f"broker {broker.bootstrap_servers}; {len(lines)} lines x {args.repeat} runs of "
-            f"{args.count:,} x {args.size} B, {PARTITIONS} partition, {' '.join(BASE_CONFIG)}")
+        say(
+            f"broker {broker.bootstrap_servers}; {len(lines)} lines x {args.repeat} runs of "
+            f"{args.count:,} x {args.size} B, {PARTITIONS} partition, {' '.join(BASE_CONFIG)}"
+        )
         for rnd in range(args.repeat):
             for ln in lines:
                 if ln.name in errors:
@@ -457,18 +611,31 @@ def main(argv: Optional[list[str]] = None) -> int:
                     say(f"LINE FAILED {ln.name} (round {rnd + 1}): {exc}")
                     continue
                 results[ln.name].append(res)
-                say(f"round {rnd + 1}/{args.repeat} {ln.name:22} {fmt_int(res['msgs_per_s']):>11}"
-                    f" msgs/s  {res['seconds']:.2f} s")
+                say(
+                    f"round {rnd + 1}/{args.repeat} {ln.name:22} {fmt_int(res['msgs_per_s']):>11}"
+                    f" msgs/s  {res['seconds']:.2f} s"
+                )
         if "inspector" in only:
             if os.path.exists(os.path.join(HERE, "inspector_overhead.py")):
                 t = f"bench-inspector-{uuid.uuid4().hex[:8]}"
                 broker.create_topic(t, partitions=PARTITIONS)
                 try:
                     inspector = run_child(
-                        [sys.executable, os.path.join(HERE, "lines.py"), "inspector",
-                         "--bootstrap", broker.bootstrap_servers, "--topic", t,
-                         "--count", str(args.count), "--size", str(args.size)],
-                        timeout * 4)
+                        [
+                            sys.executable,
+                            os.path.join(HERE, "lines.py"),
+                            "inspector",
+                            "--bootstrap",
+                            broker.bootstrap_servers,
+                            "--topic",
+                            t,
+                            "--count",
+                            str(args.count),
+                            "--size",
+                            str(args.size),
+                        ],
+                        timeout * 4,
+                    )
                 except LineError as exc:
                     errors["inspector"] = str(exc)
                     say(f"LINE FAILED inspector: {exc}")
@@ -476,10 +643,15 @@ def main(argv: Optional[list[str]] = None) -> int:
                 inspector = {"skipped": "bench/inspector_overhead.py does not exist yet"}
         floors = summarize(results)
         for step, script, extra in (
-            ("import", "import_bench.py",
-             [f"--c-floor={floors.get('c_floor', {}).get('best_msgs_per_s', 0)}",
-              f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}",
-              f"--repeat={args.repeat}"]),
+            (
+                "import",
+                "import_bench.py",
+                [
+                    f"--c-floor={floors.get('c_floor', {}).get('best_msgs_per_s', 0)}",
+                    f"--c-floor-idem={floors.get('c_floor_idem', {}).get('best_msgs_per_s', 0)}",
+                    f"--repeat={args.repeat}",
+                ],
+            ),
             ("import_memory", "import_bench.py", ["--memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
@@ -488,9 +660,15 @@ def main(argv: Optional[list[str]] = None) -> int:
             say(f"{step}: bench/{script} ({args.count:,} rows)")
             try:
                 etl[step] = run_child(
-                    [sys.executable, os.path.join(HERE, script), broker.bootstrap_servers,
-                     f"--rows={args.count}", *extra],
-                    timeout * 8)
+                    [
+                        sys.executable,
+                        os.path.join(HERE, script),
+                        broker.bootstrap_servers,
+                        f"--rows={args.count}",
+                        *extra,
+                    ],
+                    timeout * 8,
+                )
             except LineError as exc:
                 errors[step] = str(exc)
                 say(f"LINE FAILED {step}: {exc}")
@@ -498,10 +676,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             say(f"memory: tracemalloc per pending future; RSS over {args.mem_count:,} messages")
             try:
                 memory = run_child(
-                    [sys.executable, os.path.join(HERE, "memory.py"), "--bootstrap",
-                     broker.bootstrap_servers, "--mem-count", str(args.mem_count),
-                     "--size", str(args.size)],
-                    300 + args.mem_count / 10000)
+                    [
+                        sys.executable,
+                        os.path.join(HERE, "memory.py"),
+                        "--bootstrap",
+                        broker.bootstrap_servers,
+                        "--mem-count",
+                        str(args.mem_count),
+                        "--size",
+                        str(args.size),
+                    ],
+                    300 + args.mem_count / 10000,
+                )
             except LineError as exc:
                 errors["memory"] = str(exc)
                 say(f"LINE FAILED memory: {exc}")
@@ -527,8 +713,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         # Decided by the median of same-round ratios: one lucky run of either line
         # (this 2-core machine is shared with the broker) moves the ratio of best runs by
         # up to 0.3 between otherwise identical runs, the paired median by a few points.
-        targets.append({"target": label, "ratio": r, "paired_median": pm,
-                        "need": need, "pass": (pm if pm is not None else r) >= need})
+        targets.append(
+            {
+                "target": label,
+                "ratio": r,
+                "paired_median": pm,
+                "need": need,
+                "pass": (pm if pm is not None else r) >= need,
+            }
+        )
     if memory is not None:
         for t in memory.get("targets", []):
             targets.append(t)
@@ -536,23 +729,34 @@ def main(argv: Optional[list[str]] = None) -> int:
     insp = (inspector or {}).get("inspector")
     if insp and "paired_overhead_pct" in insp:
         pct = insp["paired_overhead_pct"]
-        targets.append({"target": "inspector live view at 4 Hz slows produce_batch <= 5 %",
-                        "value": pct, "shown": f"{pct:+.1f} %", "pass": pct <= 5.0})
+        targets.append(
+            {
+                "target": "inspector live view at 4 Hz slows produce_batch <= 5 %",
+                "value": pct,
+                "shown": f"{pct:+.1f} %",
+                "pass": pct <= 5.0,
+            }
+        )
 
     print()
-    print(f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
-          f"{args.repeat} (interleaved rounds), {PARTITIONS}-partition topics (keyed lines: "
-          f"{KEYED[1]} keys over {KEYED[0]} partitions), linger.ms=5, "
-          f"local Tansu broker")
-    print(f"machine: {info['cores']} cores, {info.get('cpu')}, Python {info['python']}, "
-          f"librdkafka {info.get('librdkafka_cykafka')} (cykafka) / "
-          f"{info.get('librdkafka_confluent')} (confluent-kafka {info.get('confluent_kafka')}); "
-          f"load avg {info['load_before'][0]:.2f} -> {info['load_after'][0]:.2f}")
+    print(
+        f"cykafka benchmark: {args.count:,} messages x {args.size} B per run, best of "
+        f"{args.repeat} (interleaved rounds), {PARTITIONS}-partition topics (keyed lines: "
+        f"{KEYED[1]} keys over {KEYED[0]} partitions), linger.ms=5, "
+        f"local Tansu broker"
+    )
+    print(
+        f"machine: {info['cores']} cores, {info.get('cpu')}, Python {info['python']}, "
+        f"librdkafka {info.get('librdkafka_cykafka')} (cykafka) / "
+        f"{info.get('librdkafka_confluent')} (confluent-kafka {info.get('confluent_kafka')}); "
+        f"load avg {info['load_before'][0]:.2f} -> {info['load_after'][0]:.2f}"
+    )
     print()
     print(text)
     print()
-    print("targets (ratio of best runs; in brackets the median of same-round ratios, which "
-          "decides)")
+    print(
+        "targets (ratio of best runs; in brackets the median of same-round ratios, which decides)"
+    )
     for t in targets:
         mark = "PASS" if t["pass"] else "FAIL"
         if "ratio" in t:
@@ -567,8 +771,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"  {s}")
     for step, res in etl.items():
         print()
-        print(f"{step} (bench/{'spark_sink' if step == 'spark' else 'import_bench'}.py): "
-              f"{json.dumps(res)}")
+        print(
+            f"{step} (bench/{'spark_sink' if step == 'spark' else 'import_bench'}.py): "
+            f"{json.dumps(res)}"
+        )
     if inspector is not None:
         print()
         print(f"inspector overhead (bench/inspector_overhead.py): {json.dumps(inspector)}")
@@ -579,16 +785,29 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     doc = {
-        "args": {"count": args.count, "size": args.size, "repeat": args.repeat,
-                 "partitions": PARTITIONS, "config": BASE_CONFIG, "mem_count": args.mem_count},
+        "args": {
+            "count": args.count,
+            "size": args.size,
+            "repeat": args.repeat,
+            "partitions": PARTITIONS,
+            "config": BASE_CONFIG,
+            "mem_count": args.mem_count,
+        },
         "machine": info,
-        "lines": {ln.name: {"what": ln.what, "idempotent": ln.idem, "info_only": ln.info,
-                            "floor": ln.floor, "baseline": ln.baseline,
-                            "ratio_to_floor": ratio(summary, ln.name, ln.floor),
-                            "ratio_to_baseline": ratio(summary, ln.name, ln.baseline)
-                            if ln.baseline else None,
-                            **summary.get(ln.name, {}), "runs": results.get(ln.name, [])}
-                  for ln in lines},
+        "lines": {
+            ln.name: {
+                "what": ln.what,
+                "idempotent": ln.idem,
+                "info_only": ln.info,
+                "floor": ln.floor,
+                "baseline": ln.baseline,
+                "ratio_to_floor": ratio(summary, ln.name, ln.floor),
+                "ratio_to_baseline": ratio(summary, ln.name, ln.baseline) if ln.baseline else None,
+                **summary.get(ln.name, {}),
+                "runs": results.get(ln.name, []),
+            }
+            for ln in lines
+        },
         "targets": targets,
         "memory": memory,
         "etl": etl,

@@ -216,7 +216,6 @@ def read_back_fixture() -> Callable[..., dict[int, list[Record]]]:
     return read_back
 
 
-
 # The seed of test_testing.py's property tests: random per run unless given, set
 # here (before collection) so that the header below can show it.
 os.environ.setdefault("CYKAFKA_PROPERTY_SEED", str(random.randrange(2**32)))

@@ -94,7 +94,9 @@ def test_bad_x_property_is_one_usage_line(
     assert "hunter22" not in err and "embedded broker" not in err
     assert main([*base, "-b", "127.0.0.1:1", "-X", "compression.type=zip"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("cykafka import: error: config property 'compression.type': Invalid value")
+    assert line.startswith(
+        "cykafka import: error: config property 'compression.type': Invalid value"
+    )
     props = tmp_path / "p.properties"
     props.write_text("ssl.key.password=hunter22\nmy.password=hunter22\n")
     assert main([*base, "-F", str(props)]) == 2

@@ -122,8 +122,16 @@ def test_csv_problems_name_physical_lines(broker, topic, read_back, tmp_path, ca
     )
     dead = tmp_path / "dead.jsonl"
     rc = _import(
-        broker, str(f), "-t", name, "--value-field", "body", "-X", "message.max.bytes=2000",
-        "--dead-letter", str(dead),
+        broker,
+        str(f),
+        "-t",
+        name,
+        "--value-field",
+        "body",
+        "-X",
+        "message.max.bytes=2000",
+        "--dead-letter",
+        str(dead),
     )
     assert rc == 1
     out = capsys.readouterr().out
@@ -228,15 +236,22 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     real = importer.open_producer(cfg, "ordered")
     try:
         result = importer.import_files(
-            [str(f)], "t", cfg, producer=_StopsAt(real, 4, KeyboardInterrupt()),
-            dead_letter=str(dead), progress=False, log=io.StringIO(),
+            [str(f)],
+            "t",
+            cfg,
+            producer=_StopsAt(real, 4, KeyboardInterrupt()),
+            dead_letter=str(dead),
+            progress=False,
+            log=io.StringIO(),
         )
     finally:
         real.close(0)
     assert result.interrupted and not result.ok
     assert (result.rows_read, result.delivered, result.failed) == (20, 0, 0)
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
-    assert [(e["line"], e["value"]) for e in entries] == [(i + 1, f"row-{i:03d}") for i in range(20)]
+    assert [(e["line"], e["value"]) for e in entries] == [
+        (i + 1, f"row-{i:03d}") for i in range(20)
+    ]
     assert all(e["stage"] == "delivery" for e in entries)
     waited = "unconfirmed: interrupted (Ctrl-C); no delivery report within 0.2 s"
     assert [e["error"] for e in entries] == [waited] * 15 + [waited + "; never sent"] * 5
@@ -245,8 +260,9 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     assert f"    {f}:1: {waited}" in lines and "  problems    20 rows not delivered:" in lines
 
 
-def test_fatal_error_writes_unsent_rows_to_dead_letter(broker, topic, read_back, tmp_path,
-                                                       monkeypatch) -> None:
+def test_fatal_error_writes_unsent_rows_to_dead_letter(
+    broker, topic, read_back, tmp_path, monkeypatch
+) -> None:
     from cykafka import importer
 
     monkeypatch.setattr(importer, "BLOCK_BYTES", 40)
@@ -257,8 +273,13 @@ def test_fatal_error_writes_unsent_rows_to_dead_letter(broker, topic, read_back,
     real = importer.open_producer(cfg, "ordered")
     try:
         result = importer.import_files(
-            [str(f)], name, cfg, producer=_StopsAt(real, 3, RuntimeError("boom")),
-            dead_letter=str(dead), progress=False, log=io.StringIO(),
+            [str(f)],
+            name,
+            cfg,
+            producer=_StopsAt(real, 3, RuntimeError("boom")),
+            dead_letter=str(dead),
+            progress=False,
+            log=io.StringIO(),
         )
         real.flush(30)
     finally:
@@ -397,8 +418,13 @@ def _rich_import(broker, name: str, tmp_path: Path, inspect: bool) -> tuple[Any,
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system=None, width=200)
     result = import_files(
-        [str(f)], name, {"bootstrap.servers": broker.bootstrap_servers},
-        progress=True, inspect=inspect, console=console, log=io.StringIO(),
+        [str(f)],
+        name,
+        {"bootstrap.servers": broker.bootstrap_servers},
+        progress=True,
+        inspect=inspect,
+        console=console,
+        log=io.StringIO(),
     )
     assert result.ok and result.delivered == 20_000
     return result, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
@@ -427,10 +453,11 @@ def test_inspect_adds_the_accumulator_view_to_the_bar(broker, topic, tmp_path) -
     name = topic(partitions=2)
     result, text = _rich_import(broker, name, tmp_path, inspect=True)
     mb = f"{result.bytes_read / 1e6:,.1f}"
-    assert re.search(rf"{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s",
-                     _last_bar(text))
+    assert re.search(
+        rf"{re.escape(mb)}/{re.escape(mb)} MB\s+20,000 rows\s+[\d,]+ rows/s", _last_bar(text)
+    )
     # The final frame: the bar, then the accumulator view with a row per partition.
-    final = text[text.rindex("bar.txt"):]
+    final = text[text.rindex("bar.txt") :]
     assert "partitions" in final and "brokers" in final
     # A row for every partition written to (unkeyed lines may all go to one: librdkafka's
     # sticky partitioner keeps a partition for sticky.partitioning.linger.ms).

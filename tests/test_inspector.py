@@ -28,8 +28,9 @@ from cykafka.testing import MockCluster
 DEADLINE_S = 60.0
 
 
-def wait_for(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
-             what: str) -> AccumulatorSnapshot:
+def wait_for(
+    producer: Producer, cond: Callable[[AccumulatorSnapshot], bool], what: str
+) -> AccumulatorSnapshot:
     """The first snapshot for which ``cond`` holds; fails with the last one after a
     generous deadline."""
     deadline = time.monotonic() + DEADLINE_S
@@ -42,8 +43,9 @@ def wait_for(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
         time.sleep(0.02)
 
 
-def fresh(producer: Producer, cond: Callable[[AccumulatorSnapshot], bool],
-          what: str) -> AccumulatorSnapshot:
+def fresh(
+    producer: Producer, cond: Callable[[AccumulatorSnapshot], bool], what: str
+) -> AccumulatorSnapshot:
     """Like wait_for, but only from statistics emitted after this call."""
     start = producer.accumulator().stats_count
     return wait_for(producer, lambda s: s.stats_count > start + 1 and cond(s), what)
@@ -66,8 +68,12 @@ def quiet_librdkafka() -> Iterator[None]:
 
 
 def mock_producer(cluster: Any, **config: Any) -> Producer:
-    conf = {"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5,
-            "batch.num.messages": 10, **config}
+    conf = {
+        "bootstrap.servers": cluster.bootstrap_servers,
+        "linger.ms": 5,
+        "batch.num.messages": 10,
+        **config,
+    }
     return Producer(conf, inspect_interval_ms=50)
 
 
@@ -85,9 +91,16 @@ def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
     topic = cluster.create_topic("slow", partitions=3)
     with mock_producer(cluster, **{"max.in.flight": 1}) as p:
         warm_up(p, topic, 3)
-        leaders = {k[1]: ps.leader for k, ps in wait_for(
-            p, lambda s: len(s.partitions) == 3 and all(
-                ps.leader >= 0 for ps in s.partitions.values()), "leaders").partitions.items()}
+        leaders = {
+            k[1]: ps.leader
+            for k, ps in wait_for(
+                p,
+                lambda s: (
+                    len(s.partitions) == 3 and all(ps.leader >= 0 for ps in s.partitions.values())
+                ),
+                "leaders",
+            ).partitions.items()
+        }
         for b in (1, 2, 3):
             cluster.set_rtt(b, 2000)
         produced = {0: 100, 1: 40}
@@ -95,15 +108,18 @@ def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
             p.produce_batch(topic, [b"v%d" % i for i in range(n)], partitions=[part] * n)
 
         def both_waiting(s: AccumulatorSnapshot) -> bool:
-            return all(s.partitions[(topic, part)].in_flight_msgs > 0
-                       and s.partitions[(topic, part)].waiting_msgs > 0 for part in produced)
+            return all(
+                s.partitions[(topic, part)].in_flight_msgs > 0
+                and s.partitions[(topic, part)].waiting_msgs > 0
+                for part in produced
+            )
 
         snap = wait_for(p, both_waiting, "messages waiting behind an in-flight request")
         for part, n in produced.items():
             ps = snap.partitions[(topic, part)]
             # Every message of the partition is accounted for: done, waiting or in flight.
             assert ps.delivered + ps.failed - 1 + ps.unfinished_msgs == n, ps
-            assert ps.in_flight_msgs <= 20   # max.in.flight=1: one request out, one built
+            assert ps.in_flight_msgs <= 20  # max.in.flight=1: one request out, one built
             # messages wait while the leader's only in-flight slot is taken
             assert ps.state == "muted", ps
             broker = snap.brokers[leaders[part]]
@@ -128,7 +144,11 @@ def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
         assert done.queued_bytes == 0 and done.msgs_fill == 0.0
         for (_, part), ps in done.partitions.items():
             assert (ps.queued_msgs, ps.queued_bytes, ps.xmit_msgs, ps.in_flight_msgs) == (
-                0, 0, 0, 0)
+                0,
+                0,
+                0,
+                0,
+            )
             assert ps.state == "idle"
             assert ps.delivered == produced.get(part, 0) + 1
             assert ps.last_acked_offset == ps.delivered - 1
@@ -140,8 +160,11 @@ def _only(s: AccumulatorSnapshot, topic: str, busy: int, state: str) -> bool:
     """``busy`` is in ``state`` and the topic's other partitions are idle (the
     snapshot knows all three)."""
     mine = {part: ps.state for (t, part), ps in s.partitions.items() if t == topic}
-    return len(mine) == 3 and mine[busy] == state and all(
-        st == "idle" for part, st in mine.items() if part != busy)
+    return (
+        len(mine) == 3
+        and mine[busy] == state
+        and all(st == "idle" for part, st in mine.items() if part != busy)
+    )
 
 
 def test_state_accumulating_while_linger_holds_a_partial_batch(cluster: Any) -> None:
@@ -149,15 +172,16 @@ def test_state_accumulating_while_linger_holds_a_partial_batch(cluster: Any) -> 
     with mock_producer(cluster, **{"linger.ms": 20000, "batch.num.messages": 1000}) as p:
         warm_up(p, topic, 3)
         p.produce_batch(topic, [b"a"] * 5, partitions=[1] * 5)
-        snap = wait_for(p, lambda s: _only(s, topic, 1, "accumulating"),
-                        "accumulating on partition 1")
+        snap = wait_for(
+            p, lambda s: _only(s, topic, 1, "accumulating"), "accumulating on partition 1"
+        )
         ps = snap.partitions[(topic, 1)]
         # five messages wait for the batch to fill or linger.ms to pass; none sent
         assert ps.waiting_msgs == 5 and ps.in_flight_msgs == 0 and ps.delivered == 1, ps
         assert ps.oldest_age_s is not None and ps.oldest_age_s < 20.0
         assert snap.brokers[ps.leader].in_flight_requests == 0
         t0 = time.monotonic()
-        assert p.flush(30) == 0   # flush() does not wait for linger.ms
+        assert p.flush(30) == 0  # flush() does not wait for linger.ms
         assert time.monotonic() - t0 < 15
         assert p.accumulator().partitions[(topic, 1)].delivered == 6
 
@@ -173,11 +197,10 @@ def test_state_ready_when_full_batches_wait_for_a_slow_broker(cluster: Any) -> N
             cluster.set_rtt(b, 50)
         for _ in range(20):
             p.produce_batch(topic, [b"v" * 100] * 10000, partitions=[1] * 10000)
-        snap = wait_for(p, lambda s: _only(s, topic, 1, "ready"),
-                        "ready on partition 1")
+        snap = wait_for(p, lambda s: _only(s, topic, 1, "ready"), "ready on partition 1")
         ps = snap.partitions[(topic, 1)]
         broker = snap.brokers[ps.leader]
-        assert ps.waiting_msgs >= 10, ps                        # at least a full batch
+        assert ps.waiting_msgs >= 10, ps  # at least a full batch
         assert broker.in_flight_requests < broker.max_in_flight  # not muted
         assert broker.state == "UP"
         for b in (1, 2, 3):
@@ -193,8 +216,7 @@ def test_state_in_flight_while_a_request_awaits_its_response(cluster: Any) -> No
         for b in (1, 2, 3):
             cluster.set_rtt(b, 3000)
         p.produce_batch(topic, [b"f"] * 5, partitions=[2] * 5)
-        snap = wait_for(p, lambda s: _only(s, topic, 2, "in_flight"),
-                        "in_flight on partition 2")
+        snap = wait_for(p, lambda s: _only(s, topic, 2, "in_flight"), "in_flight on partition 2")
         ps = snap.partitions[(topic, 2)]
         assert ps.in_flight_msgs == 5 and ps.waiting_msgs == 0 and ps.delivered == 1, ps
         assert snap.brokers[ps.leader].in_flight_requests >= 1
@@ -204,8 +226,9 @@ def test_state_in_flight_while_a_request_awaits_its_response(cluster: Any) -> No
         assert p.flush(30) == 0
 
 
-def test_partition_of_a_down_leader_keeps_its_messages(cluster: Any,
-                                                       quiet_librdkafka: None) -> None:
+def test_partition_of_a_down_leader_keeps_its_messages(
+    cluster: Any, quiet_librdkafka: None
+) -> None:
     topic = cluster.create_topic("down", partitions=3)
     with mock_producer(cluster, **{"message.timeout.ms": 300000}) as p:
         warm_up(p, topic, 3)
@@ -218,13 +241,17 @@ def test_partition_of_a_down_leader_keeps_its_messages(cluster: Any,
             p.produce_batch(topic, [b"y"] * 5, partitions=[part] * 5)
 
         stuck = wait_for(
-            p, lambda s: s.partitions[(topic, 0)].state in ("no_leader", "backing_off")
-            and s.partitions[(topic, 0)].unfinished_msgs == 30
-            and all(s.partitions[(topic, o)].delivered == 6 for o in others),
-            "the partition of the downed leader stuck, the others delivered")
+            p,
+            lambda s: (
+                s.partitions[(topic, 0)].state in ("no_leader", "backing_off")
+                and s.partitions[(topic, 0)].unfinished_msgs == 30
+                and all(s.partitions[(topic, o)].delivered == 6 for o in others)
+            ),
+            "the partition of the downed leader stuck, the others delivered",
+        )
         ps = stuck.partitions[(topic, 0)]
         assert ps.delivered == 1 and ps.failed == 0
-        assert stuck.failed == 0 and stuck.pending == 30   # queued, not lost
+        assert stuck.failed == 0 and stuck.pending == 30  # queued, not lost
         assert ps.oldest_age_s is not None
         assert "no_leader" in stuck.log_line() or "backing_off" in stuck.log_line()
 
@@ -241,8 +268,11 @@ def test_idempotence_state_is_reported(cluster: Any) -> None:
         warm_up(p, topic, 1)
         p.produce_batch(topic, [b"e"] * 20)
         assert p.flush(30) == 0
-        snap = fresh(p, lambda s: s.eos is not None
-                     and s.partitions[(topic, 0)].next_ack_seq == 21, "eos figures")
+        snap = fresh(
+            p,
+            lambda s: s.eos is not None and s.partitions[(topic, 0)].next_ack_seq == 21,
+            "eos figures",
+        )
         assert snap.eos is not None
         assert snap.eos.producer_id >= 0 and snap.eos.producer_epoch >= 0
         assert snap.eos.idempotence_state == "Assigned"
@@ -253,16 +283,20 @@ def test_idempotence_state_is_reported(cluster: Any) -> None:
 # --------------------------------------------------------------------------- real broker
 
 
-def test_counts_agree_with_what_the_broker_holds(broker: Any, topic: Callable[..., str],
-                                                 read_back: Callable[..., Any]) -> None:
+def test_counts_agree_with_what_the_broker_holds(
+    broker: Any, topic: Callable[..., str], read_back: Callable[..., Any]
+) -> None:
     name = topic(partitions=3)
-    with Producer({"bootstrap.servers": broker.bootstrap_servers},
-                  inspect_interval_ms=100) as p:
-        p.produce_batch(name, [b"m%d" % i for i in range(300)], keys=[b"%d" % i for i in
-                                                                    range(300)]).result(60)
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}, inspect_interval_ms=100) as p:
+        p.produce_batch(
+            name, [b"m%d" % i for i in range(300)], keys=[b"%d" % i for i in range(300)]
+        ).result(60)
         assert p.flush(30) == 0
-        snap = fresh(p, lambda s: len(s.partitions) == 3 and s.in_flight_msgs == 0
-                     and s.queued_msgs == 0, "a settled snapshot")
+        snap = fresh(
+            p,
+            lambda s: len(s.partitions) == 3 and s.in_flight_msgs == 0 and s.queued_msgs == 0,
+            "a settled snapshot",
+        )
     records = read_back(broker.bootstrap_servers, name, expected=300)
     assert snap.delivered == snap.produced == 300 and snap.pending == 0
     for part, recs in records.items():
@@ -279,8 +313,7 @@ def test_live_view_renders_partition_rows(broker: Any, topic: Callable[..., str]
 
     name = topic(partitions=2)
     console = Console(record=True, width=200, force_terminal=True, file=io.StringIO())
-    with Producer({"bootstrap.servers": broker.bootstrap_servers},
-                  inspect_interval_ms=50) as p:
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}, inspect_interval_ms=50) as p:
         with p.inspect_live(0.05, console=console):
             p.produce_batch(name, [b"x"] * 50, partitions=[0, 1] * 25).result(60)
             fresh(p, lambda s: len(s.partitions) == 2, "both partitions")
@@ -292,15 +325,13 @@ def test_live_view_renders_partition_rows(broker: Any, topic: Callable[..., str]
         assert f"{name}[0]" in out and f"{name}[1]" in out
         assert "partitions" in out and "brokers" in out
     row = next(line for line in table.splitlines() if f"{name}[1]" in line)
-    assert "idle" in row and "25" in row   # state and delivered count of that row
+    assert "idle" in row and "25" in row  # state and delivered count of that row
 
 
-def test_live_view_degrades_to_lines_off_a_terminal(broker: Any,
-                                                    topic: Callable[..., str]) -> None:
+def test_live_view_degrades_to_lines_off_a_terminal(broker: Any, topic: Callable[..., str]) -> None:
     name = topic(partitions=1)
-    out = io.StringIO()   # not a terminal
-    with Producer({"bootstrap.servers": broker.bootstrap_servers},
-                  inspect_interval_ms=50) as p:
+    out = io.StringIO()  # not a terminal
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}, inspect_interval_ms=50) as p:
         with p.inspect_live(0.05, file=out, log_interval=0.05):
             p.produce_batch(name, [b"x"] * 10).result(60)
             fresh(p, lambda s: (name, 0) in s.partitions, "the partition")
@@ -308,14 +339,16 @@ def test_live_view_degrades_to_lines_off_a_terminal(broker: Any,
     lines = out.getvalue().splitlines()
     assert lines and all(line.startswith(f"{pname}: pending") for line in lines)
     assert "delivered 10" in lines[-1]
-    assert "\x1b[" not in out.getvalue()   # no terminal control codes
+    assert "\x1b[" not in out.getvalue()  # no terminal control codes
 
 
 def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
     calls: list[str] = []
-    with Producer({"bootstrap.servers": broker.bootstrap_servers,
-                   "statistics.interval.ms": 400}, stats_cb=calls.append,
-                  inspect_interval_ms=50) as p:
+    with Producer(
+        {"bootstrap.servers": broker.bootstrap_servers, "statistics.interval.ms": 400},
+        stats_cb=calls.append,
+        inspect_interval_ms=50,
+    ) as p:
         assert p.config["statistics.interval.ms"] == "50"
         deadline = time.monotonic() + DEADLINE_S
         while len(calls) < 3 and time.monotonic() < deadline:
@@ -323,7 +356,7 @@ def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
         emitted = p.accumulator().stats_count
     assert len(calls) >= 3
     assert all(json.loads(c)["type"] == "producer" for c in calls)
-    assert emitted > 2 * len(calls)   # the inspector got (many) more emits than the user
+    assert emitted > 2 * len(calls)  # the inspector got (many) more emits than the user
 
 
 def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -333,7 +366,7 @@ def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ins.time, "monotonic", lambda: now[0])
     got: list[str] = []
     cb = ThrottledStatsCallback(got.append, user_ms=1000, effective_ms=250)
-    for i in range(1, 17):            # 4 s of emits every 250 ms
+    for i in range(1, 17):  # 4 s of emits every 250 ms
         now[0] = 100.0 + i * 0.25
         cb(str(i))
     assert got == ["4", "8", "12", "16"]
@@ -341,25 +374,23 @@ def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
     def user(text: str) -> None:
         pass
 
-    assert stats_setup(0, 250, user) == (250, None)     # librdkafka: interval 0, no calls
-    assert stats_setup(100, 250, user) == (100, user)   # the user's is faster: unchanged
+    assert stats_setup(0, 250, user) == (250, None)  # librdkafka: interval 0, no calls
+    assert stats_setup(100, 250, user) == (100, user)  # the user's is faster: unchanged
     assert stats_setup(0, 0, None) == (0, None)
     ms, wrapped = stats_setup(1000, 250, user)
     assert ms == 250 and isinstance(wrapped, ThrottledStatsCallback) and wrapped.fn is user
 
 
-def test_no_statistics_still_gives_exact_counters(broker: Any,
-                                                  topic: Callable[..., str]) -> None:
+def test_no_statistics_still_gives_exact_counters(broker: Any, topic: Callable[..., str]) -> None:
     name = topic(partitions=1)
-    with Producer({"bootstrap.servers": broker.bootstrap_servers},
-                  inspect_interval_ms=0) as p:
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}, inspect_interval_ms=0) as p:
         assert "statistics.interval.ms" not in p.config
         p.produce_batch(name, [b"x"] * 7).result(60)
         snap = p.accumulator()
         assert snap.stats_age_s is None
         assert snap.delivered == 7 and snap.pending == 0
         # Without statistics the partition's row holds only exact figures.
-        (key, ps), = snap.partitions.items()
+        ((key, ps),) = snap.partitions.items()
         assert key == (name, 0) and ps.state == "idle" and ps.leader == -1
         assert (ps.delivered, ps.failed, ps.last_acked_offset) == (7, 0, 6)
         json.dumps(snap.to_dict())
@@ -367,15 +398,22 @@ def test_no_statistics_still_gives_exact_counters(broker: Any,
 
 def test_metrics_use_java_names(broker: Any, topic: Callable[..., str]) -> None:
     name = topic(partitions=2)
-    with Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20},
-                  inspect_interval_ms=50) as p:
+    with Producer(
+        {"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 20}, inspect_interval_ms=50
+    ) as p:
         p.accumulator()
         p.produce_batch(name, [b"x" * 100] * 500).result(60)
         fresh(p, lambda s: len(s.partitions) == 2, "stats after the batch")
         m = p.metrics()
         prom = p.metrics_prometheus()
-    for key in ("buffer-available-bytes", "requests-in-flight", "record-send-rate",
-                "record-error-rate", "record-send-total", "buffer-total-bytes"):
+    for key in (
+        "buffer-available-bytes",
+        "requests-in-flight",
+        "record-send-rate",
+        "record-error-rate",
+        "record-send-total",
+        "buffer-total-bytes",
+    ):
         assert key in m, key
     assert m["record-send-total"] == 500 and m["record-error-total"] == 0
     assert m["buffer-available-bytes"] <= m["buffer-total-bytes"]
@@ -395,16 +433,24 @@ def test_metrics_names_are_there_from_the_first_call(cluster: Any) -> None:
     with mock_producer(cluster) as p:
         p.produce("fresh", b"x").result(30)
         m = p.metrics()
-    for key in ("buffer-available-bytes", "record-queue-time-avg", "requests-in-flight",
-                "batch-size-avg", "record-send-rate", "record-error-rate"):
+    for key in (
+        "buffer-available-bytes",
+        "record-queue-time-avg",
+        "requests-in-flight",
+        "batch-size-avg",
+        "record-send-rate",
+        "record-error-rate",
+    ):
         assert key in m, key
     assert m["record-send-rate"] > 0 and m["record-error-rate"] == 0
 
 
-@pytest.mark.parametrize("config", [{"enable.idempotence": True},
-                                    {"transactional.id": "inspect-tx"}])
-def test_in_flight_limit_is_the_one_librdkafka_runs_with(cluster: Any,
-                                                         config: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "config", [{"enable.idempotence": True}, {"transactional.id": "inspect-tx"}]
+)
+def test_in_flight_limit_is_the_one_librdkafka_runs_with(
+    cluster: Any, config: dict[str, Any]
+) -> None:
     # librdkafka lowers max.in.flight to 5 for idempotence when the user did not set it
     # (CONFIGURATION.md, enable.idempotence); the broker rows and the `muted` state must
     # use that limit, not the 1,000,000 default of a plain producer.
@@ -419,9 +465,9 @@ def test_in_flight_limit_is_the_one_librdkafka_runs_with(cluster: Any,
     assert all(b.max_in_flight == 5 for b in snap.brokers.values())
 
 
-def test_cykafka_top_runs_a_script_with_the_view(tmp_path: Path, broker: Any,
-                                                 topic: Callable[..., str],
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cykafka_top_runs_a_script_with_the_view(
+    tmp_path: Path, broker: Any, topic: Callable[..., str], capsys: pytest.CaptureFixture[str]
+) -> None:
     from cykafka.cli import main
 
     name = topic(partitions=1)
@@ -434,8 +480,20 @@ def test_cykafka_top_runs_a_script_with_the_view(tmp_path: Path, broker: Any,
         "    assert p.config['statistics.interval.ms'] == '100'\n"
         "sys.exit(3)\n"
     )
-    code = main(["top", "--interval", "0.05", "--log-interval", "0.05",
-                 "--stats-interval-ms", "100", str(script), broker.bootstrap_servers, name])
+    code = main(
+        [
+            "top",
+            "--interval",
+            "0.05",
+            "--log-interval",
+            "0.05",
+            "--stats-interval-ms",
+            "100",
+            str(script),
+            broker.bootstrap_servers,
+            name,
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 3
     assert "delivered 12" in out.splitlines()[-1]

@@ -55,16 +55,23 @@ def test_key_value_types_headers_timestamp_partition(broker, topic, read_back) -
             p.produce(name, value=bytearray(b"ba"), key=memoryview(b"mv"), partition=1),
             p.produce(name, value="héllo", key="ключ", partition=1),
             p.produce(name, value=None, key=b"tomb", partition=1),
-            p.produce(name, value=b"h", headers=[("src", b"etl"), ("s", "txt"), ("n", None)],
-                      partition=1),
-            p.produce(name, value=b"d", headers={"a": b"1"}, partition=1, timestamp=1_600_000_000_123),
+            p.produce(
+                name, value=b"h", headers=[("src", b"etl"), ("s", "txt"), ("n", None)], partition=1
+            ),
+            p.produce(
+                name, value=b"d", headers={"a": b"1"}, partition=1, timestamp=1_600_000_000_123
+            ),
         ]
         p.flush(30)
     assert [f.result(0).partition for f in futs] == [1] * 6
     assert futs[5].result(0).timestamp == 1_600_000_000_123
     recs = read_back(broker.bootstrap_servers, name, partitions=[1], expected=6)[1]
     assert [(r.key, r.value) for r in recs[:4]] == [
-        (b"k", b"bytes"), (b"mv", b"ba"), ("ключ".encode(), "héllo".encode()), (b"tomb", None)]
+        (b"k", b"bytes"),
+        (b"mv", b"ba"),
+        ("ключ".encode(), "héllo".encode()),
+        (b"tomb", None),
+    ]
     assert recs[4].headers == [("src", b"etl"), ("s", b"txt"), ("n", None)]
     assert recs[5].headers == [("a", b"1")] and recs[5].timestamp == 1_600_000_000_123
 
@@ -75,9 +82,13 @@ def test_timestamp_forms_reach_the_broker_exactly(broker, topic, read_back) -> N
     name = topic()
     utc = datetime.UTC
     plus2 = datetime.timezone(datetime.timedelta(hours=2))
-    given = [1_600_000_000_123, np.int64(1_600_000_000_456),
-             datetime.datetime(2020, 9, 13, 12, 26, 40, 789_999, tzinfo=utc),
-             datetime.datetime(2020, 9, 13, 14, 26, 40, 1_000, tzinfo=plus2), 1]
+    given = [
+        1_600_000_000_123,
+        np.int64(1_600_000_000_456),
+        datetime.datetime(2020, 9, 13, 12, 26, 40, 789_999, tzinfo=utc),
+        datetime.datetime(2020, 9, 13, 14, 26, 40, 1_000, tzinfo=plus2),
+        1,
+    ]
     before = int(time.time() * 1000)
     with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
         futs = [p.produce(name, b"v", timestamp=ts) for ts in given]
@@ -101,7 +112,7 @@ def test_future_api_and_on_delivery(broker, topic) -> None:
         md = fut.result(10)
         assert fut.done() and fut.exception() is None
         late: list[object] = []
-        fut.add_done_callback(late.append)   # already done: runs at once
+        fut.add_done_callback(late.append)  # already done: runs at once
         assert late == [fut]
         p.flush(10)
     assert seen == [(None, md)] and done == [fut]
@@ -153,8 +164,7 @@ def test_asyncio_await(broker, topic) -> None:
 
 def test_failed_delivery_raises_kafka_delivery_error() -> None:
     # Nothing listens on port 1: every message times out and is reported, none vanish.
-    conf = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300,
-            "log_level": 0}
+    conf = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300, "log_level": 0}
     errors: list[cykafka.KafkaError] = []
     with cykafka.Producer(conf, on_error=errors.append) as p:
         futs = [p.produce("t", b"x") for _ in range(5)]
@@ -179,8 +189,13 @@ def test_librdkafka_logs_reach_python_logging(caplog: pytest.LogCaptureFixture) 
 
 
 def test_full_queue_blocks_then_raises_buffer_error() -> None:
-    conf = {"bootstrap.servers": "127.0.0.1:1", "queue.buffering.max.messages": 10,
-            "max.block.ms": 300, "message.timeout.ms": 5000, "log_level": 0}
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "queue.buffering.max.messages": 10,
+        "max.block.ms": 300,
+        "message.timeout.ms": 5000,
+        "log_level": 0,
+    }
     with cykafka.Producer(conf) as p:
         futs = [p.produce("t", b"x") for _ in range(10)]
         start = time.monotonic()
@@ -189,16 +204,19 @@ def test_full_queue_blocks_then_raises_buffer_error() -> None:
         waited = time.monotonic() - start
         assert isinstance(info.value, cykafka.QueueFullError)
         assert "max.block.ms" in str(info.value)
-        assert waited >= 0.25   # it blocked for max.block.ms rather than failing at once
+        assert waited >= 0.25  # it blocked for max.block.ms rather than failing at once
         assert len(p) == 10
-        p.close(0)   # fail the rest: every future resolves
+        p.close(0)  # fail the rest: every future resolves
     assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
 
 
 def test_blocked_produce_resumes_when_room_appears(broker, topic) -> None:
     name = topic()
-    conf = {"bootstrap.servers": broker.bootstrap_servers,
-            "queue.buffering.max.messages": 50, "linger.ms": 20}
+    conf = {
+        "bootstrap.servers": broker.bootstrap_servers,
+        "queue.buffering.max.messages": 50,
+        "linger.ms": 20,
+    }
     with cykafka.Producer(conf) as p:
         futs = [p.produce(name, b"x" * 10) for _ in range(5000)]
         p.flush(30)
@@ -220,7 +238,8 @@ def test_oversize_message_fails_only_its_future(broker, topic) -> None:
 
 
 def test_callback_that_raises_is_logged_and_delivery_continues(
-        broker, topic, caplog: pytest.LogCaptureFixture) -> None:
+    broker, topic, caplog: pytest.LogCaptureFixture
+) -> None:
     name = topic()
     calls: list[int] = []
 
@@ -233,8 +252,11 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
         p.flush(10)
     assert len(calls) == 50
     assert all(f.result(0).offset >= 0 for f in futs)
-    assert any("boom in user callback" in (r.exc_text or "") or
-               (r.exc_info and "boom" in str(r.exc_info[1])) for r in caplog.records)
+    assert any(
+        "boom in user callback" in (r.exc_text or "")
+        or (r.exc_info and "boom" in str(r.exc_info[1]))
+        for r in caplog.records
+    )
 
 
 @pytest.mark.parametrize(
@@ -253,18 +275,23 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
         ({"value": b"v", "timestamp": 0}, ValueError, "timestamp is 0.*pass None"),
         ({"value": b"v", "timestamp": 0.5}, TypeError, r"not float.*int\(t \* 1000\)"),
         ({"value": b"v", "timestamp": 1.6e12}, TypeError, "not float"),
-        ({"value": b"v", "timestamp": datetime.datetime(2020, 1, 1)}, ValueError,
-         "naive datetime"),
+        ({"value": b"v", "timestamp": datetime.datetime(2020, 1, 1)}, ValueError, "naive datetime"),
         ({"value": b"v", "timestamp": "1600000000000"}, TypeError, "timestamp must be an int"),
         ({"value": b"v", "timestamp": True}, TypeError, "not bool"),
         ({"value": b"v", "on_delivery": 3}, TypeError, "on_delivery"),
         # a lone surrogate has no UTF-8: the error names the argument
         ({"value": "\ud800"}, ValueError, "value is a str that cannot be encoded as UTF-8"),
         ({"value": b"v", "key": "\udcff"}, ValueError, "key is a str that cannot be encoded"),
-        ({"value": b"v", "headers": [("\ud800", b"x")]}, ValueError,
-         r"headers\[0\] name is a str that cannot be encoded"),
-        ({"value": b"v", "headers": [("h", "\ud800")]}, ValueError,
-         r"headers\[0\] value \('h'\) is a str that cannot be encoded"),
+        (
+            {"value": b"v", "headers": [("\ud800", b"x")]},
+            ValueError,
+            r"headers\[0\] name is a str that cannot be encoded",
+        ),
+        (
+            {"value": b"v", "headers": [("h", "\ud800")]},
+            ValueError,
+            r"headers\[0\] value \('h'\) is a str that cannot be encoded",
+        ),
     ],
 )
 def test_bad_arguments_name_the_culprit(kwargs, exc, words) -> None:
@@ -293,7 +320,7 @@ def test_config_errors_name_the_key() -> None:
 def test_use_after_close_is_a_clear_runtime_error() -> None:
     p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"})
     p.close()
-    p.close()   # idempotent
+    p.close()  # idempotent
     assert p.closed
     with pytest.raises(RuntimeError, match="closed"):
         p.produce("t", b"x")
@@ -314,9 +341,13 @@ def test_close_racing_other_calls_waits_for_them_and_fails_the_rest() -> None:
     # A produce() blocked for room and a flush() in other threads while close() runs:
     # close() must not free librdkafka under them (it used to crash); both notice the
     # close, and every message still gets an outcome.
-    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0,
-            "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
-            "max.block.ms": 600_000}
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "log_level": 0,
+        "queue.buffering.max.messages": 1,
+        "message.timeout.ms": 60_000,
+        "max.block.ms": 600_000,
+    }
     p = cykafka.Producer(conf)
     first = p.produce("t", b"x")
     out: dict[str, object] = {}
@@ -392,7 +423,7 @@ def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
     with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
         f1 = holder[0].produce("a", b"x", on_delivery=lambda err, md: holder.clear())
         time.sleep(0.4)
-        f2 = holder[0].produce("b", b"y")   # still queued when f1 times out
+        f2 = holder[0].produce("b", b"y")  # still queued when f1 times out
         assert isinstance(f1.exception(10), cykafka.DeliveryTimeoutError)
         exc = f2.exception(10)
     assert isinstance(exc, cykafka.KafkaDeliveryError) and exc.name == "_PURGE_QUEUE"
@@ -401,19 +432,22 @@ def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
     while any(t.name == f"cykafka-events-{name}" for t in threading.enumerate()):
         assert time.monotonic() < deadline, "the event thread never ended"
         time.sleep(0.05)
-    assert sys.getrefcount(f2) == 2   # f2 and getrefcount's argument: librdkafka's is gone
+    assert sys.getrefcount(f2) == 2  # f2 and getrefcount's argument: librdkafka's is gone
 
 
 def test_delivery_report_only_error_is_refused() -> None:
     # With it librdkafka reports only failures: delivered futures would never resolve
     # and flush()/close() would wait forever.
     for value in (True, "true"):
-        with pytest.raises(cykafka.KafkaConfigError,
-                           match="delivery.report.only.error.*never resolve"):
-            cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
-                              "delivery.report.only.error": value})
-    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1",
-                           "delivery.report.only.error": False}) as p:
+        with pytest.raises(
+            cykafka.KafkaConfigError, match="delivery.report.only.error.*never resolve"
+        ):
+            cykafka.Producer(
+                {"bootstrap.servers": "127.0.0.1:1", "delivery.report.only.error": value}
+            )
+    with cykafka.Producer(
+        {"bootstrap.servers": "127.0.0.1:1", "delivery.report.only.error": False}
+    ) as p:
         assert p._effective_config("delivery.report.only.error") == "false"
 
 
@@ -449,8 +483,7 @@ def test_one_failing_report_does_not_abandon_the_rest_of_the_event() -> None:
     assert all(f.result(0).offset >= 0 for f in futs)
 
 
-def _hold_event_thread(p: cykafka.Producer, topic: str,
-                       seconds: float) -> cykafka.DeliveryFuture:
+def _hold_event_thread(p: cykafka.Producer, topic: str, seconds: float) -> cykafka.DeliveryFuture:
     """Produce one message whose on_delivery holds the producer's event thread for
     ``seconds``; return its future once the callback is running."""
     started = threading.Event()
@@ -479,7 +512,7 @@ def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
         p.close(0)
         assert len(p) == 0
         assert all(f.done() for f in futs)
-        for f in futs:   # purged by close(0), or delivered; either way reported
+        for f in futs:  # purged by close(0), or delivered; either way reported
             exc = f.exception(0)
             assert exc is None or exc.name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT"), exc
 
@@ -494,7 +527,7 @@ def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
 
     def attempt(what: str, call: object) -> None:
         try:
-            seen[what] = call()   # type: ignore[operator]
+            seen[what] = call()  # type: ignore[operator]
         except BaseException as exc:
             seen[what] = exc
 
@@ -502,12 +535,12 @@ def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
         pending = p.produce(name, b"from the callback")
         attempt("result", lambda: pending.result(5))
         attempt("exception", lambda: pending.exception(5))
-        attempt("result(0)", lambda: pending.result(0))   # no wait: TimeoutError as usual
+        attempt("result(0)", lambda: pending.result(0))  # no wait: TimeoutError as usual
         attempt("flush", lambda: p.flush(5))
         attempt("close", lambda: p.close(5))
 
     def done_callback(fut: cykafka.DeliveryFuture) -> None:
-        attempt("own result", fut.result)   # done: still fine inside a callback
+        attempt("own result", fut.result)  # done: still fine inside a callback
         done.set()
 
     with MockCluster(num_brokers=1) as mock:
@@ -534,7 +567,7 @@ def test_librdkafka_freed_without_close_warns() -> None:
     from cykafka.testing import MockCluster
 
     class Unfinalized(cykafka.Producer):
-        def __del__(self) -> None:   # skips NativeProducer.__del__, which would close
+        def __del__(self) -> None:  # skips NativeProducer.__del__, which would close
             pass
 
     with MockCluster(num_brokers=1) as mock:
@@ -546,7 +579,7 @@ def test_librdkafka_freed_without_close_warns() -> None:
         timer.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                p.close(0.1)   # interrupted while it joins the busy event thread
+                p.close(0.1)  # interrupted while it joins the busy event thread
         finally:
             timer.cancel()
         assert not p.closed
@@ -565,9 +598,11 @@ def test_many_threads_one_producer(broker, topic) -> None:
     n_threads, per_thread = 8, 2000
     futs: list[list[cykafka.DeliveryFuture]] = [[] for _ in range(n_threads)]
     with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+
         def work(t: int) -> None:
             for i in range(per_thread):
                 futs[t].append(p.produce(name, f"{t}:{i}", key=str(t)))
+
         threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
         for t in threads:
             t.start()
@@ -584,8 +619,10 @@ def test_many_threads_one_producer(broker, topic) -> None:
 def test_java_key_overrides_the_preset_as_the_explainer_says() -> None:
     # Explicit keys override a preset even when written with the Java name; the
     # explainer reports the override, and the producer runs with it.
-    cfg = {"bootstrap.servers": "127.0.0.1:1",
-           "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"}
+    cfg = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner",
+    }
     with cykafka.Producer(cfg, preset="java_compatible") as p:
         assert p._effective_config("partitioner") == "random"
         assert any("overrides preset 'java_compatible'" in w for w in p.guarantees.warnings)
@@ -593,10 +630,12 @@ def test_java_key_overrides_the_preset_as_the_explainer_says() -> None:
 
 @pytest.mark.parametrize(
     ("config", "sparse"),
-    [({}, "true"),
-     ({"enable.idempotence": True}, "false"),
-     ({"transactional.id": "sparse-tx"}, "false"),
-     ({"enable.idempotence": "true", "enable.sparse.connections": True}, "true")],
+    [
+        ({}, "true"),
+        ({"enable.idempotence": True}, "false"),
+        ({"transactional.id": "sparse-tx"}, "false"),
+        ({"enable.idempotence": "true", "enable.sparse.connections": True}, "true"),
+    ],
 )
 def test_idempotent_producers_connect_their_brokers_at_once(config, sparse) -> None:
     # Otherwise librdkafka's PID timer connects the leader itself and the first
@@ -615,14 +654,14 @@ def test_transaction_aborts_when_its_commit_fails() -> None:
         cfg = {"bootstrap.servers": mock.bootstrap_servers, "transactional.id": "abort-1"}
         with cykafka.Producer(cfg, preset="exactly_once") as p:
             p.init_transactions(30)
-            mock.push_request_errors("Produce", ["INVALID_RECORD"])   # not retriable
+            mock.push_request_errors("Produce", ["INVALID_RECORD"])  # not retriable
             with pytest.raises(cykafka.KafkaError) as info:
                 with p.transaction(30):
                     lost = p.produce("txn", b"aborted")
             assert info.value.txn_requires_abort
             assert isinstance(lost.exception(10), cykafka.KafkaDeliveryError)
             committed = []
-            for attempt in range(3):   # the mock may fail the next one too (epoch bump)
+            for attempt in range(3):  # the mock may fail the next one too (epoch bump)
                 try:
                     with p.transaction(30):
                         fut = p.produce("txn", f"ok-{attempt}".encode())
@@ -630,7 +669,7 @@ def test_transaction_aborts_when_its_commit_fails() -> None:
                     fut.result(10)
                     break
                 except cykafka.KafkaError as exc:
-                    assert exc.txn_requires_abort, exc   # aborted by the block, not left open
+                    assert exc.txn_requires_abort, exc  # aborted by the block, not left open
         assert committed
         seen = [r.value for r in committed_view(read_raw_log(mock.bootstrap_servers, "txn"))]
     assert seen == committed
@@ -641,8 +680,7 @@ def test_transaction_calls_are_interruptible() -> None:
     # Ctrl-C could not interrupt; it now runs in resumable slices and checks signals.
     import _thread
 
-    conf = {"bootstrap.servers": "127.0.0.1:1", "transactional.id": "interrupt-me",
-            "log_level": 0}
+    conf = {"bootstrap.servers": "127.0.0.1:1", "transactional.id": "interrupt-me", "log_level": 0}
     with cykafka.Producer(conf) as p:
         timer = threading.Timer(0.5, _thread.interrupt_main)
         start = time.monotonic()
@@ -652,14 +690,19 @@ def test_transaction_calls_are_interruptible() -> None:
                 p.init_transactions(30)
         finally:
             timer.cancel()
-        assert time.monotonic() - start < 20   # interrupted, not run to its timeout
+        assert time.monotonic() - start < 20  # interrupted, not run to its timeout
         with pytest.raises(ValueError, match="timeout must be >= 0"):
             p.init_transactions(-1)
 
 
 def test_repr_masks_secrets() -> None:
-    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hunter2-secret"}
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "u",
+        "sasl.password": "hunter2-secret",
+    }
     with cykafka.Producer(conf) as p:
         assert "hunter2" not in repr(p)
         assert p.config["sasl.password"] == "***"
@@ -674,4 +717,5 @@ def test_error_tree() -> None:
     d = cykafka.KafkaDeliveryError(cykafka.ErrorCode.MSG_SIZE_TOO_LARGE, "too big")
     assert not d.retriable and "[MSG_SIZE_TOO_LARGE] too big" == str(d)
     import pickle
+
     assert str(pickle.loads(pickle.dumps(d))) == str(d)

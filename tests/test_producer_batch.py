@@ -43,8 +43,7 @@ def test_list_batch_read_back_in_order(producer, broker, topic, read_back) -> No
 def test_arrow_with_nulls_slices_and_chunks_byte_exact(producer, broker, topic, read_back) -> None:
     name = topic()
     raw = [b"a", None, b"", "ünï".encode(), bytes(range(256)), None, b"z" * 1000]
-    chunked = pa.chunked_array([pa.array(raw[:3], pa.binary()),
-                                pa.array(raw[3:], pa.binary())])
+    chunked = pa.chunked_array([pa.array(raw[:3], pa.binary()), pa.array(raw[3:], pa.binary())])
     keys = pa.array(["k0", "k1", None, "k3", "k4", "k5", None], pa.large_string())
     report = producer.produce_batch(name, chunked, keys).result(30)
     assert report.ok
@@ -62,8 +61,9 @@ def test_arrow_with_nulls_slices_and_chunks_byte_exact(producer, broker, topic, 
 def test_numpy_fixed_width_and_object_arrays(producer, broker, topic, read_back) -> None:
     name = topic()
     arr = np.array([b"one", b"two", b"three"], dtype="S5")
-    assert producer.produce_batch(name, arr, np.array([b"k", None, "s"], dtype=object)) \
-        .result(30).ok
+    assert (
+        producer.produce_batch(name, arr, np.array([b"k", None, "s"], dtype=object)).result(30).ok
+    )
     recs = read_back(broker.bootstrap_servers, name, expected=3)[0]
     assert [(r.key, r.value) for r in recs] == [(b"k", b"one"), (None, b"two"), (b"s", b"three")]
     with pytest.raises(TypeError, match="dtype float64"):
@@ -74,9 +74,11 @@ def test_mixed_good_and_bad_messages_are_all_accounted(broker, topic, read_back)
     name = topic(partitions=2)
     conf = {"bootstrap.servers": broker.bootstrap_servers, "message.max.bytes": 10_000}
     values = [b"ok"] * 10 + [b"x" * 50_000] + [b"ok"] * 10
-    partitions = [0] * 5 + [7] + [1] * 15   # index 5: a partition the topic lacks
+    partitions = [0] * 5 + [7] + [1] * 15  # index 5: a partition the topic lacks
     with cykafka.Producer(conf) as p:
-        p.produce(name, b"warm-up", partition=0).result(10)   # metadata known: partition 7 is refused
+        p.produce(name, b"warm-up", partition=0).result(
+            10
+        )  # metadata known: partition 7 is refused
         report = p.produce_batch(name, values, partitions=partitions).result(30)
     assert report.delivered + report.failed == len(values)
     assert report.failed == 2 and report.delivered == 19
@@ -86,7 +88,7 @@ def test_mixed_good_and_bad_messages_are_all_accounted(broker, topic, read_back)
     with pytest.raises(cykafka.KafkaDeliveryError, match="2 of 21 messages"):
         report.raise_if_failed()
     recs = read_back(broker.bootstrap_servers, name, expected=20)
-    assert len(recs[0]) == 1 + 5 and len(recs[1]) == 15 - 1   # warm-up + 0..4; 6..20 but 10
+    assert len(recs[0]) == 1 + 5 and len(recs[1]) == 15 - 1  # warm-up + 0..4; 6..20 but 10
 
 
 def test_bad_input_is_refused_before_anything_is_queued(producer, topic) -> None:
@@ -119,7 +121,9 @@ def test_headers_timestamps_and_on_delivery(producer, broker, topic, read_back) 
     name = topic()
     calls: list[tuple[int, object, int]] = []
     report = producer.produce_batch(
-        name, [b"a", b"b", b"c"], timestamps=[1_000, 2_000, None],
+        name,
+        [b"a", b"b", b"c"],
+        timestamps=[1_000, 2_000, None],
         headers=[[("h", b"1")], None, {"x": "y"}],
         on_delivery=lambda i, err, md: calls.append((i, err, md.offset)),
     ).result(30)
@@ -152,14 +156,15 @@ def test_timestamp_columns_arrow_and_numpy(producer, broker, topic, read_back) -
 
 def test_million_messages_through_a_small_queue(broker, topic) -> None:
     name = topic(partitions=2)
-    conf = {"bootstrap.servers": broker.bootstrap_servers,
-            "queue.buffering.max.messages": 5_000}
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "queue.buffering.max.messages": 5_000}
     with cykafka.Producer(conf) as p:
         report = p.produce_batch(name, [b"x" * 100] * 1_000_000).result(300)
         assert report.delivered == 1_000_000 and report.failed == 0
-        assert p._counters()["blocked_seconds"] > 0   # it waited for room, not failed
-        sizes = {part: report.last_offsets[part] - report.first_offsets[part] + 1
-                 for part in report.last_offsets}
+        assert p._counters()["blocked_seconds"] > 0  # it waited for room, not failed
+        sizes = {
+            part: report.last_offsets[part] - report.first_offsets[part] + 1
+            for part in report.last_offsets
+        }
         assert sum(sizes.values()) == 1_000_000
 
 
@@ -173,8 +178,7 @@ def test_produce_many_streams_records(producer, broker, topic, read_back) -> Non
             elif i % 3 == 1:
                 yield (f"k{i}".encode(), f"tuple-{i}".encode())
             else:
-                yield {"value": f"dict-{i}", "key": "d", "partition": 1,
-                       "headers": [("i", str(i))]}
+                yield {"value": f"dict-{i}", "key": "d", "partition": 1, "headers": [("i", str(i))]}
 
     report = producer.produce_many(records(), topic=name, chunk_size=100).result(30)
     assert report.total == 2_500 and report.ok
@@ -222,10 +226,12 @@ def _partition_of_each_key(conf: dict, name: str, keys: list[bytes]) -> dict[byt
         return {k: f.result(30).partition for k, f in futs.items()}
 
 
-@pytest.mark.parametrize("partitioner", ["consistent_random", "murmur2_random", "fnv1a",
-                                         "consistent"])
-def test_keyed_batch_keeps_batch_order_in_each_partition(broker, topic, read_back,
-                                                         partitioner) -> None:
+@pytest.mark.parametrize(
+    "partitioner", ["consistent_random", "murmur2_random", "fnv1a", "consistent"]
+)
+def test_keyed_batch_keeps_batch_order_in_each_partition(
+    broker, topic, read_back, partitioner
+) -> None:
     name, probe = topic(partitions=4), topic(partitions=4)
     conf = {"bootstrap.servers": broker.bootstrap_servers, "partitioner": partitioner}
     n = 30_000
@@ -236,7 +242,9 @@ def test_keyed_batch_keeps_batch_order_in_each_partition(broker, topic, read_bac
     seen: dict[int, tuple[int, int]] = {}
     with cykafka.Producer(conf) as p:
         report = p.produce_batch(
-            name, values, keys,
+            name,
+            values,
+            keys,
             on_delivery=lambda i, err, md: seen.__setitem__(i, (md.partition, md.offset)),
         ).result(60)
         grouped = p._counters()["grouped"]
@@ -248,14 +256,17 @@ def test_keyed_batch_keeps_batch_order_in_each_partition(broker, topic, read_bac
         order = [int(r.value) for r in rs]
         assert order == sorted(order), f"partition {part} is not in batch order"
         assert all(where[r.key] == part for r in rs)
-        assert (report.first_offsets[part], report.last_offsets[part]) == \
-            (rs[0].offset, rs[-1].offset)
+        assert (report.first_offsets[part], report.last_offsets[part]) == (
+            rs[0].offset,
+            rs[-1].offset,
+        )
         # on_delivery's index names the message that sits at that offset.
         assert all(seen[int(r.value)] == (part, r.offset) for r in rs)
 
 
-def test_explicit_partitions_and_null_keys_keep_batch_order(producer, broker, topic,
-                                                           read_back) -> None:
+def test_explicit_partitions_and_null_keys_keep_batch_order(
+    producer, broker, topic, read_back
+) -> None:
     name = topic(partitions=3)
     n = 9_000
     # First batch: explicit partition 0 for every third message, keys for the rest, some
@@ -263,12 +274,14 @@ def test_explicit_partitions_and_null_keys_keep_batch_order(producer, broker, to
     # Second batch: every partition explicit, so it is grouped.
     parts = [i % 3 if i % 3 == 0 else None for i in range(n)]
     keys = [None if i % 1000 == 999 else b"k%d" % (i % 50) for i in range(n)]
-    r1 = producer.produce_batch(name, [b"a%d" % i for i in range(n)], keys,
-                                partitions=parts).result(60)
-    assert producer._counters()["grouped"] == 0   # a null key without a partition
-    r2 = producer.produce_batch(name, [b"b%d" % i for i in range(n)], keys,
-                                partitions=[i % 3 for i in range(n)]).result(60)
-    assert producer._counters()["grouped"] == n   # every partition explicit
+    r1 = producer.produce_batch(
+        name, [b"a%d" % i for i in range(n)], keys, partitions=parts
+    ).result(60)
+    assert producer._counters()["grouped"] == 0  # a null key without a partition
+    r2 = producer.produce_batch(
+        name, [b"b%d" % i for i in range(n)], keys, partitions=[i % 3 for i in range(n)]
+    ).result(60)
+    assert producer._counters()["grouped"] == n  # every partition explicit
     assert r1.ok and r2.ok
     recs = read_back(broker.bootstrap_servers, name, expected=2 * n)
     for rs in recs.values():
@@ -301,9 +314,12 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
 
     with MockCluster(num_brokers=1) as mock:
         name = mock.create_topic("grouped", partitions=4)
-        conf = {"bootstrap.servers": mock.bootstrap_servers,
-                "queue.buffering.max.messages": 1_000, "max.block.ms": 300,
-                "message.timeout.ms": 60_000}
+        conf = {
+            "bootstrap.servers": mock.bootstrap_servers,
+            "queue.buffering.max.messages": 1_000,
+            "max.block.ms": 300,
+            "message.timeout.ms": 60_000,
+        }
         n = 4_000
         keys = [b"key-%d" % (i % 97) for i in range(n)]
         delivered: dict[int, int] = {}
@@ -313,16 +329,21 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
             # broker still answers metadata, so the batch is grouped.
             mock.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 1000)
             with pytest.raises(cykafka.QueueFullError) as info:
-                p.produce_batch(name, [b"%d" % i for i in range(n)], keys,
-                                on_delivery=lambda i, err, md: err is None and
-                                delivered.__setitem__(i, md.partition))
+                p.produce_batch(
+                    name,
+                    [b"%d" % i for i in range(n)],
+                    keys,
+                    on_delivery=lambda i, err, md: (
+                        err is None and delivered.__setitem__(i, md.partition)
+                    ),
+                )
             mock.clear_request_errors("Produce")
             report = info.value.batch.result(60)
             assert p._counters()["grouped"] == 300 + min(n, 65_536)
         failed = {i for i, _ in report.errors}
         assert report.delivered + report.failed == n
         assert failed.isdisjoint(delivered) and failed | set(delivered) == set(range(n))
-        assert len(delivered) == 1_000   # the queue's room, then max.block.ms
+        assert len(delivered) == 1_000  # the queue's room, then max.block.ms
         assert all("not queued" in str(e) for _, e in report.errors)
         # consistent_random: CRC32 of the key modulo the partition count.
         part_of = [zlib.crc32(k) % 4 for k in keys]
@@ -357,9 +378,13 @@ def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
     # The batch waits for room in another thread when close() runs: close() used to free
     # the topic handle under it (a crash).  Now the batch stops with ProducerClosedError
     # and every message is accounted for.
-    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0,
-            "queue.buffering.max.messages": 1, "message.timeout.ms": 60_000,
-            "max.block.ms": 600_000}
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "log_level": 0,
+        "queue.buffering.max.messages": 1,
+        "message.timeout.ms": 60_000,
+        "max.block.ms": 600_000,
+    }
     p = cykafka.Producer(conf)
     exc = _close_during(p, lambda: p.produce_batch("t", [b"x"] * 200_000), after=0.5)
     assert isinstance(exc, cykafka.ProducerClosedError), exc
@@ -375,7 +400,7 @@ def test_close_waits_for_a_batch_reading_partition_counts() -> None:
     p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
     keys = [b"k%d" % i for i in range(1_000)]
     bf = _close_during(p, lambda: p.produce_batch("t", [b"v"] * 1_000, keys), after=0.2)
-    if isinstance(bf, cykafka.ProducerClosedError):   # close() began before the batch
+    if isinstance(bf, cykafka.ProducerClosedError):  # close() began before the batch
         bf = bf.batch
     assert isinstance(bf, cykafka.BatchFuture), bf
     report = bf.result(10)
@@ -408,7 +433,9 @@ def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:
             logger.addFilter(broken)
             try:
                 bf = p.produce_batch(name, [b"x"] * 1_000, on_delivery=bad)
-                report = bf.result(60)   # a hang guard; 1,000 logged tracebacks are slow under valgrind
+                report = bf.result(
+                    60
+                )  # a hang guard; 1,000 logged tracebacks are slow under valgrind
             finally:
                 logger.removeFilter(broken)
             assert len(p) == 0

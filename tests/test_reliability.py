@@ -30,13 +30,12 @@ import cykafka
 from cykafka.testing import MockCluster
 
 TESTS = Path(__file__).resolve().parent
-QUIET = {"log_level": 0}   # outages make librdkafka log every refused connect
+QUIET = {"log_level": 0}  # outages make librdkafka log every refused connect
 
 
 def record(item: str, tried: int, lost: int, failed_reported: int = 0, **extra: Any) -> None:
     """One row of the reliability table (see tests/soak/table.py)."""
-    row = {"item": item, "tried": tried, "lost": lost, "failed_reported": failed_reported,
-           **extra}
+    row = {"item": item, "tried": tried, "lost": lost, "failed_reported": failed_reported, **extra}
     print("RELIABILITY", json.dumps(row))
     path = os.environ.get("CYKAFKA_RELIABILITY_LOG")
     if path:
@@ -48,12 +47,18 @@ def outcome_counts(futs: list[cykafka.DeliveryFuture]) -> collections.Counter[st
     """'ok' or the error name of every future; all must be resolved."""
     assert all(f.done() for f in futs), "a future never resolved"
     return collections.Counter(
-        "ok" if f.exception(0) is None else f.exception(0).name for f in futs)
+        "ok" if f.exception(0) is None else f.exception(0).name for f in futs
+    )
 
 
-def check_exactly_once_in_order(read_back: Callable[..., Any], servers: str, topic: str,
-                                futs: list[cykafka.DeliveryFuture], n: int,
-                                keys: int) -> int:
+def check_exactly_once_in_order(
+    read_back: Callable[..., Any],
+    servers: str,
+    topic: str,
+    futs: list[cykafka.DeliveryFuture],
+    n: int,
+    keys: int,
+) -> int:
     """Read the topic back: every delivered message is there exactly once, in produce
     order per key (value = its index), at the offset its future reported.  Returns
     how many were read."""
@@ -75,8 +80,9 @@ def check_exactly_once_in_order(read_back: Callable[..., Any], servers: str, top
     return len(seen)
 
 
-def mock_import(mc: Any, topic: str, n: int, fault: Callable[[int], None],
-                keys: int = 16, **conf: Any) -> list[cykafka.DeliveryFuture]:
+def mock_import(
+    mc: Any, topic: str, n: int, fault: Callable[[int], None], keys: int = 16, **conf: Any
+) -> list[cykafka.DeliveryFuture]:
     """Produce ``n`` messages (value = index, key = index % keys) with the ordered
     preset, calling ``fault(i)`` before every message; flush; return the futures."""
     config = {"bootstrap.servers": mc.bootstrap_servers, **QUIET, **conf}
@@ -127,7 +133,7 @@ def test_mock_leader_moves_keep_order(read_back) -> None:
         mc.create_topic("lead", 4, 3)
 
         def fault(i: int) -> None:
-            if i and i % (n // 20) == 0:   # 19 moves: every partition's leader rotates
+            if i and i % (n // 20) == 0:  # 19 moves: every partition's leader rotates
                 step = i // (n // 20)
                 for part in range(4):
                     mc.set_partition_leader("lead", part, 1 + (part + step) % 3)
@@ -147,9 +153,10 @@ def test_mock_rtt_spikes_and_retriable_errors_keep_order(read_back) -> None:
             k = i % (n // 10)
             if k == 0 and i:
                 for b in (1, 2, 3):
-                    mc.set_rtt(b, 800)     # > socket RTT budget of linger; requests pile up
-                mc.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 3
-                                       + ["REQUEST_TIMED_OUT"] * 2)
+                    mc.set_rtt(b, 800)  # > socket RTT budget of linger; requests pile up
+                mc.push_request_errors(
+                    "Produce", ["NOT_ENOUGH_REPLICAS"] * 3 + ["REQUEST_TIMED_OUT"] * 2
+                )
             elif k == n // 40:
                 for b in (1, 2, 3):
                     mc.set_rtt(b, 0)
@@ -181,33 +188,40 @@ def test_tansu_restart_mid_import_every_future_resolves(fresh_broker, read_back)
         futs = []
         for i in range(n):
             if i == restart_at:
-                p.flush(30)   # what was acked before is lost with the old broker's memory
+                p.flush(30)  # what was acked before is lost with the old broker's memory
                 b.restart(downtime=1.0)
                 b.create_topic("imp", partitions=2)
             futs.append(p.produce("imp", value=b"%d" % i, key=b"k%d" % (i % 8)))
         left = p.flush(90)
     elapsed = time.monotonic() - start
     assert left == 0 and elapsed < 90
-    counts = outcome_counts(futs)   # every future resolved
+    counts = outcome_counts(futs)  # every future resolved
     before, after = futs[:restart_at], futs[restart_at:]
     assert outcome_counts(before) == {"ok": restart_at}
     after_counts = outcome_counts(after)
     assert set(after_counts) <= {"ok", "_MSG_TIMED_OUT"}, after_counts
-    got = check_exactly_once_in_order(read_back, b.bootstrap_servers, "imp",
-                                      [*([_Dropped()] * restart_at), *after], n, 8)
+    got = check_exactly_once_in_order(
+        read_back, b.bootstrap_servers, "imp", [*([_Dropped()] * restart_at), *after], n, 8
+    )
     assert got == after_counts.get("ok", 0)
     # Client-side loss: a message whose future neither failed nor is in the log of the
     # broker that acknowledged it.  Only the restarted broker's log can be read.
     client_lost = len(after) - after_counts.get("ok", 0) - after_counts.get("_MSG_TIMED_OUT", 0)
     client_lost += after_counts.get("ok", 0) - got
-    record("Tansu killed+restarted mid-import (in-memory broker: loses its log on restart)",
-           n, client_lost, n - counts.get("ok", 0), unresolved=0, outcomes=dict(counts),
-           broker_lost_acknowledged=restart_at,
-           notes=f"BROKER DATA LOSS: the client reported {restart_at:,} messages delivered "
-                 f"(acknowledged by Tansu before the restart) and the restarted Tansu no "
-                 f"longer has them: its memory storage forgets the log on restart, by design. "
-                 f"Not client loss; 'lost' counts only what the client failed to account for "
-                 f"after the restart (read back from the new log)")
+    record(
+        "Tansu killed+restarted mid-import (in-memory broker: loses its log on restart)",
+        n,
+        client_lost,
+        n - counts.get("ok", 0),
+        unresolved=0,
+        outcomes=dict(counts),
+        broker_lost_acknowledged=restart_at,
+        notes=f"BROKER DATA LOSS: the client reported {restart_at:,} messages delivered "
+        f"(acknowledged by Tansu before the restart) and the restarted Tansu no "
+        f"longer has them: its memory storage forgets the log on restart, by design. "
+        f"Not client loss; 'lost' counts only what the client failed to account for "
+        f"after the restart (read back from the new log)",
+    )
 
 
 class _Dropped:
@@ -227,10 +241,10 @@ def test_broker_unreachable_from_the_start() -> None:
     t0 = time.monotonic()
     futs = [p.produce("t", b"x" * 100, key=str(i)) for i in range(n)]
     t_produce = time.monotonic() - t0
-    assert t_produce < 1.0 and len(p) == n   # queued, no blocking
+    assert t_produce < 1.0 and len(p) == n  # queued, no blocking
     assert p.flush(30) == 0
     t_flush = time.monotonic() - t0
-    assert 1.4 <= t_flush < 10, t_flush     # after delivery.timeout.ms, not long after
+    assert 1.4 <= t_flush < 10, t_flush  # after delivery.timeout.ms, not long after
     t1 = time.monotonic()
     p.close()
     t_close = time.monotonic() - t1
@@ -242,8 +256,14 @@ def test_broker_unreachable_from_the_start() -> None:
         assert exc.name == "_MSG_TIMED_OUT" and "timed out" in str(exc).lower()
         failed += 1
     # nothing can be delivered (no broker): lost = neither failed nor delivered
-    record("broker unreachable from the start", n, n - failed, failed,
-           flush_s=round(t_flush, 2), close_s=round(t_close, 3))
+    record(
+        "broker unreachable from the start",
+        n,
+        n - failed,
+        failed,
+        flush_s=round(t_flush, 2),
+        close_s=round(t_close, 3),
+    )
 
 
 # --------------------------------------------------------------------------- fork
@@ -295,9 +315,14 @@ def test_fork_child_gets_clear_error_and_new_producer_works(broker, topic, how) 
     name = topic()
     args = [sys.executable, "-c", FORK_CHILD, broker.bootstrap_servers, name]
     if how != "os.fork":
-        args.append("raw")    # libc fork() bypassing os.fork: pthread_atfork still fires
-    out = subprocess.run(args, capture_output=True, text=True, timeout=90,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        args.append("raw")  # libc fork() bypassing os.fork: pthread_atfork still fires
+    out = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout.strip().splitlines()[-1])
     child = res["child"]
@@ -309,9 +334,10 @@ def test_fork_child_gets_clear_error_and_new_producer_works(broker, topic, how) 
     assert child["close_s"] < 2
     if how == "os.fork":
         assert child["child_producer"][1] >= 1
-    assert res["parent"][1] > res["parent"][0]   # the parent's producer is unaffected
-    refused = sum(child[call][0] == "ProducerForkedError" for call in ("produce", "produce_batch",
-                                                                        "flush"))
+    assert res["parent"][1] > res["parent"][0]  # the parent's producer is unaffected
+    refused = sum(
+        child[call][0] == "ProducerForkedError" for call in ("produce", "produce_batch", "flush")
+    )
     # calls on the inherited producer, each refused (nothing accepted, so nothing to lose)
     record(f"fork ({how}): old producer refused in child", 3, 3 - refused, 0, refused=refused)
 
@@ -388,16 +414,19 @@ CTRL_C_ROUNDS = 5
 def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", CTRL_C_CHILD, what, str(CTRL_C_ROUNDS)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     rounds: list[dict[str, Any]] = []
     try:
         assert proc.stdout is not None
         for _ in range(CTRL_C_ROUNDS):
             line = proc.stdout.readline().strip()
             assert line == "READY", (line, proc.stderr.read() if proc.poll() is not None else "")
-            time.sleep(0.4)           # well inside the blocking call
-            sent = time.monotonic()   # CLOCK_MONOTONIC: comparable across processes
+            time.sleep(0.4)  # well inside the blocking call
+            sent = time.monotonic()  # CLOCK_MONOTONIC: comparable across processes
             proc.send_signal(signal.SIGINT)
             out = json.loads(proc.stdout.readline())
             out["latency"] = out.get("caught_at", float("inf")) - sent
@@ -410,11 +439,13 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
     final = json.loads(rest.strip().splitlines()[-1])
     latencies = sorted(r["latency"] for r in rounds)
     median = latencies[len(latencies) // 2]
-    print(f"Ctrl-C during {what}: control back after "
-          f"{', '.join(f'{x * 1000:.1f}' for x in latencies)} ms (median {median * 1000:.1f})")
+    print(
+        f"Ctrl-C during {what}: control back after "
+        f"{', '.join(f'{x * 1000:.1f}' for x in latencies)} ms (median {median * 1000:.1f})"
+    )
     assert all(r["interrupted"] for r in rounds), rounds
-    assert median < 0.5, latencies          # issue 7's bound
-    assert latencies[-1] < 2.0, latencies   # and none hangs
+    assert median < 0.5, latencies  # issue 7's bound
+    assert latencies[-1] < 2.0, latencies  # and none hangs
     assert final["flush_left"] == 0
     # Every message queued before the interrupts kept its future and was delivered.
     assert final["futures_ok"] == final["futures_total"] == final["queued_before"] + 1
@@ -429,25 +460,35 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
         for total, delivered, bfailed, rdel, rfail, rtot, err in final["batches"]:
             assert total == rtot == 100000 and delivered == rdel and bfailed == rfail
             assert delivered + bfailed == total
-            assert delivered == 1000 - 500        # what fit in the queue before it blocked
+            assert delivered == 1000 - 500  # what fit in the queue before it blocked
             assert "KeyboardInterrupt" in err
             tried += total
             failed += bfailed
             lost += total - delivered - bfailed
-    record(f"Ctrl-C during {what} (x{CTRL_C_ROUNDS})", tried, lost, failed,
-           median_ms=round(median * 1000, 1), max_ms=round(latencies[-1] * 1000, 1))
+    record(
+        f"Ctrl-C during {what} (x{CTRL_C_ROUNDS})",
+        tried,
+        lost,
+        failed,
+        median_ms=round(median * 1000, 1),
+        max_ms=round(latencies[-1] * 1000, 1),
+    )
 
 
 def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
     with MockCluster(1) as mc:
         mc.create_topic("t", 1, 1)
         mc.set_broker_down(1)
-        conf = {"bootstrap.servers": mc.bootstrap_servers, **QUIET,
-                "max.block.ms": 600000, "queue.buffering.max.messages": 10,
-                "message.timeout.ms": 500}
+        conf = {
+            "bootstrap.servers": mc.bootstrap_servers,
+            **QUIET,
+            "max.block.ms": 600000,
+            "queue.buffering.max.messages": 10,
+            "message.timeout.ms": 500,
+        }
         with cykafka.Producer(conf) as p:
             for i in range(10):
-                p.produce("t", b"%d" % i)   # the queue is full
+                p.produce("t", b"%d" % i)  # the queue is full
             timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
             timer.start()
             try:
@@ -455,7 +496,7 @@ def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
                     p.produce_batch("t", [b"x"] * 100)
             finally:
                 timer.cancel()
-            bf = info.value.batch   # type: ignore[attr-defined]
+            bf = info.value.batch  # type: ignore[attr-defined]
             assert bf.total == 100 and bf.delivered == 0 and bf.failed == 100
             deadline = time.monotonic() + 2
             while not bf.done() and time.monotonic() < deadline:
@@ -466,26 +507,30 @@ def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
 
 # --------------------------------------------------------------------------- threads
 
+
 def test_eight_threads_one_producer_exactly_once(broker, topic, read_back) -> None:
     name = topic(partitions=4)
     n_threads, per_thread = 8, 5000
-    faulthandler.dump_traceback_later(240, exit=True)   # a deadlock dumps and fails loudly
+    faulthandler.dump_traceback_later(240, exit=True)  # a deadlock dumps and fails loudly
     try:
         futs: list[list[Any]] = [[] for _ in range(n_threads)]
         errors: list[BaseException] = []
         with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+
             def work(t: int) -> None:
                 try:
                     for i in range(0, per_thread, 100):
-                        if t % 2:   # half the threads use single produce, half batches
+                        if t % 2:  # half the threads use single produce, half batches
                             for j in range(i, i + 100):
                                 futs[t].append(p.produce(name, f"{t}:{j}", key=f"k{t}"))
                         else:
-                            futs[t].append(p.produce_batch(
-                                name, [f"{t}:{j}" for j in range(i, i + 100)],
-                                [f"k{t}"] * 100))
+                            futs[t].append(
+                                p.produce_batch(
+                                    name, [f"{t}:{j}" for j in range(i, i + 100)], [f"k{t}"] * 100
+                                )
+                            )
                         if i % 1000 == 0:
-                            p.flush(0.01)   # flushes race with produces on other threads
+                            p.flush(0.01)  # flushes race with produces on other threads
                 except BaseException as exc:  # pragma: no cover - reported below
                     errors.append(exc)
 
@@ -518,17 +563,35 @@ def test_eight_threads_one_producer_exactly_once(broker, topic, read_back) -> No
 
 # --------------------------------------------------------------------------- memory
 
+
 def test_memory_soak_small(broker, topic) -> None:
     """CI-sized run of tests/soak/rss_soak.py (the 10 M run is documented there)."""
     n = int(os.environ.get("CYKAFKA_SOAK_N", "600000"))
     out = subprocess.run(
-        [sys.executable, str(TESTS / "soak" / "rss_soak.py"), "--messages", str(n),
-         "--round", "100000", "--bootstrap", broker.bootstrap_servers,
-         "--topic", topic(partitions=4)],
-        capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        [
+            sys.executable,
+            str(TESTS / "soak" / "rss_soak.py"),
+            "--messages",
+            str(n),
+            "--round",
+            "100000",
+            "--bootstrap",
+            broker.bootstrap_servers,
+            "--topic",
+            topic(partitions=4),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert out.returncode == 0 and res["ok"], (res, out.stderr[-2000:])
     assert res["python_blocks_growth"] < 20_000 and res["lost"] == 0
-    record("memory soak (CI size): RSS flat, every future freed", n, res["lost"],
-           res["failed"], rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}")
+    record(
+        "memory soak (CI size): RSS flat, every future freed",
+        n,
+        res["lost"],
+        res["failed"],
+        rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}",
+    )

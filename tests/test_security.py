@@ -45,19 +45,41 @@ from cykafka.broker import _free_port, find_tansu
 from test_reliability import record
 
 SECRET = "Zebra-S3cr3t-7731"
-SECRET_KEYS = ("sasl.password", "ssl.key.password", "sasl.oauthbearer.client.secret",
-               "ssl.keystore.password")
+SECRET_KEYS = (
+    "sasl.password",
+    "ssl.key.password",
+    "sasl.oauthbearer.client.secret",
+    "ssl.keystore.password",
+)
 
 
 # --------------------------------------------------------------------------- helpers
 
+
 def _openssl_cert(d: Path, name: str) -> tuple[Path, Path]:
     cert, key = d / f"{name}.pem", d / f"{name}.key"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-         "-out", str(cert), "-days", "2", "-subj", f"/CN=127.0.0.1/O={name}",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True)
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "2",
+            "-subj",
+            f"/CN=127.0.0.1/O={name}",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -76,8 +98,9 @@ class _Tansu:
     """A Tansu process with full control of its flags (LocalBroker always
     advertises its own listener, and waits for a plaintext admin to answer)."""
 
-    def __init__(self, tmp: Path, advertised_port: int | None = None,
-                 extra: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, tmp: Path, advertised_port: int | None = None, extra: tuple[str, ...] = ()
+    ) -> None:
         self.port = _free_port("127.0.0.1")
         adv = advertised_port or self.port
         self.log = tmp / f"tansu-{self.port}.log"
@@ -87,10 +110,23 @@ class _Tansu:
 
     def _spawn(self, adv: int, extra: tuple[str, ...], log: Any) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [find_tansu(), "broker", "--cluster-id", "sec", "--listener-url",
-             f"tcp://127.0.0.1:{self.port}", "--advertised-listener-url",
-             f"tcp://127.0.0.1:{adv}", "--storage-engine", "memory://tansu/", *extra],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"})
+            [
+                find_tansu(),
+                "broker",
+                "--cluster-id",
+                "sec",
+                "--listener-url",
+                f"tcp://127.0.0.1:{self.port}",
+                "--advertised-listener-url",
+                f"tcp://127.0.0.1:{adv}",
+                "--storage-engine",
+                "memory://tansu/",
+                *extra,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -107,7 +143,7 @@ class TLSProxy:
     def __init__(self, cert: Path, key: Path) -> None:
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ctx.load_cert_chain(cert, key)
-        self.sock = socket.create_server(("127.0.0.1", 0))   # bound now: Tansu advertises it
+        self.sock = socket.create_server(("127.0.0.1", 0))  # bound now: Tansu advertises it
         self.port = self.sock.getsockname()[1]
         self.backend = 0
         self.handshakes_ok = 0
@@ -165,7 +201,7 @@ class TLSProxy:
 def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("certs")
     cert, key = _openssl_cert(d, "good")
-    other, _ = _openssl_cert(d, "other")   # a CA that did not sign `cert`
+    other, _ = _openssl_cert(d, "other")  # a CA that did not sign `cert`
     return {"cert": cert, "key": key, "other": other, "dir": d}
 
 
@@ -192,12 +228,16 @@ def sasl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Tansu]:
 
 # --------------------------------------------------------------------------- TLS
 
+
 def test_tls_producer_delivers_through_a_real_tls_endpoint(tls_broker, certs) -> None:
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    ssl_conf = {"bootstrap.servers": f"127.0.0.1:{tls_broker.port}",
-                "security.protocol": "SSL", "ssl.ca.location": str(certs["cert"])}
+    ssl_conf = {
+        "bootstrap.servers": f"127.0.0.1:{tls_broker.port}",
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(certs["cert"]),
+    }
     name = f"tls-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({**ssl_conf, "log_level": 0})
     admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
@@ -208,7 +248,7 @@ def test_tls_producer_delivers_through_a_real_tls_endpoint(tls_broker, certs) ->
         assert p.flush(30) == 0
     offsets = [f.result(0).offset for f in futs]
     assert offsets == sorted(offsets) and len(set(offsets)) == n
-    assert tls_broker.handshakes_ok > before        # the producer's connections were TLS
+    assert tls_broker.handshakes_ok > before  # the producer's connections were TLS
     assert tls_broker.versions <= {"TLSv1.2", "TLSv1.3"}
     # Read back, also over TLS (the broker only advertises the TLS port).
     c = Consumer({**ssl_conf, "group.id": "g", "log_level": 0, "enable.auto.commit": False})
@@ -223,58 +263,96 @@ def test_tls_producer_delivers_through_a_real_tls_endpoint(tls_broker, certs) ->
     finally:
         c.close()
     assert got == [b"tls-%d" % i for i in range(n)]
-    record("TLS (SSL via loopback TLS proxy -> Tansu): delivered and read back", n,
-           n - len(got))
+    record("TLS (SSL via loopback TLS proxy -> Tansu): delivered and read back", n, n - len(got))
 
 
 def test_tls_wrong_ca_fails_clearly(tls_broker, certs) -> None:
     errors: list[cykafka.KafkaError] = []
-    conf = {"bootstrap.servers": f"127.0.0.1:{tls_broker.port}", "security.protocol": "SSL",
-            "ssl.ca.location": str(certs["other"]), "message.timeout.ms": 2000}
+    conf = {
+        "bootstrap.servers": f"127.0.0.1:{tls_broker.port}",
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(certs["other"]),
+        "message.timeout.ms": 2000,
+    }
     before = len(tls_broker.handshake_errors)
     with cykafka.Producer(conf, on_error=errors.append) as p:
         fut = p.produce("t", b"never sent")
         p.flush(10)
     assert isinstance(fut.exception(0), cykafka.DeliveryTimeoutError)
     texts = [str(e) for e in errors]
-    assert any("SSL handshake failed" in t and "certificate verify failed" in t
-               for t in texts), texts
-    assert len(tls_broker.handshake_errors) > before   # the server saw the refusal
+    assert any("SSL handshake failed" in t and "certificate verify failed" in t for t in texts), (
+        texts
+    )
+    assert len(tls_broker.handshake_errors) > before  # the server saw the refusal
     failed = int(isinstance(fut.exception(0), cykafka.KafkaDeliveryError))
-    record("TLS with the wrong CA: handshake refused (certificate verify failed), "
-           "message failed through its future", 1, 1 - failed, failed)
+    record(
+        "TLS with the wrong CA: handshake refused (certificate verify failed), "
+        "message failed through its future",
+        1,
+        1 - failed,
+        failed,
+    )
 
 
 def test_ssl_keys_reach_librdkafka_bad_key_password_is_clear(certs, tmp_path) -> None:
     # An encrypted client key with the wrong ssl.key.password: librdkafka reads the
     # files at construction and refuses with a clear, masked error.
     enc = tmp_path / "enc.key"
-    subprocess.run(["openssl", "pkey", "-in", str(certs["key"]), "-out", str(enc),
-                    "-aes256", "-passout", "pass:right-one"], check=True)
-    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SSL",
-            "ssl.ca.location": str(certs["cert"]), "ssl.certificate.location": str(certs["cert"]),
-            "ssl.key.location": str(enc), "ssl.key.password": SECRET}
+    subprocess.run(
+        [
+            "openssl",
+            "pkey",
+            "-in",
+            str(certs["key"]),
+            "-out",
+            str(enc),
+            "-aes256",
+            "-passout",
+            "pass:right-one",
+        ],
+        check=True,
+    )
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(certs["cert"]),
+        "ssl.certificate.location": str(certs["cert"]),
+        "ssl.key.location": str(enc),
+        "ssl.key.password": SECRET,
+    }
     with pytest.raises(cykafka.KafkaConfigError) as info:
         cykafka.Producer(conf)
     msg = str(info.value)
     assert "ssl.key.location" in msg or "private key" in msg.lower(), msg
     assert SECRET not in msg and SECRET not in repr(info.value)
     conf["ssl.key.password"] = "right-one"
-    cykafka.Producer(conf).close()   # the right password is accepted
+    cykafka.Producer(conf).close()  # the right password is accepted
     # One producer construction refused (no message could be accepted: nothing to lose).
-    record("TLS client key with a wrong ssl.key.password: refused at construction "
-           "(KafkaConfigError, password masked)", 1, 0, 0, refused=1)
+    record(
+        "TLS client key with a wrong ssl.key.password: refused at construction "
+        "(KafkaConfigError, password masked)",
+        1,
+        0,
+        0,
+        refused=1,
+    )
 
 
 # --------------------------------------------------------------------------- SASL
 
+
 def test_sasl_refused_login_is_a_clear_authentication_error(sasl_broker, caplog) -> None:
     caplog.set_level(logging.DEBUG, logger="cykafka")
     errors: list[cykafka.KafkaError] = []
-    conf = {"bootstrap.servers": f"127.0.0.1:{sasl_broker.port}",
-            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.username": "alice", "sasl.password": SECRET, "message.timeout.ms": 2500,
-            "debug": "all"}
+    conf = {
+        "bootstrap.servers": f"127.0.0.1:{sasl_broker.port}",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "alice",
+        "sasl.password": SECRET,
+        "message.timeout.ms": 2500,
+        "debug": "all",
+    }
     with cykafka.Producer(conf, on_error=errors.append) as p:
         fut = p.produce("t", b"x")
         p.flush(15)
@@ -289,22 +367,35 @@ def test_sasl_refused_login_is_a_clear_authentication_error(sasl_broker, caplog)
     assert any("SCRAM-SHA-512" in m for m in lines)
     assert all(SECRET not in m for m in lines)
     failed = int(isinstance(fut.exception(0), cykafka.KafkaDeliveryError))
-    record("SASL/SCRAM login refused: KafkaAuthenticationError via on_error, message failed "
-           "through its future", 1, 1 - failed, failed)
+    record(
+        "SASL/SCRAM login refused: KafkaAuthenticationError via on_error, message failed "
+        "through its future",
+        1,
+        1 - failed,
+        failed,
+    )
 
 
 # --------------------------------------------------------------------------- secrets
 
+
 def _secret_config(servers: str) -> dict[str, Any]:
-    return {"bootstrap.servers": servers, "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice",
-            "sasl.password": SECRET, "ssl.key.password": SECRET + "-key",
-            "sasl.oauthbearer.client.secret": SECRET + "-oauth",
-            "ssl.keystore.password": SECRET + "-ks"}
+    return {
+        "bootstrap.servers": servers,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "alice",
+        "sasl.password": SECRET,
+        "ssl.key.password": SECRET + "-key",
+        "sasl.oauthbearer.client.secret": SECRET + "-oauth",
+        "ssl.keystore.password": SECRET + "-ks",
+    }
 
 
 def _assert_clean(where: str, text: str) -> None:
-    assert SECRET not in text, f"secret leaked in {where}: ...{text[text.find(SECRET)-80:][:200]}"
+    assert SECRET not in text, (
+        f"secret leaked in {where}: ...{text[text.find(SECRET) - 80 :][:200]}"
+    )
 
 
 def test_no_secret_in_repr_config_explain_logs_errors(sasl_broker, caplog, capfd) -> None:
@@ -314,8 +405,9 @@ def test_no_secret_in_repr_config_explain_logs_errors(sasl_broker, caplog, capfd
     conf.update({"debug": "all", "message.timeout.ms": 2000, "statistics.interval.ms": 200})
     errors: list[BaseException] = []
     stats: list[str] = []
-    with cykafka.Producer(conf, preset="ordered", on_error=errors.append,
-                          stats_cb=stats.append) as p:
+    with cykafka.Producer(
+        conf, preset="ordered", on_error=errors.append, stats_cb=stats.append
+    ) as p:
         seen["repr"] = repr(p)
         seen["config"] = json.dumps(p.config)
         seen["guarantees"] = str(p.guarantees) + json.dumps(p.guarantees.to_dict())
@@ -325,10 +417,17 @@ def test_no_secret_in_repr_config_explain_logs_errors(sasl_broker, caplog, capfd
         seen["len"] = str(len(p))
         # the inspector: snapshot (repr, dict, table, log line), metrics, Prometheus
         snap = p.accumulator()
-        seen["inspector"] = "\n".join([
-            repr(snap), json.dumps(snap.to_dict(), default=str), snap.log_line(),
-            json.dumps(p.metrics()), p.metrics_prometheus()])
+        seen["inspector"] = "\n".join(
+            [
+                repr(snap),
+                json.dumps(snap.to_dict(), default=str),
+                snap.log_line(),
+                json.dumps(p.metrics()),
+                p.metrics_prometheus(),
+            ]
+        )
         from rich.console import Console
+
         console = Console(record=True, width=200)
         console.print(snap.table())
         seen["inspector table"] = console.export_text()
@@ -345,17 +444,25 @@ def test_no_secret_in_repr_config_explain_logs_errors(sasl_broker, caplog, capfd
     seen["stdout/stderr"] = out + err
     # the explain CLI, in a subprocess
     cli = subprocess.run(
-        [sys.executable, "-m", "cykafka.cli", "explain", "--json",
-         *[f"-X{k}={v}" for k, v in conf.items()]], capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        [
+            sys.executable,
+            "-m",
+            "cykafka.cli",
+            "explain",
+            "--json",
+            *[f"-X{k}={v}" for k, v in conf.items()],
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert cli.returncode == 0, cli.stderr
     seen["cli explain"] = cli.stdout + cli.stderr
-    assert errors and len(seen["log"]) > 10_000   # debug=all really logged, auth really ran
+    assert errors and len(seen["log"]) > 10_000  # debug=all really logged, auth really ran
     assert "[redacted]" in seen["log"] or "***" in seen["log"]
     for where, text in seen.items():
         _assert_clean(where, text)
-    record("secret grep: repr/config/explain/CLI/logs(debug=all)/callbacks/futures",
-           len(seen), 0)
+    record("secret grep: repr/config/explain/CLI/logs(debug=all)/callbacks/futures", len(seen), 0)
 
 
 BAD_CONFIGS = [
@@ -364,14 +471,23 @@ BAD_CONFIGS = [
     ({"my.app.secret": SECRET}, "unknown secret-looking key"),
     ({"sasl.password": object()}, "unsupported value type"),
     ({"sasl.password": float("nan")}, "non-finite value"),
-    ({"sasl.username": "u", "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
-                          f'required username="u" password="{SECRET}-jaas";'},
-     "two spellings of the password disagree"),
+    (
+        {
+            "sasl.username": "u",
+            "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+            f'required username="u" password="{SECRET}-jaas";',
+        },
+        "two spellings of the password disagree",
+    ),
     ({"sasl.mechanism": "NOPE"}, "bad mechanism"),
-    ({"security.protocol": "SASL_SSL", "ssl.key.location": "/nonexistent/key.pem"},
-     "unreadable key with a key password"),
-    ({"sasl.oauthbearer.method": "oidc", "sasl.mechanism": "OAUTHBEARER"},
-     "oidc without the endpoint"),
+    (
+        {"security.protocol": "SASL_SSL", "ssl.key.location": "/nonexistent/key.pem"},
+        "unreadable key with a key password",
+    ),
+    (
+        {"sasl.oauthbearer.method": "oidc", "sasl.mechanism": "OAUTHBEARER"},
+        "oidc without the endpoint",
+    ),
     ({"acks": SECRET}, "a secret pasted into the wrong key"),
 ]
 
@@ -391,8 +507,7 @@ def test_config_errors_do_not_echo_secrets(extra: dict[str, Any], why: str) -> N
     for t in (str(exc.__cause__ or ""), str(exc.__context__ or "")):
         _assert_clean(f"chained exception for {why}", t)
     # One row per case; tests/soak/table.py sums rows with the same item.
-    record("bad configs carrying secrets: refused, secret not in the exception", 1, 0, 0,
-           refused=1)
+    record("bad configs carrying secrets: refused, secret not in the exception", 1, 0, 0, refused=1)
 
 
 def test_failed_delivery_error_never_quotes_the_payload() -> None:

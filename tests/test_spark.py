@@ -271,7 +271,11 @@ def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> N
     df = spark.createDataFrame(rows, "key string, value string").repartition(3)
     name = topic(partitions=2)
     report = write_kafka(
-        df, name, bootstrap_servers=bs, preset="exactly_once", on_error="report",
+        df,
+        name,
+        bootstrap_servers=bs,
+        preset="exactly_once",
+        on_error="report",
         message_max_bytes=2000,
     )
     # exactly_once is an ordering preset: Spark task k writes Kafka partition k.
@@ -293,10 +297,12 @@ def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> N
     assert "ABORT" in [r.control for r in raw if r.partition == 1]
 
     other = topic(partitions=2)
-    with pytest.raises(KafkaWriteError, match=r"task 1 .*rows not delivered \(0 delivered, "
-                       r"transaction aborted\).*MSG_SIZE_TOO_LARGE"):
-        write_kafka(df, other, bootstrap_servers=bs, preset="exactly_once",
-                    message_max_bytes=2000)
+    with pytest.raises(
+        KafkaWriteError,
+        match=r"task 1 .*rows not delivered \(0 delivered, "
+        r"transaction aborted\).*MSG_SIZE_TOO_LARGE",
+    ):
+        write_kafka(df, other, bootstrap_servers=bs, preset="exactly_once", message_max_bytes=2000)
     view = committed_view(read_raw_log(bs, other, 2))
     assert not [r for r in view if r.partition == 1]
     assert len({r.value for r in view}) == len(view)  # task 0, if it committed: once

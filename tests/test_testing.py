@@ -91,12 +91,16 @@ def retry_copies(entries: Sequence[RawRecord]) -> tuple[int, list[str]]:
             continue
         extra += 1
         ident = (e.producer_id, e.producer_epoch, e.sequence)
-        if e.sequence < 0 or ident != (orig.producer_id, orig.producer_epoch, orig.sequence) \
-                or e.partition != orig.partition:
+        if (
+            e.sequence < 0
+            or ident != (orig.producer_id, orig.producer_epoch, orig.sequence)
+            or e.partition != orig.partition
+        ):
             not_droppable.append(
                 f"{e.value!r}: [{orig.partition}]@{orig.offset} pid/epoch/seq "
                 f"{(orig.producer_id, orig.producer_epoch, orig.sequence)} vs "
-                f"[{e.partition}]@{e.offset} {ident}")
+                f"[{e.partition}]@{e.offset} {ident}"
+            )
     return extra, not_droppable
 
 
@@ -104,8 +108,9 @@ def assert_duplicates_are_retries(mock: MockCluster, r: OrderingReport) -> int:
     """Every duplicate the harness counted is a same-(producer id, epoch, sequence)
     copy of its original: exactly what a real broker's idempotence check drops, so
     not a duplicate a consumer of a real Kafka would see.  Returns their number."""
-    extra, bad = retry_copies(read_raw_log(mock, r.topic, sorted(p for p in r.partitions
-                                                                 if p >= 0)))
+    extra, bad = retry_copies(
+        read_raw_log(mock, r.topic, sorted(p for p in r.partitions if p >= 0))
+    )
     assert extra == r.duplicates, (extra, str(r))
     assert not bad, "duplicates a real broker would keep:\n" + "\n".join(bad[:10])
     return extra
@@ -238,9 +243,11 @@ def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> N
         for pace in (True, False):
             r = _claim_run(mock, cfg, pace)
             results[(name, pace)] = r
-            print(f"{name} paced={pace}: inversions={r.inversions} "
-                  f"reordered={r.reordered_messages} duplicates={r.duplicates} "
-                  f"losses={r.losses} failed={r.failed}")
+            print(
+                f"{name} paced={pace}: inversions={r.inversions} "
+                f"reordered={r.reordered_messages} duplicates={r.duplicates} "
+                f"losses={r.losses} failed={r.failed}"
+            )
             # Every message arrives exactly once in all configs; only order differs.
             assert r.written == 2000 and r.failed == 0 and r.losses == 0 and r.duplicates == 0
     # "every run had order inversions, between lo and hi per run of 2000 ... as many
@@ -291,8 +298,9 @@ def fault_plans(draw: Any) -> list[tuple[int, tuple]]:
         at = draw(st.integers(0, MESSAGES))
         kind = draw(st.sampled_from(["errors", "down", "leader", "rtt", "pause"]))
         if kind == "errors":
-            errs = draw(st.lists(st.sampled_from(RETRIABLE + ["NO_ERROR"] * 3), min_size=1,
-                                 max_size=12))
+            errs = draw(
+                st.lists(st.sampled_from(RETRIABLE + ["NO_ERROR"] * 3), min_size=1, max_size=12)
+            )
             plan.append((at, ("errors", tuple(errs))))
         elif kind == "down":
             plan.append((at, ("down", draw(st.integers(1, 3)), draw(st.sampled_from([0.05, 0.3])))))
@@ -322,8 +330,14 @@ def _materialise(plan: list[tuple[int, tuple]], topic_holder: dict[str, str]):
 
             out.append((at, down))
         elif kind == "leader":
-            out.append((at, lambda m, p=fault[1], b=fault[2]: m.set_partition_leader(
-                topic_holder["topic"], p, b)))
+            out.append(
+                (
+                    at,
+                    lambda m, p=fault[1], b=fault[2]: m.set_partition_leader(
+                        topic_holder["topic"], p, b
+                    ),
+                )
+            )
         elif kind == "rtt":
             out.append((at, lambda m, b=fault[1], ms=fault[2]: m.set_rtt(b, ms)))
         else:
@@ -354,7 +368,7 @@ def _check_ordered_under(preset: str, plan: list[tuple[int, tuple]]) -> Ordering
         # duplicate is allowed only where a real broker would have dropped it.
         dups = assert_duplicates_are_retries(m, r)
         if not any(action[0] == "down" for _, action in plan):
-            assert dups == 0, r   # nothing else has produced a mock duplicate so far
+            assert dups == 0, r  # nothing else has produced a mock duplicate so far
     assert r.losses == 0, r
     assert r.failed == 0, r  # every fault is retriable; nothing may fail within the timeout
     assert r.misreported_offsets == 0, r
@@ -396,8 +410,16 @@ def test_ordered_under_the_claim_pattern(mock: MockCluster) -> None:
     for preset in ("ordered", "strict_ordered"):
         mock.clear_request_errors("Produce")
         mock.push_request_errors("Produce", every_nth_fails(7))
-        r = verify_ordering({"batch.num.messages": 10}, mock, messages=2000, keys=3,
-                            partitions=2, faults=paced(0.005), fault_every=10, preset=preset)
+        r = verify_ordering(
+            {"batch.num.messages": 10},
+            mock,
+            messages=2000,
+            keys=3,
+            partitions=2,
+            faults=paced(0.005),
+            fault_every=10,
+            preset=preset,
+        )
         assert r.ok and r.failed == 0, r
 
 
@@ -409,8 +431,13 @@ def test_mock_does_not_dedupe_idempotent_retries(mock: MockCluster) -> None:
     cache; librdkafka 2.16's mock appends it again.  So the property tests keep
     RTT spikes below socket.timeout.ms.  Order is still never inverted and
     nothing is lost."""
-    r = verify_ordering({"batch.num.messages": 10, "socket.timeout.ms": 1000}, mock,
-                        messages=1000, faults=timeout_spike(), preset="ordered")
+    r = verify_ordering(
+        {"batch.num.messages": 10, "socket.timeout.ms": 1000},
+        mock,
+        messages=1000,
+        faults=timeout_spike(),
+        preset="ordered",
+    )
     print(r)
     assert r.inversions == 0 and r.losses == 0 and r.failed == 0
     # The limitation is still there (if a librdkafka upgrade fixes the mock, this
@@ -432,8 +459,12 @@ def _gap_run(preset: str) -> tuple[list[Any], list[int], list[Exception]]:
     errors: list[Exception] = []
     with MockCluster(1) as m:
         topic = m.create_topic(f"gap-{preset}-{time.monotonic_ns()}", 1, 1)
-        cfg = {"bootstrap.servers": m.bootstrap_servers, "batch.num.messages": 10,
-               "linger.ms": 5, "log_level": 0}
+        cfg = {
+            "bootstrap.servers": m.bootstrap_servers,
+            "batch.num.messages": 10,
+            "linger.ms": 5,
+            "log_level": 0,
+        }
         with cykafka.Producer(cfg, preset=preset, on_error=errors.append) as p:
             p.produce(topic, b"warmup").result(30)
             m.push_request_errors("Produce", ["NO_ERROR", "NO_ERROR", "INVALID_RECORD"])
@@ -447,8 +478,11 @@ def _gap_run(preset: str) -> tuple[list[Any], list[int], list[Exception]]:
                     time.sleep(0.02)
             p.flush(30)
             outcomes = [f if isinstance(f, Exception) else f.exception(10) for f in futs]
-        written = [int(r.value) for r in read_raw_log(m, topic, 1)
-                   if r.value is not None and r.value != b"warmup"]
+        written = [
+            int(r.value)
+            for r in read_raw_log(m, topic, 1)
+            if r.value is not None and r.value != b"warmup"
+        ]
     return outcomes, written, errors
 
 
@@ -458,8 +492,16 @@ def test_permanent_error_gap_behaviour_matches_explainer(preset: str) -> None:
     outcomes, written, errors = _gap_run(preset)
     failed = [i for i, o in enumerate(outcomes) if o is not None]
     names = sorted({getattr(o, "name", type(o).__name__) for o in outcomes if o is not None})
-    print(preset, "failed", len(failed), names, "written", len(written),
-          "on_error", [str(e) for e in errors])
+    print(
+        preset,
+        "failed",
+        len(failed),
+        names,
+        "written",
+        len(written),
+        "on_error",
+        [str(e) for e in errors],
+    )
     assert failed, "the permanent error failed nothing"
     first_gap = failed[0]
     assert written == sorted(written) and len(set(written)) == len(written)
@@ -493,13 +535,19 @@ def test_permanent_error_gap_behaviour_matches_explainer(preset: str) -> None:
 def _reorder_pattern(mock: MockCluster, cfg: dict[str, Any], preset: Any) -> OrderingReport:
     mock.clear_request_errors("Produce")
     mock.push_request_errors("Produce", every_nth_fails(3, cycles=300))
-    return verify_ordering(cfg, mock, messages=1000, keys=1, faults=paced(0.005),
-                           fault_every=10, preset=preset)
+    return verify_ordering(
+        cfg, mock, messages=1000, keys=1, faults=paced(0.005), fault_every=10, preset=preset
+    )
 
 
 def _duplicate_pattern(mock: MockCluster, cfg: dict[str, Any], preset: Any) -> OrderingReport:
-    return verify_ordering({**cfg, "socket.timeout.ms": 1000}, mock, messages=1000,
-                           faults=timeout_spike(), preset=preset)
+    return verify_ordering(
+        {**cfg, "socket.timeout.ms": 1000},
+        mock,
+        messages=1000,
+        faults=timeout_spike(),
+        preset=preset,
+    )
 
 
 @pytest.mark.parametrize(
@@ -514,8 +562,9 @@ def _duplicate_pattern(mock: MockCluster, cfg: dict[str, Any], preset: Any) -> O
         ("Java-style in-flight=1", JAVA_INFLIGHT1, None),
     ],
 )
-def test_explainer_none_and_duplicates_are_real(mock: MockCluster, name: str,
-                                                 cfg: dict[str, Any], preset: Any) -> None:
+def test_explainer_none_and_duplicates_are_real(
+    mock: MockCluster, name: str, cfg: dict[str, Any], preset: Any
+) -> None:
     """Where explain() says ordering "none" and duplicates possible, show a fault
     pattern that produces each."""
     g = explain(cfg, preset=preset)
@@ -563,8 +612,11 @@ def test_exactly_once_transactions(mock: MockCluster) -> None:
     topic = "txn-topic"
     mock.create_topic(topic, 3, 3)
     mock.set_coordinator("transaction", "orders-writer-1", 2)
-    cfg = {"bootstrap.servers": mock.bootstrap_servers, "transactional.id": "orders-writer-1",
-           "log_level": 3}
+    cfg = {
+        "bootstrap.servers": mock.bootstrap_servers,
+        "transactional.id": "orders-writer-1",
+        "log_level": 3,
+    }
     with cykafka.Producer(cfg, preset="exactly_once") as p:
         assert p.guarantees.transactional
         p.init_transactions(10)
@@ -621,7 +673,7 @@ def test_read_committed_view_hides_aborted_records(mock: MockCluster) -> None:
     assert len({r.producer_id for r in raw}) == 1 and all(r.transactional for r in raw)
     assert [r.value for r in committed_view(raw)] == [b"committed"]
     consumer = read_log(mock, "txn-abort", 1, isolation_level="read_committed")
-    assert [r.value for r in consumer] == [b"aborted", b"committed"]   # mock limitation
+    assert [r.value for r in consumer] == [b"aborted", b"committed"]  # mock limitation
 
 
 def test_read_committed_view_on_tansu(broker, topic) -> None:
@@ -638,8 +690,11 @@ def test_raw_log_agrees_with_the_consumer(broker, topic, read_back) -> None:
     across many batches and with gzip."""
     name = topic(partitions=2)
     for codec in ("none", "gzip"):
-        cfg = {"bootstrap.servers": broker.bootstrap_servers, "compression.type": codec,
-               "batch.num.messages": 97}
+        cfg = {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "compression.type": codec,
+            "batch.num.messages": 97,
+        }
         with cykafka.Producer(cfg) as p:
             values = [None if i % 13 == 0 else (b"v%d-" % i) * (i % 7) for i in range(3000)]
             keys = [None if i % 11 == 0 else b"k%d" % (i % 50) for i in range(3000)]
@@ -649,10 +704,11 @@ def test_raw_log_agrees_with_the_consumer(broker, topic, read_back) -> None:
     assert all(r.control is None and not r.transactional for r in raw)
     consumed = read_back(broker.bootstrap_servers, name, expected=6000)
     got = [(r.partition, r.offset, r.key, r.value) for r in raw]
-    want = [(part, r.offset, r.key, r.value) for part, recs in sorted(consumed.items())
-            for r in recs]
+    want = [
+        (part, r.offset, r.key, r.value) for part, recs in sorted(consumed.items()) for r in recs
+    ]
     assert len(got) == 6000 and got == want
-    assert committed_view(raw) == raw   # nothing transactional: everything visible
+    assert committed_view(raw) == raw  # nothing transactional: everything visible
 
 
 def test_committed_view_rule() -> None:
@@ -660,14 +716,24 @@ def test_committed_view_rule() -> None:
     visible iff the producer's next marker is COMMIT; open transactions are not."""
     from cykafka.testing import RawRecord
 
-    def rec(off: int, pid: int, value: str, control: Any = None, txn: bool = True,
-            part: int = 0) -> RawRecord:
+    def rec(
+        off: int, pid: int, value: str, control: Any = None, txn: bool = True, part: int = 0
+    ) -> RawRecord:
         return RawRecord(part, off, None, value.encode(), pid, 0, txn, control)
 
-    log = [rec(0, 1, "a1"), rec(1, 2, "b1"), rec(2, 9, "plain", txn=False),
-           rec(3, 1, "", "ABORT"), rec(4, 2, "b2"), rec(5, 1, "a2"), rec(6, 2, "", "COMMIT"),
-           rec(7, 1, "a3"), rec(8, 1, "", "COMMIT"), rec(9, 2, "b-open"),
-           rec(0, 1, "other-partition", part=1)]
+    log = [
+        rec(0, 1, "a1"),
+        rec(1, 2, "b1"),
+        rec(2, 9, "plain", txn=False),
+        rec(3, 1, "", "ABORT"),
+        rec(4, 2, "b2"),
+        rec(5, 1, "a2"),
+        rec(6, 2, "", "COMMIT"),
+        rec(7, 1, "a3"),
+        rec(8, 1, "", "COMMIT"),
+        rec(9, 2, "b-open"),
+        rec(0, 1, "other-partition", part=1),
+    ]
     assert [r.value for r in committed_view(log)] == [b"b1", b"plain", b"b2", b"a2", b"a3"]
 
 
@@ -697,12 +763,25 @@ def _txn_fault(m: MockCluster, topic: str, kind: str, r: int) -> None:
 
 
 @seed(PROPERTY_SEED + 2)
-@settings(max_examples=6, deadline=None, derandomize=False, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(txns=st.lists(st.tuples(st.integers(1, 60), st.booleans(), st.sampled_from(TXN_FAULTS),
-                               st.integers(0, 2**16)), min_size=2, max_size=6))
-def test_exactly_once_is_all_or_nothing_under_faults(txns: list[tuple[int, bool, str, int]]
-                                                     ) -> None:
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=False,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    txns=st.lists(
+        st.tuples(
+            st.integers(1, 60), st.booleans(), st.sampled_from(TXN_FAULTS), st.integers(0, 2**16)
+        ),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_exactly_once_is_all_or_nothing_under_faults(
+    txns: list[tuple[int, bool, str, int]],
+) -> None:
     """Random transactions, each committed or aborted, each with a fault injected
     half-way.  What read_committed shows (the log's own markers, committed_view) is
     exactly the transactions whose commit returned, each complete and once, every key's
@@ -712,8 +791,13 @@ def test_exactly_once_is_all_or_nothing_under_faults(txns: list[tuple[int, bool,
     aborted: list[str] = []
     with MockCluster(3) as m:
         m.create_topic(topic, 2, 3)
-        cfg = {"bootstrap.servers": m.bootstrap_servers, "transactional.id": topic,
-               "log_level": 0, "batch.num.messages": 10, "linger.ms": 2}
+        cfg = {
+            "bootstrap.servers": m.bootstrap_servers,
+            "transactional.id": topic,
+            "log_level": 0,
+            "batch.num.messages": 10,
+            "linger.ms": 2,
+        }
         with cykafka.Producer(cfg, preset="exactly_once") as p:
             p.init_transactions(30)
             for t, (n, commit, fault, r) in enumerate(txns):
@@ -817,9 +901,16 @@ def test_murmur2_matches_kafkas_published_vectors() -> None:
 
 def test_java_compatible_partitions_match_murmur2(mock: MockCluster) -> None:
     mock.create_topic("java7", 7, 1)
-    keys = [f"customer-{i}".encode() for i in range(60)] + [b"", b"a", b"ab", b"abc", "ключ".encode()]
-    with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers, "log_level": 3},
-                          preset="java_compatible") as p:
+    keys = [f"customer-{i}".encode() for i in range(60)] + [
+        b"",
+        b"a",
+        b"ab",
+        b"abc",
+        "ключ".encode(),
+    ]
+    with cykafka.Producer(
+        {"bootstrap.servers": mock.bootstrap_servers, "log_level": 3}, preset="java_compatible"
+    ) as p:
         p.produce("java7", b"warmup", partition=0).result(10)  # partition count known
         futs = [(k, p.produce("java7", b"v", key=k)) for k in keys]
         got = {k: f.result(10).partition for k, f in futs}
@@ -838,10 +929,14 @@ def test_preset_argument_and_splatted_preset_both_work(mock: MockCluster) -> Non
     b = verify_ordering({**presets.get("ordered")}, mock, messages=300, keys=3, partitions=2)
     assert a.ok and b.ok and a.written == b.written == 300
     assert a.config == b.config
-    with cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers, "log_level": 3,
-                           **presets.get("ordered")}) as p1, \
-            cykafka.Producer({"bootstrap.servers": mock.bootstrap_servers, "log_level": 3},
-                             preset="ordered") as p2:
+    with (
+        cykafka.Producer(
+            {"bootstrap.servers": mock.bootstrap_servers, "log_level": 3, **presets.get("ordered")}
+        ) as p1,
+        cykafka.Producer(
+            {"bootstrap.servers": mock.bootstrap_servers, "log_level": 3}, preset="ordered"
+        ) as p2,
+    ):
         for p in (p1, p2):
             assert p.config["enable.idempotence"] == "true"
             assert p.guarantees.ordering == "per-partition"

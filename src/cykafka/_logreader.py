@@ -56,7 +56,7 @@ class _Reader:
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.buf):
             raise ValueError(f"truncated: need {n} bytes at {self.pos} of {len(self.buf)}")
-        out = self.buf[self.pos:self.pos + n]
+        out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -91,29 +91,34 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
         end = pos + 12 + length
         if end > len(body):
             return
-        (base, _, _, magic, crc, attrs, _, _, _, pid, epoch, base_seq, count) = \
+        (base, _, _, magic, crc, attrs, _, _, _, pid, epoch, base_seq, count) = (
             _BATCH_HEADER.unpack_from(body, pos)
+        )
         if magic != 2:
-            raise ValueError(f"partition {partition}: message format v{magic} at offset {base} "
-                             f"(only v2 record batches are read)")
-        payload = body[pos + _BATCH_HEADER.size:end]
+            raise ValueError(
+                f"partition {partition}: message format v{magic} at offset {base} "
+                f"(only v2 record batches are read)"
+            )
+        payload = body[pos + _BATCH_HEADER.size : end]
         codec = attrs & 0x07
         if codec == 1:
             payload = zlib.decompress(payload, 16 + zlib.MAX_WBITS)
         elif codec:
-            raise ValueError(f"partition {partition}: {_COMPRESSION.get(codec, codec)}-"
-                             f"compressed batch at offset {base}: read_raw_log reads "
-                             f"uncompressed and gzip batches only")
+            raise ValueError(
+                f"partition {partition}: {_COMPRESSION.get(codec, codec)}-"
+                f"compressed batch at offset {base}: read_raw_log reads "
+                f"uncompressed and gzip batches only"
+            )
         transactional, control = bool(attrs & 0x10), bool(attrs & 0x20)
         r = _Reader(payload)
         for _ in range(count):
-            r.varint()                       # record length
-            r.take(1)                        # attributes (unused)
-            r.varint()                       # timestamp delta
+            r.varint()  # record length
+            r.take(1)  # attributes (unused)
+            r.varint()  # timestamp delta
             delta = r.varint()
             offset = base + delta
             key, value = r.vbytes(), r.vbytes()
-            for _ in range(r.varint()):      # headers
+            for _ in range(r.varint()):  # headers
                 r.vbytes()
                 r.vbytes()
             marker = None
@@ -122,8 +127,9 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
                 kind = struct.unpack_from(">h", key or b"\0\0\xff\xff", 2)[0]
                 marker = {0: "ABORT", 1: "COMMIT"}.get(kind, f"CONTROL_{kind}")
             seq = -1 if base_seq < 0 else (base_seq + delta) & 0x7FFFFFFF  # wraps (KIP-98)
-            yield RawRecord(partition, offset, key, value, pid, epoch, transactional, marker,
-                            base_seq, seq)
+            yield RawRecord(
+                partition, offset, key, value, pid, epoch, transactional, marker, base_seq, seq
+            )
         pos = end
 
 
@@ -145,8 +151,9 @@ class _Connection:
             left -= len(c)
         return b"".join(chunks)
 
-    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int
-              ) -> tuple[int, int, bytes]:
+    def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int
+    ) -> tuple[int, int, bytes]:
         """(error code, high watermark, record set) of one Fetch v4."""
         self.correlation += 1
         t = topic.encode()
@@ -162,7 +169,7 @@ class _Connection:
         (corr,) = r.unpack(">i")
         if corr != self.correlation:
             raise ConnectionError(f"Fetch: correlation id {corr}, expected {self.correlation}")
-        r.unpack(">i")                                   # throttle time
+        r.unpack(">i")  # throttle time
         for _ in range(r.unpack(">i")[0]):
             name = r.string()
             for _ in range(r.unpack(">i")[0]):
@@ -176,8 +183,15 @@ class _Connection:
         raise ConnectionError(f"Fetch: no answer for {topic} [{partition}]")
 
 
-def read_partition(host: str, port: int, topic: str, partition: int, *,
-                   timeout: float = 30.0, max_bytes: int = 8 << 20) -> list[RawRecord]:
+def read_partition(
+    host: str,
+    port: int,
+    topic: str,
+    partition: int,
+    *,
+    timeout: float = 30.0,
+    max_bytes: int = 8 << 20,
+) -> list[RawRecord]:
     """Every entry of one partition, from offset 0 to the high watermark, read from
     its leader at ``host:port``."""
     conn = _Connection(host, port, timeout)
@@ -188,8 +202,9 @@ def read_partition(host: str, port: int, topic: str, partition: int, *,
         while True:
             err, high, records = conn.fetch(topic, partition, offset, max_bytes)
             if err:
-                raise ConnectionError(f"Fetch {topic} [{partition}] at {offset}: "
-                                      f"Kafka error code {err}")
+                raise ConnectionError(
+                    f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
+                )
             got = [rec for rec in _records(partition, records) if rec.offset >= offset]
             out.extend(got)
             if got:
@@ -203,8 +218,10 @@ def read_partition(host: str, port: int, topic: str, partition: int, *,
                 max_bytes *= 2
             # else nothing yet below the high watermark: ask again until the deadline
             if time.monotonic() > deadline:
-                raise TimeoutError(f"read_raw_log: {topic} [{partition}] not read to its "
-                                   f"high watermark {high} within {timeout} s (at {offset})")
+                raise TimeoutError(
+                    f"read_raw_log: {topic} [{partition}] not read to its "
+                    f"high watermark {high} within {timeout} s (at {offset})"
+                )
     finally:
         conn.close()
 

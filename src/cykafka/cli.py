@@ -219,10 +219,18 @@ def _setup_top(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a module instead")
     p.add_argument("--interval", type=float, default=0.25, help="refresh period (s)")
-    p.add_argument("--log-interval", type=float, default=5.0,
-                   help="period of plain lines when stdout is not a terminal (s)")
-    p.add_argument("--stats-interval-ms", type=int, default=250,
-                   help="statistics.interval.ms for the producers (ms)")
+    p.add_argument(
+        "--log-interval",
+        type=float,
+        default=5.0,
+        help="period of plain lines when stdout is not a terminal (s)",
+    )
+    p.add_argument(
+        "--stats-interval-ms",
+        type=int,
+        default=250,
+        help="statistics.interval.ms for the producers (ms)",
+    )
     p.add_argument("script", nargs="?", metavar="SCRIPT")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(handler=_run_top)
@@ -242,8 +250,9 @@ def _run_top(args: argparse.Namespace) -> int:
     sys.argv = [target, *args.args]
     code = 0
     try:
-        with watch_new_producers(args.interval, args.stats_interval_ms,
-                                 log_interval=args.log_interval):
+        with watch_new_producers(
+            args.interval, args.stats_interval_ms, log_interval=args.log_interval
+        ):
             try:
                 if args.module:
                     runpy.run_module(args.module, run_name="__main__", alter_sys=True)

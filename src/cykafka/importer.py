@@ -330,9 +330,7 @@ def _field_bytes(v: Any) -> Optional[bytes]:
 
 
 def _line_problem(path: str, msg: str, line_no: int, row: int, text: bytes) -> Problem:
-    return Problem(
-        path, "parse", msg, line=line_no, row=row, text=text.decode("utf-8", "replace")
-    )
+    return Problem(path, "parse", msg, line=line_no, row=row, text=text.decode("utf-8", "replace"))
 
 
 def _read_jsonl(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
@@ -643,9 +641,11 @@ def _read_csv(path: str, fields: Fields, report: _Report) -> Iterator[_Chunk]:
                 batch, fields, path, row, f.tell(), _CsvLines(records, nums + 1)
             )
             if not (n and last == row + n - 1):
-                chunk.rows = nums.tolist() if chunk.rows is None else [
-                    int(nums[r - row]) for r in chunk.rows
-                ]
+                chunk.rows = (
+                    nums.tolist()
+                    if chunk.rows is None
+                    else [int(nums[r - row]) for r in chunk.rows]
+                )
                 for p in problems:
                     p.row = int(nums[p.row - row]) if p.row is not None else None
             for p in problems:

@@ -104,7 +104,13 @@ DEFAULT_INTERVAL_MS = 1000
 
 #: Every value PartitionSnapshot.state takes, most urgent first.
 PARTITION_STATES = (
-    "no_leader", "backing_off", "muted", "ready", "accumulating", "in_flight", "idle",
+    "no_leader",
+    "backing_off",
+    "muted",
+    "ready",
+    "accumulating",
+    "in_flight",
+    "idle",
 )
 
 # librdkafka defaults (CONFIGURATION.md) for properties the state rules read.
@@ -117,8 +123,8 @@ _DEFAULTS = {
     "queue.buffering.max.kbytes": 1048576,
 }
 
-_RATE_WINDOW_S = 1.0      # delivery rate: over at least this much of the past
-_MAX_SAMPLES = 512        # per-partition enqueue samples kept for oldest_age_s
+_RATE_WINDOW_S = 1.0  # delivery rate: over at least this much of the past
+_MAX_SAMPLES = 512  # per-partition enqueue samples kept for oldest_age_s
 
 
 # --------------------------------------------------------------------------- snapshot types
@@ -131,21 +137,21 @@ class PartitionSnapshot:
     topic: str
     partition: int
     state: str
-    leader: int                  # leader broker id, -1: none
-    queued_msgs: int             # msgq_cnt: waiting for the broker thread to batch them
-    queued_bytes: int            # msgq_bytes
-    xmit_msgs: int               # estimate: in the broker thread's transmit queue
-    in_flight_msgs: int          # msgs_inflight: in requests being sent or awaiting response
+    leader: int  # leader broker id, -1: none
+    queued_msgs: int  # msgq_cnt: waiting for the broker thread to batch them
+    queued_bytes: int  # msgq_bytes
+    xmit_msgs: int  # estimate: in the broker thread's transmit queue
+    in_flight_msgs: int  # msgs_inflight: in requests being sent or awaiting response
     oldest_age_s: Optional[float]  # lower bound on the oldest undelivered message's age
-    oldest_age_bracketed: bool   # True: within one statistics interval of the true age
-    enqueued: int                # msgs: total messages enqueued on this partition
-    delivered: int               # exact
-    failed: int                  # exact
-    last_acked_offset: int       # exact, -1: none yet
-    next_ack_seq: Optional[int] = None   # idempotence: next expected acked sequence
-    next_err_seq: Optional[int] = None   # idempotence: next expected errored sequence
-    acked_msgid: Optional[int] = None    # idempotence: last acked internal message id
-    age_s: float = 0.0           # age of the statistics the non-exact figures come from
+    oldest_age_bracketed: bool  # True: within one statistics interval of the true age
+    enqueued: int  # msgs: total messages enqueued on this partition
+    delivered: int  # exact
+    failed: int  # exact
+    last_acked_offset: int  # exact, -1: none yet
+    next_ack_seq: Optional[int] = None  # idempotence: next expected acked sequence
+    next_err_seq: Optional[int] = None  # idempotence: next expected errored sequence
+    acked_msgid: Optional[int] = None  # idempotence: last acked internal message id
+    age_s: float = 0.0  # age of the statistics the non-exact figures come from
 
     @property
     def waiting_msgs(self) -> int:
@@ -162,17 +168,17 @@ class PartitionSnapshot:
 class BrokerSnapshot:
     """One broker connection (figures from statistics; microseconds turned into ms)."""
 
-    id: int                      # nodeid, -1 for a bootstrap connection
+    id: int  # nodeid, -1 for a bootstrap connection
     name: str
-    state: str                   # INIT, DOWN, CONNECT, AUTH, APIVERSION_QUERY, UP, ...
+    state: str  # INIT, DOWN, CONNECT, AUTH, APIVERSION_QUERY, UP, ...
     state_age_s: float
-    in_flight_requests: int      # waitresp_cnt
-    in_flight_msgs: int          # waitresp_msg_cnt
-    max_in_flight: int           # max.in.flight.requests.per.connection
-    waiting_requests: int        # outbuf_cnt: built, awaiting transmission
-    waiting_msgs: int            # outbuf_msg_cnt
+    in_flight_requests: int  # waitresp_cnt
+    in_flight_msgs: int  # waitresp_msg_cnt
+    max_in_flight: int  # max.in.flight.requests.per.connection
+    waiting_requests: int  # outbuf_cnt: built, awaiting transmission
+    waiting_msgs: int  # outbuf_msg_cnt
     rtt_avg_ms: Optional[float]  # None: no sample in the last interval
-    int_latency_avg_ms: Optional[float]   # produce() -> request built
+    int_latency_avg_ms: Optional[float]  # produce() -> request built
     outbuf_latency_avg_ms: Optional[float]  # request built -> written to the socket
     throttle_avg_ms: Optional[float]
     tx_retries: int
@@ -192,9 +198,9 @@ class EosSnapshot:
 
     producer_id: int
     producer_epoch: int
-    idempotence_state: str       # e.g. Init, RequestPID, WaitPID, Assigned, DrainBump
+    idempotence_state: str  # e.g. Init, RequestPID, WaitPID, Assigned, DrainBump
     idempotence_state_age_s: float
-    transaction_state: str       # e.g. Init, Ready, InTransaction, CommittingTransaction
+    transaction_state: str  # e.g. Init, Ready, InTransaction, CommittingTransaction
     transaction_state_age_s: float
     txn_may_enqueue: bool
     epoch_count: int
@@ -211,8 +217,8 @@ class AccumulatorSnapshot:
     produced: int
     delivered: int
     failed: int
-    pending: int                 # produced, outcome not yet known
-    blocked_s: float             # total time produce calls waited for room
+    pending: int  # produced, outcome not yet known
+    blocked_s: float  # total time produce calls waited for room
     # producer-wide fill vs queue.buffering.max.messages / .kbytes
     max_msgs: int
     max_bytes: int
@@ -251,8 +257,11 @@ class AccumulatorSnapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data (partition keys become ``"topic[partition]"``)."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-             if f.name not in ("partitions", "brokers", "bootstrap_brokers", "eos")}
+        d = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("partitions", "brokers", "bootstrap_brokers", "eos")
+        }
         d["msgs_fill"] = self.msgs_fill
         d["bytes_fill"] = self.bytes_fill
         d["partitions"] = {
@@ -324,8 +333,8 @@ class Inspector:
         if started is not None:
             self._rates.append((started, 0, 0))
         self._enq: dict[tuple[str, int], deque[tuple[float, int]]] = {}
-        self._retries: dict[str, int] = {}      # broker name -> txretries at last parse
-        self._retried: set[str] = set()         # brokers whose txretries grew at last parse
+        self._retries: dict[str, int] = {}  # broker name -> txretries at last parse
+        self._retried: set[str] = set()  # brokers whose txretries grew at last parse
 
     def _stats(self, producer: Producer) -> tuple[Optional[dict[str, Any]], Optional[float], int]:
         text, received, count = producer._last_stats()
@@ -360,8 +369,9 @@ class Inspector:
                         samples.appendleft(first)
                     samples.append((received, n))
 
-    def _oldest_age(self, key: tuple[str, int], done: int,
-                    now: float) -> tuple[Optional[float], bool]:
+    def _oldest_age(
+        self, key: tuple[str, int], done: int, now: float
+    ) -> tuple[Optional[float], bool]:
         """(age, known_within_one_sample): the first sample whose enqueued count exceeds
         the outcomes was taken after the oldest undelivered message was enqueued.  With
         an earlier sample whose count did not, the age is bracketed by the two samples;
@@ -430,22 +440,40 @@ class Inspector:
             for (tname, part), (delivered, failed, last) in per_part.items():
                 if (tname, part) not in snap.partitions:
                     snap.partitions[(tname, part)] = PartitionSnapshot(
-                        topic=tname, partition=part, state="idle", leader=-1,
-                        queued_msgs=0, queued_bytes=0, xmit_msgs=0, in_flight_msgs=0,
-                        oldest_age_s=None, oldest_age_bracketed=False,
-                        enqueued=delivered + failed, delivered=delivered, failed=failed,
-                        last_acked_offset=last, age_s=0.0)
+                        topic=tname,
+                        partition=part,
+                        state="idle",
+                        leader=-1,
+                        queued_msgs=0,
+                        queued_bytes=0,
+                        xmit_msgs=0,
+                        in_flight_msgs=0,
+                        oldest_age_s=None,
+                        oldest_age_bracketed=False,
+                        enqueued=delivered + failed,
+                        delivered=delivered,
+                        failed=failed,
+                        last_acked_offset=last,
+                        age_s=0.0,
+                    )
             snap.partitions = dict(sorted(snap.partitions.items()))
         return snap
 
-    def _fill_from_stats(self, snap: AccumulatorSnapshot, st: dict[str, Any],
-                         per_part: dict[tuple[str, int], tuple[int, int, int]],
-                         age: float, now: float) -> None:
+    def _fill_from_stats(
+        self,
+        snap: AccumulatorSnapshot,
+        st: dict[str, Any],
+        per_part: dict[tuple[str, int], tuple[int, int, int]],
+        age: float,
+        now: float,
+    ) -> None:
         brokers_by_id: dict[int, BrokerSnapshot] = {}
         broker_names: dict[int, str] = {}
         for name, b in st.get("brokers", {}).items():
             bs = BrokerSnapshot(
-                id=int(b.get("nodeid", -1)), name=name, state=str(b.get("state", "?")),
+                id=int(b.get("nodeid", -1)),
+                name=name,
+                state=str(b.get("state", "?")),
                 state_age_s=int(b.get("stateage", 0)) / 1e6,
                 in_flight_requests=int(b.get("waitresp_cnt", 0)),
                 in_flight_msgs=int(b.get("waitresp_msg_cnt", 0)),
@@ -455,12 +483,14 @@ class Inspector:
                 rtt_avg_ms=_us_to_ms(b.get("rtt")),
                 int_latency_avg_ms=_us_to_ms(b.get("int_latency")),
                 outbuf_latency_avg_ms=_us_to_ms(b.get("outbuf_latency")),
-                throttle_avg_ms=(float(b["throttle"]["avg"])
-                                 if b.get("throttle", {}).get("cnt") else None),
+                throttle_avg_ms=(
+                    float(b["throttle"]["avg"]) if b.get("throttle", {}).get("cnt") else None
+                ),
                 tx_retries=int(b.get("txretries", 0)),
                 req_timeouts=int(b.get("req_timeouts", 0)),
-                partitions=sorted((tp["topic"], int(tp["partition"]))
-                                  for tp in b.get("toppars", {}).values()),
+                partitions=sorted(
+                    (tp["topic"], int(tp["partition"])) for tp in b.get("toppars", {}).values()
+                ),
                 age_s=age,
             )
             if bs.id >= 0:
@@ -487,15 +517,26 @@ class Inspector:
                     oldest, bracketed = None, False
                 else:
                     xmit = max(0, enq - delivered - failed - msgq - inflight)
-                    oldest, bracketed = (self._oldest_age(key, delivered + failed, now)
-                                         if msgq + xmit + inflight else (None, False))
+                    oldest, bracketed = (
+                        self._oldest_age(key, delivered + failed, now)
+                        if msgq + xmit + inflight
+                        else (None, False)
+                    )
                 ps = PartitionSnapshot(
-                    topic=tname, partition=part, state="idle",
+                    topic=tname,
+                    partition=part,
+                    state="idle",
                     leader=int(p.get("leader", -1)),
-                    queued_msgs=msgq, queued_bytes=int(p.get("msgq_bytes", 0)),
-                    xmit_msgs=xmit, in_flight_msgs=inflight, oldest_age_s=oldest,
+                    queued_msgs=msgq,
+                    queued_bytes=int(p.get("msgq_bytes", 0)),
+                    xmit_msgs=xmit,
+                    in_flight_msgs=inflight,
+                    oldest_age_s=oldest,
                     oldest_age_bracketed=bracketed,
-                    enqueued=enq, delivered=delivered, failed=failed, last_acked_offset=last,
+                    enqueued=enq,
+                    delivered=delivered,
+                    failed=failed,
+                    last_acked_offset=last,
                     age_s=age,
                 )
                 if idempotent:
@@ -519,8 +560,13 @@ class Inspector:
                 age_s=age,
             )
 
-    def _state(self, ps: PartitionSnapshot, raw: Mapping[str, Any],
-               brokers: Mapping[int, BrokerSnapshot], names: Mapping[int, str]) -> str:
+    def _state(
+        self,
+        ps: PartitionSnapshot,
+        raw: Mapping[str, Any],
+        brokers: Mapping[int, BrokerSnapshot],
+        names: Mapping[int, str],
+    ) -> str:
         # The rules, in order, are documented in the module docstring.
         waiting = ps.waiting_msgs
         busy = waiting + ps.in_flight_msgs
@@ -570,7 +616,7 @@ class ThrottledStatsCallback:
         # Half an emit interval of slack: emits come every effective_ms with jitter, so a
         # strict ">= user_ms" would skip to the next emit about half the time.
         self._min_gap = max(0.0, (user_ms - effective_ms / 2) / 1000.0)
-        self._last = time.monotonic()   # first call ~user_ms after creation, as librdkafka
+        self._last = time.monotonic()  # first call ~user_ms after creation, as librdkafka
 
     def __call__(self, text: str) -> None:
         now = time.monotonic()
@@ -579,8 +625,9 @@ class ThrottledStatsCallback:
             self.fn(text)
 
 
-def stats_setup(user_ms: int, inspect_ms: int, stats_cb: Optional[Callable[[str], Any]]
-                ) -> tuple[int, Optional[Callable[[str], Any]]]:
+def stats_setup(
+    user_ms: int, inspect_ms: int, stats_cb: Optional[Callable[[str], Any]]
+) -> tuple[int, Optional[Callable[[str], Any]]]:
     """(statistics.interval.ms to give librdkafka, callback to give the extension).
 
     The faster of the two intervals wins; the user's callback keeps librdkafka's meaning
@@ -626,14 +673,16 @@ def _java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str,
     # An average over a statistics window without samples is NaN, as in the Java
     # client's Avg stat: the names are always there, a missing figure is not a 0.
     for name, key, scale in (
-        ("record-queue-time-avg", "int_latency", 1e-3),   # µs -> ms
+        ("record-queue-time-avg", "int_latency", 1e-3),  # µs -> ms
         ("request-latency-avg", "rtt", 1e-3),
-        ("produce-throttle-time-avg", "throttle", 1.0),   # already ms
+        ("produce-throttle-time-avg", "throttle", 1.0),  # already ms
     ):
         v = _weighted_avg([b.get(key, {}) for b in brokers])
         out[name] = math.nan if v is None else v * scale
-    for name, key, scale in (("record-queue-time-max", "int_latency", 1e-3),
-                             ("request-latency-max", "rtt", 1e-3)):
+    for name, key, scale in (
+        ("record-queue-time-max", "int_latency", 1e-3),
+        ("request-latency-max", "rtt", 1e-3),
+    ):
         vals = [b.get(key, {}) for b in brokers]
         vals = [w for w in vals if w.get("cnt")]
         if vals:
@@ -646,7 +695,7 @@ def _java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str,
         out["batch-size-max"] = max(float(w.get("max", 0)) for w in vals)
     ages = [int(t.get("metadata_age", 0)) for t in topics]
     if ages:
-        out["metadata-age"] = max(ages) / 1000.0   # Java: seconds
+        out["metadata-age"] = max(ages) / 1000.0  # Java: seconds
     return out
 
 
@@ -676,27 +725,50 @@ def prometheus_text(metrics: Mapping[str, float], snap: AccumulatorSnapshot) -> 
         return f'topic="{ps.topic}",partition="{ps.partition}"'
 
     parts = list(snap.partitions.values())
-    family("cykafka_partition_waiting_messages", "Messages not yet in a request.",
-           [(tp(p), p.waiting_msgs) for p in parts])
-    family("cykafka_partition_in_flight_messages", "Messages in requests in flight.",
-           [(tp(p), p.in_flight_msgs) for p in parts])
-    family("cykafka_partition_state", "1 for the partition's current state.",
-           [(f'{tp(p)},state="{p.state}"', 1) for p in parts])
+    family(
+        "cykafka_partition_waiting_messages",
+        "Messages not yet in a request.",
+        [(tp(p), p.waiting_msgs) for p in parts],
+    )
+    family(
+        "cykafka_partition_in_flight_messages",
+        "Messages in requests in flight.",
+        [(tp(p), p.in_flight_msgs) for p in parts],
+    )
+    family(
+        "cykafka_partition_state",
+        "1 for the partition's current state.",
+        [(f'{tp(p)},state="{p.state}"', 1) for p in parts],
+    )
     brokers = list(snap.brokers.values())
-    family("cykafka_broker_in_flight_requests", "Requests awaiting response.",
-           [(f'broker="{b.id}"', b.in_flight_requests) for b in brokers])
-    family("cykafka_broker_waiting_requests", "Requests awaiting transmission.",
-           [(f'broker="{b.id}"', b.waiting_requests) for b in brokers])
-    family("cykafka_producer_pending_messages", "Messages without an outcome (exact).",
-           [("", snap.pending)])
+    family(
+        "cykafka_broker_in_flight_requests",
+        "Requests awaiting response.",
+        [(f'broker="{b.id}"', b.in_flight_requests) for b in brokers],
+    )
+    family(
+        "cykafka_broker_waiting_requests",
+        "Requests awaiting transmission.",
+        [(f'broker="{b.id}"', b.waiting_requests) for b in brokers],
+    )
+    family(
+        "cykafka_producer_pending_messages",
+        "Messages without an outcome (exact).",
+        [("", snap.pending)],
+    )
     return "\n".join(line.replace(",}", "}") for line in lines) + "\n"
 
 
 # --------------------------------------------------------------------------- rendering
 
 _STATE_STYLE = {
-    "idle": "dim", "accumulating": "cyan", "ready": "green", "in_flight": "blue",
-    "muted": "yellow", "backing_off": "magenta", "no_leader": "bold red",
+    "idle": "dim",
+    "accumulating": "cyan",
+    "ready": "green",
+    "in_flight": "blue",
+    "muted": "yellow",
+    "backing_off": "magenta",
+    "no_leader": "bold red",
 }
 
 
@@ -721,8 +793,9 @@ def _bar(ratio: Optional[float], width: int = 24) -> tuple[str, str]:
     return "█" * filled + "░" * (width - filled), _fill_style(ratio)
 
 
-def _columns(text: Any, header: list[str], rows: list[list[tuple[str, str]]],
-             right: set[int]) -> None:
+def _columns(
+    text: Any, header: list[str], rows: list[list[tuple[str, str]]], right: set[int]
+) -> None:
     """Append an aligned table to ``text`` (a rich Text).  Hand-made rather than a rich
     Table: a Table costs ~1 ms per row to lay out, which at 4 Hz would break the
     inspector's 5 % budget; styled spans on one Text cost a small fraction of that."""
@@ -749,8 +822,9 @@ def _render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Any:
     t.append(f"{snap.name}", style="bold")
     t.append(f"  produced {snap.produced:,}  delivered {snap.delivered:,}  ")
     t.append(f"failed {snap.failed:,}", style="red" if snap.failed else None)
-    t.append(f"  rate {rate}  blocked {snap.blocked_s:.2f}s"
-             f"  stats age {_fmt_age(snap.stats_age_s)}\n")
+    t.append(
+        f"  rate {rate}  blocked {snap.blocked_s:.2f}s  stats age {_fmt_age(snap.stats_age_s)}\n"
+    )
     mf, bf = snap.msgs_fill, snap.bytes_fill
     bar, style = _bar(mf)
     t.append("messages ")
@@ -760,59 +834,110 @@ def _render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Any:
     t.append("bytes    ")
     t.append(bar, style=style)
     queued = "?" if snap.queued_bytes is None else f"{snap.queued_bytes:,}"
-    t.append(f" {queued}/{snap.max_bytes:,}" + (f" ({bf:.1%})" if bf is not None else "")
-             + "\n")
+    t.append(f" {queued}/{snap.max_bytes:,}" + (f" ({bf:.1%})" if bf is not None else "") + "\n")
 
     parts = list(snap.partitions.values())
     hidden = 0
     if max_rows is not None and len(parts) > max_rows:
         # The busiest partitions first, so the rows that matter survive the cut.
-        parts = sorted(parts, key=lambda p: (PARTITION_STATES.index(p.state)
-                                             if p.state in PARTITION_STATES else 99,
-                                             -p.unfinished_msgs))
+        parts = sorted(
+            parts,
+            key=lambda p: (
+                PARTITION_STATES.index(p.state) if p.state in PARTITION_STATES else 99,
+                -p.unfinished_msgs,
+            ),
+        )
         hidden = len(parts) - max_rows
         parts = sorted(parts[:max_rows], key=lambda p: (p.topic, p.partition))
     rows = []
     for ps in parts:
         seq = "-" if ps.next_ack_seq is None else f"{ps.next_ack_seq}/{ps.next_err_seq}"
-        oldest = ("" if ps.oldest_age_bracketed or ps.oldest_age_s is None else ">=") \
-            + _fmt_age(ps.oldest_age_s)
-        rows.append([
-            (f"{ps.topic}[{ps.partition}]", ""), (ps.state, _STATE_STYLE.get(ps.state, "")),
-            (str(ps.leader) if ps.leader >= 0 else "-", ""), (f"{ps.queued_msgs:,}", ""), (f"{ps.queued_bytes:,}", ""),
-            (f"{ps.xmit_msgs:,}", ""), (f"{ps.in_flight_msgs:,}", ""), (oldest, ""),
-            (f"{ps.delivered:,}", ""), (f"{ps.failed:,}", "red" if ps.failed else ""),
-            (str(ps.last_acked_offset), ""), (seq, ""),
-        ])
+        oldest = ("" if ps.oldest_age_bracketed or ps.oldest_age_s is None else ">=") + _fmt_age(
+            ps.oldest_age_s
+        )
+        rows.append(
+            [
+                (f"{ps.topic}[{ps.partition}]", ""),
+                (ps.state, _STATE_STYLE.get(ps.state, "")),
+                (str(ps.leader) if ps.leader >= 0 else "-", ""),
+                (f"{ps.queued_msgs:,}", ""),
+                (f"{ps.queued_bytes:,}", ""),
+                (f"{ps.xmit_msgs:,}", ""),
+                (f"{ps.in_flight_msgs:,}", ""),
+                (oldest, ""),
+                (f"{ps.delivered:,}", ""),
+                (f"{ps.failed:,}", "red" if ps.failed else ""),
+                (str(ps.last_acked_offset), ""),
+                (seq, ""),
+            ]
+        )
     t.append("partitions\n", style="bold underline")
-    _columns(t, ["topic[p]", "state", "leader", "queued", "bytes", "xmit", "in flight",
-                 "oldest", "delivered", "failed", "acked off", "seq ack/err"], rows,
-             right=set(range(2, 12)))
+    _columns(
+        t,
+        [
+            "topic[p]",
+            "state",
+            "leader",
+            "queued",
+            "bytes",
+            "xmit",
+            "in flight",
+            "oldest",
+            "delivered",
+            "failed",
+            "acked off",
+            "seq ack/err",
+        ],
+        rows,
+        right=set(range(2, 12)),
+    )
     if hidden:
         t.append(f"... {hidden} more partitions (the quietest)\n", style="dim")
 
     rows = []
     for b in list(snap.brokers.values()) or snap.bootstrap_brokers:
         lim = "inf" if b.max_in_flight >= 1000000 else str(b.max_in_flight)
-        rows.append([
-            (f"{b.id}" if b.id >= 0 else b.name, ""),
-            (b.state, "green" if b.state == "UP" else "bold red"),
-            (f"{b.in_flight_requests}/{lim}",
-             "yellow" if b.max_in_flight and b.in_flight_fill >= 1 else ""),
-            (f"{b.in_flight_msgs:,}", ""), (f"{b.waiting_requests}", ""),
-            (f"{b.waiting_msgs:,}", ""), (_fmt_ms(b.rtt_avg_ms), ""),
-            (_fmt_ms(b.int_latency_avg_ms), ""), (str(len(b.partitions)), ""),
-        ])
+        rows.append(
+            [
+                (f"{b.id}" if b.id >= 0 else b.name, ""),
+                (b.state, "green" if b.state == "UP" else "bold red"),
+                (
+                    f"{b.in_flight_requests}/{lim}",
+                    "yellow" if b.max_in_flight and b.in_flight_fill >= 1 else "",
+                ),
+                (f"{b.in_flight_msgs:,}", ""),
+                (f"{b.waiting_requests}", ""),
+                (f"{b.waiting_msgs:,}", ""),
+                (_fmt_ms(b.rtt_avg_ms), ""),
+                (_fmt_ms(b.int_latency_avg_ms), ""),
+                (str(len(b.partitions)), ""),
+            ]
+        )
     t.append("brokers\n", style="bold underline")
-    _columns(t, ["broker", "state", "in flight req", "msgs", "waiting req", "msgs",
-                 "rtt ms", "queue ms", "partitions"], rows, right=set(range(2, 9)))
+    _columns(
+        t,
+        [
+            "broker",
+            "state",
+            "in flight req",
+            "msgs",
+            "waiting req",
+            "msgs",
+            "rtt ms",
+            "queue ms",
+            "partitions",
+        ],
+        rows,
+        right=set(range(2, 9)),
+    )
     if snap.eos is not None:
         e = snap.eos
-        t.append(f"idempotence: pid {e.producer_id} epoch {e.producer_epoch} "
-                 f"state {e.idempotence_state}; transaction state {e.transaction_state}\n")
+        t.append(
+            f"idempotence: pid {e.producer_id} epoch {e.producer_epoch} "
+            f"state {e.idempotence_state}; transaction state {e.transaction_state}\n"
+        )
     if snap.stats_age_s is None:
-        t.append("no statistics yet (inspect_interval_ms=0, or none emitted yet)\n",
-                 style="dim")
+        t.append("no statistics yet (inspect_interval_ms=0, or none emitted yet)\n", style="dim")
     t.rstrip()
     return t
 
@@ -820,17 +945,23 @@ def _render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Any:
 def _log_line(snap: AccumulatorSnapshot) -> str:
     rate = "-" if snap.delivery_rate is None else f"{snap.delivery_rate:.0f}/s"
     bf = "?" if snap.bytes_fill is None else f"{snap.bytes_fill:.1%}"
-    busy = sorted((p for p in snap.partitions.values() if p.state != "idle"),
-                  key=lambda p: -p.unfinished_msgs)
+    busy = sorted(
+        (p for p in snap.partitions.values() if p.state != "idle"), key=lambda p: -p.unfinished_msgs
+    )
     parts = " ".join(
         f"{p.topic}[{p.partition}]={p.state}:q{p.waiting_msgs}/f{p.in_flight_msgs}"
-        for p in busy[:8]) + (f" +{len(busy) - 8} more" if len(busy) > 8 else "")
-    brokers = " ".join(f"b{b.id}={b.state}:{b.in_flight_requests}req"
-                       for b in snap.brokers.values())
-    return (f"{snap.name}: pending {snap.pending} ({snap.msgs_fill:.1%} msgs, {bf} bytes) "
-            f"delivered {snap.delivered} failed {snap.failed} rate {rate} "
-            f"blocked {snap.blocked_s:.2f}s stats-age {_fmt_age(snap.stats_age_s)}"
-            + (f" | {parts}" if parts else "") + (f" | {brokers}" if brokers else ""))
+        for p in busy[:8]
+    ) + (f" +{len(busy) - 8} more" if len(busy) > 8 else "")
+    brokers = " ".join(
+        f"b{b.id}={b.state}:{b.in_flight_requests}req" for b in snap.brokers.values()
+    )
+    return (
+        f"{snap.name}: pending {snap.pending} ({snap.msgs_fill:.1%} msgs, {bf} bytes) "
+        f"delivered {snap.delivered} failed {snap.failed} rate {rate} "
+        f"blocked {snap.blocked_s:.2f}s stats-age {_fmt_age(snap.stats_age_s)}"
+        + (f" | {parts}" if parts else "")
+        + (f" | {brokers}" if brokers else "")
+    )
 
 
 # --------------------------------------------------------------------------- live view
@@ -840,9 +971,15 @@ class _LiveView:
     """A thread that re-renders a set of producers' snapshots every ``interval`` s: a rich
     Live when the output is a terminal (or a console is given), else plain lines."""
 
-    def __init__(self, producers: Callable[[], list[Producer]], interval: float,
-                 console: Any, file: Optional[TextIO], log_interval: float,
-                 max_rows: Optional[int] = 30) -> None:
+    def __init__(
+        self,
+        producers: Callable[[], list[Producer]],
+        interval: float,
+        console: Any,
+        file: Optional[TextIO],
+        log_interval: float,
+        max_rows: Optional[int] = 30,
+    ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be > 0, not {interval!r}")
         self._producers = producers
@@ -851,8 +988,8 @@ class _LiveView:
         self._file = file
         self._log_interval = max(log_interval, interval)
         self.max_rows = max_rows
-        self.frames = 0          # renders done, and the time they took (GIL held):
-        self.busy_s = 0.0        # what the view costs the producer, measured directly
+        self.frames = 0  # renders done, and the time they took (GIL held):
+        self.busy_s = 0.0  # what the view costs the producer, measured directly
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._live: Any = None
@@ -876,11 +1013,16 @@ class _LiveView:
             from rich.live import Live
 
             console = self._console or Console(file=self._file)
-            self._live = Live(self._renderable(), console=console, auto_refresh=False,
-                              transient=False, redirect_stdout=False, redirect_stderr=False)
+            self._live = Live(
+                self._renderable(),
+                console=console,
+                auto_refresh=False,
+                transient=False,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self._live.start(refresh=True)
-        self._thread = threading.Thread(target=self._run, name="cykafka-inspect-live",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="cykafka-inspect-live", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -911,7 +1053,7 @@ class _LiveView:
             self._thread.join()
         if self._live is not None:
             try:
-                self._live.update(self._renderable(), refresh=True)   # the final state
+                self._live.update(self._renderable(), refresh=True)  # the final state
             finally:
                 self._live.stop()
         else:
@@ -919,9 +1061,14 @@ class _LiveView:
 
 
 @contextlib.contextmanager
-def live_view(producers: Callable[[], list[Producer]], interval: float = 0.25,
-              console: Any = None, file: Optional[TextIO] = None,
-              log_interval: float = 5.0, max_rows: Optional[int] = 30) -> Iterator[_LiveView]:
+def live_view(
+    producers: Callable[[], list[Producer]],
+    interval: float = 0.25,
+    console: Any = None,
+    file: Optional[TextIO] = None,
+    log_interval: float = 5.0,
+    max_rows: Optional[int] = 30,
+) -> Iterator[_LiveView]:
     """Render ``producers()`` every ``interval`` seconds while the block runs."""
     view = _LiveView(producers, interval, console, file, log_interval, max_rows)
     view.start()
@@ -952,9 +1099,13 @@ def producer_created(producer: Producer) -> None:
 
 
 @contextlib.contextmanager
-def watch_new_producers(interval: float = 0.25, stats_interval_ms: int = 250,
-                        console: Any = None, file: Optional[TextIO] = None,
-                        log_interval: float = 5.0) -> Iterator[_LiveView]:
+def watch_new_producers(
+    interval: float = 0.25,
+    stats_interval_ms: int = 250,
+    console: Any = None,
+    file: Optional[TextIO] = None,
+    log_interval: float = 5.0,
+) -> Iterator[_LiveView]:
     """Attach one live view to every Producer created while the block runs
     (``cykafka top``); they get ``stats_interval_ms`` unless they choose their own."""
     global _default_interval_ms

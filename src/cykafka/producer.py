@@ -111,13 +111,18 @@ class Producer(NativeProducer):
             lib.pop(key, None)
         if inspect_interval_ms is None:
             inspect_interval_ms = _inspector.default_interval_ms()
-        if type(inspect_interval_ms) is bool or not isinstance(inspect_interval_ms, int) \
-                or inspect_interval_ms < 0:
-            raise ValueError(f"inspect_interval_ms must be an int >= 0, "
-                             f"not {inspect_interval_ms!r}")
+        if (
+            type(inspect_interval_ms) is bool
+            or not isinstance(inspect_interval_ms, int)
+            or inspect_interval_ms < 0
+        ):
+            raise ValueError(
+                f"inspect_interval_ms must be an int >= 0, not {inspect_interval_ms!r}"
+            )
         user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
         stats_ms, native_stats_cb = _inspector.stats_setup(
-            user_stats_ms, inspect_interval_ms, stats_cb)
+            user_stats_ms, inspect_interval_ms, stats_cb
+        )
         if stats_ms:
             lib["statistics.interval.ms"] = str(stats_ms)
         self._config = lib
@@ -187,8 +192,7 @@ class Producer(NativeProducer):
         every ``interval`` s (the ``max_rows`` busiest partitions) when ``file``
         (default stdout) is a terminal or a rich ``console`` is given, else one plain
         line every ``log_interval`` s."""
-        with _inspector.live_view(lambda: [self], interval, console, file, log_interval,
-                                  max_rows):
+        with _inspector.live_view(lambda: [self], interval, console, file, log_interval, max_rows):
             yield self
 
     # -- transactions -------------------------------------------------------

@@ -377,7 +377,8 @@ def read_raw_log(
     servers = mock.bootstrap_servers if isinstance(mock, MockCluster) else mock
     parts = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
     md = AdminClient({"bootstrap.servers": servers, "log_level": 3}).list_topics(
-        topic, timeout=timeout)
+        topic, timeout=timeout
+    )
     t = md.topics.get(topic)
     if t is None or t.error is not None:
         raise ValueError(f"read_raw_log: topic {topic!r}: {t.error if t else 'not found'}")
@@ -434,9 +435,7 @@ class PartitionReport:
 
     @property
     def ok(self) -> bool:
-        return not (
-            self.inversions or self.duplicates or self.losses or self.misreported_offsets
-        )
+        return not (self.inversions or self.duplicates or self.losses or self.misreported_offsets)
 
 
 @dataclass
@@ -499,11 +498,16 @@ class OrderingReport:
             f"  written {self.written}, inversions {self.inversions} "
             f"({self.reordered_messages} messages out of order), duplicates "
             f"{self.duplicates}, losses {self.losses}, failed {self.failed}"
-            + (f", misreported offsets {self.misreported_offsets}" if self.misreported_offsets else ""),
+            + (
+                f", misreported offsets {self.misreported_offsets}"
+                if self.misreported_offsets
+                else ""
+            ),
         ]
         if self.errors:
             lines.append(
-                "  delivery errors: " + ", ".join(f"{k} x{v}" for k, v in sorted(self.errors.items()))
+                "  delivery errors: "
+                + ", ".join(f"{k} x{v}" for k, v in sorted(self.errors.items()))
             )
         for p in sorted(self.partitions.values(), key=lambda p: p.partition):
             lines.append(

@@ -89,8 +89,12 @@ def main(argv: list[str] | None = None) -> int:
                 gc.collect()
                 samples.append(rss_mb())
                 blocks.append(sys.getallocatedblocks())
-                print(f"round {r:4d}  sent {sent:>10,}  rss {samples[-1]:8.1f} MB  "
-                      f"python blocks {blocks[-1]:,}", file=sys.stderr, flush=True)
+                print(
+                    f"round {r:4d}  sent {sent:>10,}  rss {samples[-1]:8.1f} MB  "
+                    f"python blocks {blocks[-1]:,}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         elapsed = time.monotonic() - t0
         gc.collect()
         w = min(2, len(samples) - 1)
@@ -98,16 +102,25 @@ def main(argv: list[str] | None = None) -> int:
         growth = samples[-1] - warm
         block_growth = blocks[-1] - blocks[w]
         result = {
-            "messages": sent, "delivered": delivered, "failed": failed,
-            "lost": sent - delivered - failed, "seconds": round(elapsed, 1),
-            "rss_mb_after_warmup": round(warm, 1), "rss_mb_end": round(samples[-1], 1),
-            "rss_mb_max": round(max(samples), 1), "rss_growth_mb": round(growth, 1),
+            "messages": sent,
+            "delivered": delivered,
+            "failed": failed,
+            "lost": sent - delivered - failed,
+            "seconds": round(elapsed, 1),
+            "rss_mb_after_warmup": round(warm, 1),
+            "rss_mb_end": round(samples[-1], 1),
+            "rss_mb_max": round(max(samples), 1),
+            "rss_growth_mb": round(growth, 1),
             "python_blocks_growth": block_growth,
             "sampled_futures_still_referenced_by_extension": held,
         }
-        ok = (growth < args.max_growth_mb and block_growth < 20_000 and held == 0
-              and failed == 0
-              and result["lost"] == 0)
+        ok = (
+            growth < args.max_growth_mb
+            and block_growth < 20_000
+            and held == 0
+            and failed == 0
+            and result["lost"] == 0
+        )
         result["ok"] = ok
         print(json.dumps(result))
         if args.json:

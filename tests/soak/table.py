@@ -37,6 +37,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
         env["PYTHONPATH"] = str(ROOT / "src")
     return env
 
+
 SUITES = [
     ("tests/test_reliability.py", {}),
     ("tests/test_fuzz.py", {}),
@@ -78,8 +79,11 @@ def merge(rows: list[dict]) -> list[dict]:
         for k, v in r.items():
             if k in ("item", "command"):
                 continue
-            if k in ("tried", "lost", "failed_reported", "refused") and \
-                    isinstance(v, int) and isinstance(m.get(k), int):
+            if (
+                k in ("tried", "lost", "failed_reported", "refused")
+                and isinstance(v, int)
+                and isinstance(m.get(k), int)
+            ):
                 m[k] += v
             elif k == "rc":
                 m[k] = m.get(k) or v
@@ -95,10 +99,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--soak", action="store_true", help="also the long runs")
     ap.add_argument("--json", help="write the rows here too")
-    ap.add_argument("--valgrind", metavar="DIR",
-                    help="include the memcheck row tests/soak/valgrind.sh wrote to DIR/row.json "
-                         "(its $OUT, default /tmp/cykafka-valgrind); skipped with a message "
-                         "if there is none")
+    ap.add_argument(
+        "--valgrind",
+        metavar="DIR",
+        help="include the memcheck row tests/soak/valgrind.sh wrote to DIR/row.json "
+        "(its $OUT, default /tmp/cykafka-valgrind); skipped with a message "
+        "if there is none",
+    )
     args = ap.parse_args()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as d:
@@ -108,38 +115,48 @@ def main() -> int:
             rows += merge(run_pytest(spec, env, log))
     if args.soak:
         print("running the 10 M-message RSS soak ...", file=sys.stderr, flush=True)
-        out = subprocess.run([PY, "tests/soak/rss_soak.py"], cwd=ROOT, capture_output=True,
-                             text=True, env=_env({}))
+        out = subprocess.run(
+            [PY, "tests/soak/rss_soak.py"], cwd=ROOT, capture_output=True, text=True, env=_env({})
+        )
         res = json.loads(out.stdout.strip().splitlines()[-1])
-        rows.append({"item": "memory soak: produce + produce_batch, RSS flat, futures freed",
-                     "tried": res["messages"], "lost": res["lost"],
-                     "failed_reported": res["failed"], "rc": out.returncode,
-                     "rss_mb": f"{res['rss_mb_after_warmup']} -> {res['rss_mb_end']} "
-                               f"(max {res['rss_mb_max']})",
-                     "python_blocks_growth": res["python_blocks_growth"],
-                     "command": "python tests/soak/rss_soak.py"})
+        rows.append(
+            {
+                "item": "memory soak: produce + produce_batch, RSS flat, futures freed",
+                "tried": res["messages"],
+                "lost": res["lost"],
+                "failed_reported": res["failed"],
+                "rc": out.returncode,
+                "rss_mb": f"{res['rss_mb_after_warmup']} -> {res['rss_mb_end']} "
+                f"(max {res['rss_mb_max']})",
+                "python_blocks_growth": res["python_blocks_growth"],
+                "command": "python tests/soak/rss_soak.py",
+            }
+        )
     if args.valgrind:
         vg = Path(args.valgrind) / "row.json"
         if vg.exists():
             rows.append(json.loads(vg.read_text()))
         else:
-            print(f"no valgrind row at {vg}: run tests/soak/valgrind.sh first",
-                  file=sys.stderr)
+            print(f"no valgrind row at {vg}: run tests/soak/valgrind.sh first", file=sys.stderr)
     print("| fault / input class | tried | lost | failed (reported) | notes | command |")
     print("|---|---:|---:|---:|---|---|")
     for r in rows:
-        extras = {k: v for k, v in r.items()
-                  if k not in ("item", "tried", "lost", "failed_reported", "command", "rc")}
+        extras = {
+            k: v
+            for k, v in r.items()
+            if k not in ("item", "tried", "lost", "failed_reported", "command", "rc")
+        }
         note = ", ".join(f"{k}={v}" for k, v in extras.items())
         if r.get("rc"):
             note = f"**FAILED (rc {r['rc']})** " + note
-        print(f"| {r['item']} | {r['tried']:,} | {r['lost']} | {r['failed_reported']:,} | "
-              f"{note} | `{r['command']}` |")
+        print(
+            f"| {r['item']} | {r['tried']:,} | {r['lost']} | {r['failed_reported']:,} | "
+            f"{note} | `{r['command']}` |"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     # "lost" is "-" where no messages are counted (the valgrind row).
-    return 1 if any((isinstance(r["lost"], int) and r["lost"]) or r.get("rc")
-                    for r in rows) else 0
+    return 1 if any((isinstance(r["lost"], int) and r["lost"]) or r.get("rc") for r in rows) else 0
 
 
 if __name__ == "__main__":

@@ -58,10 +58,15 @@ def examples(text: str, limit: int = 6) -> list[str]:
     prefix = f"=={pid.group(1)}==" if pid else "=="
     out = []
     for b in re.split(rf"\n{re.escape(prefix)} \n", text):
-        if re.search(r"Invalid|Mismatched free|double free|uninitialised|Conditional jump"
-                     r"|definitely lost", b) and (
-                re.search(r"_native[^ )]*\.so|_native\.c|\.pxi", b)
-                or "librdkafka" in b or "rd_kafka" in b):
+        if re.search(
+            r"Invalid|Mismatched free|double free|uninitialised|Conditional jump"
+            r"|definitely lost",
+            b,
+        ) and (
+            re.search(r"_native[^ )]*\.so|_native\.c|\.pxi", b)
+            or "librdkafka" in b
+            or "rd_kafka" in b
+        ):
             out.append(b[:4000])
             if len(out) >= limit:
                 break
@@ -76,12 +81,11 @@ def tests_run(pytest_output: str | None) -> int:
     return sum(int(n) for n, what in re.findall(r"(\d+) (passed|failed|error)", text)[-3:])
 
 
-def row(counts: collections.Counter[tuple[str, str]], tried: int, log: str,
-        command: str) -> dict:
+def row(counts: collections.Counter[tuple[str, str]], tried: int, log: str, command: str) -> dict:
     ours = {k: counts.get(("cykafka", k), 0) for k in KINDS}
     return {
         "item": "valgrind memcheck: errors in cykafka's extension (invalid reads/writes, "
-                "bad frees, uninitialised use, definite leaks)",
+        "bad frees, uninitialised use, definite leaks)",
         "tried": tried,
         "lost": "-",
         "failed_reported": 0,
@@ -99,14 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log", help="the memcheck log of the pytest process")
     ap.add_argument("--pytest-output", help="pytest's output (for the count of tests run)")
     ap.add_argument("--row", help="write the reliability-table row (JSON) here")
-    ap.add_argument("--command", default="tests/soak/valgrind.sh",
-                    help="the command shown in the table row")
+    ap.add_argument(
+        "--command", default="tests/soak/valgrind.sh", help="the command shown in the table row"
+    )
     args = ap.parse_args(argv)
     text = open(args.log, errors="replace").read()
     counts = classify(text)
     print(f"valgrind memcheck log: {args.log}")
-    for line in re.findall(r"(?:ERROR SUMMARY|definitely lost|indirectly lost|possibly lost"
-                           r"|in use at exit): .*", text)[-5:]:
+    for line in re.findall(
+        r"(?:ERROR SUMMARY|definitely lost|indirectly lost|possibly lost"
+        r"|in use at exit): .*",
+        text,
+    )[-5:]:
         print(" ", line)
     print("error blocks by owner and kind:")
     for (owner, kind), n in sorted(counts.items()):
@@ -117,12 +125,17 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * 72)
         print(e)
     ours = sum(n for (owner, _), n in counts.items() if owner == "cykafka")
-    print("RESULT:", "clean (nothing attributed to cykafka)" if ours == 0
-          else f"{ours} error block(s) in cykafka's extension")
+    print(
+        "RESULT:",
+        "clean (nothing attributed to cykafka)"
+        if ours == 0
+        else f"{ours} error block(s) in cykafka's extension",
+    )
     if args.row:
         with open(args.row, "w") as fh:
-            json.dump(row(counts, tests_run(args.pytest_output), args.log,
-                          args.command.strip()), fh)
+            json.dump(
+                row(counts, tests_run(args.pytest_output), args.log, args.command.strip()), fh
+            )
     return 1 if ours else 0
 
 
