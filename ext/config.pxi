@@ -1,14 +1,4 @@
-# config.pxi -- turning a Python dict into an rd_kafka_conf_t, and secrets.
-
-import re as _re
-
-# Keys whose values are secrets: the documented ones and anything that says so.
-_SECRET_KEY = _re.compile(r"password|secret|ssl\.key\.pem|sasl\.oauthbearer\.config",
-                          _re.IGNORECASE)
-
-
-def _is_secret_key(str key):
-    return _SECRET_KEY.search(key) is not None
+# config.pxi -- turning a Python dict into an rd_kafka_conf_t.
 
 
 cdef bytes _conf_value(str key, object value):
@@ -31,8 +21,10 @@ cdef bytes _conf_value(str key, object value):
                            f"{type(value).__name__} is not a str, int, float or bool")
 
 
-cdef rd_kafka_conf_t *_new_conf(dict config) except NULL:
-    """A new rd_kafka_conf_t holding ``config``; the caller owns it."""
+cdef rd_kafka_conf_t *_new_conf(dict config, tuple secrets=()) except NULL:
+    """A new rd_kafka_conf_t holding ``config``; the caller owns it.  ``secrets``
+    (found by cykafka.config.secrets, the one rule for what is secret) are masked
+    in librdkafka's error text, longest first."""
     cdef char errstr[512]
     cdef rd_kafka_conf_t *conf = rd_kafka_conf_new()
     cdef rd_kafka_conf_res_t res
@@ -48,8 +40,8 @@ cdef rd_kafka_conf_t *_new_conf(dict config) except NULL:
             res = rd_kafka_conf_set(conf, bkey, bvalue, errstr, sizeof(errstr))
             if res != RD_KAFKA_CONF_OK:
                 reason = errstr.decode(errors="replace")
-                if _is_secret_key(key):
-                    reason = reason.replace(bvalue.decode(errors="replace"), "***")
+                for secret in secrets:
+                    reason = reason.replace(secret, "***")
                 raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
                                        f"config property {key!r}: {reason}")
     except BaseException:

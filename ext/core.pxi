@@ -115,8 +115,9 @@ cdef class _Core:
     cdef start(self, dict config, double max_block_s, object error_cb, object stats_cb,
                tuple secrets):
         cdef char errstr[512]
-        cdef rd_kafka_conf_t *conf = _new_conf(config)
+        cdef rd_kafka_conf_t *conf
         self.secrets = tuple(s for s in secrets if s)
+        conf = _new_conf(config, self.secrets)
         try:
             _conf_set(conf, "log.queue", "true")
             if _conf_lookup(conf, "delivery.report.only.error") == "true":

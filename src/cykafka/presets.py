@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Union
 
-from .config import canonical, normalise_value
+from .config.properties import canonical, normalise_value
 
 __all__ = [
     "INT32_MAX",

@@ -14,37 +14,16 @@ from ._load import load_native
 load_native()  # finds librdkafka before the import below needs it
 
 from ._native import KafkaError, NativeProducer  # noqa: E402
-from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
+from .config import mask_secrets, resolve, secret_values  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector import AccumulatorSnapshot
 
 __all__ = ["Producer"]
 
-#: Java's producer default for max.block.ms.
-DEFAULT_MAX_BLOCK_MS = 60000
 
 # Callables a confluent-kafka style config may carry; librdkafka cannot take them.
 _CALLBACK_KEYS = ("error_cb", "stats_cb")
-
-
-def _idempotent(lib: Mapping[str, Any]) -> bool:
-    """Whether librdkafka will run this config's idempotent producer (transactional.id
-    implies it)."""
-    if str(lib.get("transactional.id", "")).strip():
-        return str(lib.get("enable.idempotence", "true")).lower() != "false"
-    return str(lib.get("enable.idempotence", "false")).lower() == "true"
-
-
-# An idempotent producer sends nothing until it has a producer id, which librdkafka's
-# PID state machine requests on a 500 ms timer, and only from a broker that is already
-# connected.  With sparse connections (librdkafka's default: "only connect to brokers
-# it needs to communicate with") nothing connects the leader until that timer asks, so
-# the first delivery waited 0.5-1.0 s on every new producer (measured against Tansu:
-# 0.50-1.00 s in 10 of 10 starts; 0.01 s in 7 of 10 with enable.sparse.connections=false,
-# 0.5 s in the rest).  Short-lived producers (an import, a Spark task) paid it each
-# time, so cykafka turns sparse connections off for idempotent producers unless the
-# config says otherwise.
 
 
 class Producer(NativeProducer):
@@ -96,19 +75,14 @@ class Producer(NativeProducer):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
         self._preset = _presets.parse(preset) if preset else []
         self._given = given
-        # Translate first, then lay the preset under it, as explain() does: an explicit
-        # Java key (partitioner.class) must override the preset's librdkafka key for the
-        # same property (partitioner), not collide with it.
-        lib, self._notes = translate(given)
         if preset:
-            lib, _ = translate(_presets.apply(lib, preset))
-        if _idempotent(lib):
-            lib.setdefault("enable.sparse.connections", "false")
-        max_block_ms = float(lib.pop("max.block.ms", DEFAULT_MAX_BLOCK_MS))
-        if max_block_ms < 0:
-            raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
-        for key in CYKAFKA_KEYS:
-            lib.pop(key, None)
+            _presets.apply(given, preset)  # a preset's required keys (transactional.id)
+        # The one resolver (cykafka.config.resolve) lays presets under the config, translates
+        # Java names and adds cykafka's defaults; explain() reads the same result.
+        self._resolved = resolve(given, self._preset)
+        self._resolved.warn(stacklevel=2)
+        lib = self._resolved.librdkafka()
+        max_block_ms = self._resolved.max_block_ms
         if inspect_interval_ms is None:
             inspect_interval_ms = _inspector.default_interval_ms()
         if (
@@ -127,7 +101,7 @@ class Producer(NativeProducer):
             lib["statistics.interval.ms"] = str(stats_ms)
         self._config = lib
         self._started_at = time.monotonic()  # the inspector's first delivery rate
-        secrets = tuple(str(v) for k, v in lib.items() if is_secret_key(k) and v)
+        secrets = tuple(secret_values(lib))
         self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
         _inspector.producer_created(self)
 

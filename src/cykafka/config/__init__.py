@@ -1,0 +1,61 @@
+"""Producer configuration: the resolver, Java-name translation and secret masking.
+
+Pure Python and import-light so the CLI and tests can use it without the extension.
+"""
+
+from __future__ import annotations
+
+from .java import (
+    JAVA_ONLY_KEYS,
+    JAVA_PRODUCER_KEYS,
+    SAME_MEANING,
+    ConfigWarning,
+    Note,
+    Translation,
+    translate,
+    translate_detailed,
+)
+from .properties import (
+    ALIASES,
+    CYKAFKA_KEYS,
+    LIBRDKAFKA_PROPERTIES,
+    RANGES,
+    canonical,
+    normalise_value,
+)
+from .resolve import (
+    DEFAULT_MAX_BLOCK_MS,
+    LIBRDKAFKA_DEFAULTS,
+    ResolvedConfig,
+    Setting,
+    Source,
+    resolve,
+)
+from .secrets import is_secret_key, mask_secrets, redact, secret_values
+
+__all__ = [
+    "ALIASES",
+    "CYKAFKA_KEYS",
+    "DEFAULT_MAX_BLOCK_MS",
+    "JAVA_ONLY_KEYS",
+    "JAVA_PRODUCER_KEYS",
+    "LIBRDKAFKA_DEFAULTS",
+    "LIBRDKAFKA_PROPERTIES",
+    "RANGES",
+    "SAME_MEANING",
+    "ConfigWarning",
+    "Note",
+    "ResolvedConfig",
+    "Setting",
+    "Source",
+    "Translation",
+    "canonical",
+    "is_secret_key",
+    "mask_secrets",
+    "normalise_value",
+    "redact",
+    "resolve",
+    "secret_values",
+    "translate",
+    "translate_detailed",
+]

@@ -1,0 +1,216 @@
+"""The one place the effective producer configuration is worked out.
+
+``resolve(config, preset=...)`` layers, from the bottom up: librdkafka's defaults (and its
+automatic adjustments for idempotence), cykafka's defaults, the presets, and the user's
+config (Java names translated).  The result is immutable and records where every value
+came from, so the Producer, ``explain``, the importer and ``write_kafka`` all see the
+same configuration and ``explain`` can say why each value is what it is.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal, Optional
+
+from .. import presets as _presets
+from .java import ConfigWarning, Note, translate_detailed
+from .properties import CYKAFKA_KEYS, canonical
+from .secrets import mask_secrets
+
+__all__ = [
+    "DEFAULT_MAX_BLOCK_MS",
+    "INT32_MAX",
+    "LIBRDKAFKA_DEFAULTS",
+    "ResolvedConfig",
+    "Setting",
+    "Source",
+    "resolve",
+]
+
+INT32_MAX = 2147483647
+
+#: Java's producer default for max.block.ms (a cykafka key: librdkafka has none).
+DEFAULT_MAX_BLOCK_MS = 60000
+
+#: librdkafka 2.16 defaults that matter for guarantees, by canonical property name
+#: (CONFIGURATION.md, checked against rd_kafka_conf_dump() of the bundled runtime).
+LIBRDKAFKA_DEFAULTS: Mapping[str, str] = MappingProxyType(
+    {
+        "request.required.acks": "-1",
+        "enable.idempotence": "false",
+        "enable.gapless.guarantee": "false",
+        "max.in.flight.requests.per.connection": "1000000",
+        "message.send.max.retries": str(INT32_MAX),
+        "message.timeout.ms": "300000",
+        "queue.buffering.max.ms": "5",
+        "request.timeout.ms": "30000",
+        "retry.backoff.ms": "100",
+        "retry.backoff.max.ms": "1000",
+        "batch.num.messages": "10000",
+        "batch.size": "1000000",
+        "partitioner": "consistent_random",
+        "sticky.partitioning.linger.ms": "10",
+        "transaction.timeout.ms": "60000",
+        "queuing.strategy": "fifo",
+        "statistics.interval.ms": "0",
+    }
+)
+
+# CONFIGURATION.md, enable.idempotence: "The following configuration properties are
+# adjusted automatically (if not modified by the user) when idempotence is enabled:
+# max.in.flight.requests.per.connection=5, retries=INT32_MAX, acks=all".
+_IDEMPOTENCE_ADJUSTS: Mapping[str, str] = MappingProxyType(
+    {
+        "max.in.flight.requests.per.connection": "5",
+        "message.send.max.retries": str(INT32_MAX),
+        "request.required.acks": "-1",
+    }
+)
+
+#: user: set by the caller under its librdkafka name; translated: set by the caller under
+#: a Java name (``origin`` names it); preset: a preset's (``origin``); default: cykafka's
+#: or librdkafka's own (``origin`` says which).
+Source = Literal["user", "translated", "preset", "default"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One property's effective value and where it came from."""
+
+    value: str
+    source: Source
+    #: The caller's key (translated), the preset name (preset), "cykafka" or
+    #: "librdkafka" (default), or the key itself (user).
+    origin: str
+
+    def describe(self) -> str:
+        if self.source == "user":
+            return "config"
+        if self.source == "translated":
+            return f"from {self.origin}"
+        if self.source == "preset":
+            return f"preset {self.origin}"
+        return f"{self.origin} default"
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The effective configuration: what librdkafka gets, plus provenance."""
+
+    #: Explicit properties, by the name handed to librdkafka.
+    settings: Mapping[str, Setting]
+    presets: tuple[str, ...]
+    #: What translation did to the caller's Java names (``warn`` ones are behaviour changes).
+    notes: tuple[Note, ...]
+    max_block_ms: float
+
+    def librdkafka(self) -> dict[str, str]:
+        """The properties for ``rd_kafka_conf_set`` (cykafka's own keys removed)."""
+        return {k: s.value for k, s in self.settings.items() if k not in CYKAFKA_KEYS}
+
+    def masked(self) -> dict[str, str]:
+        """:meth:`librdkafka` safe to print."""
+        return mask_secrets(self.librdkafka())
+
+    def explicit(self, name: str) -> Optional[tuple[str, Setting]]:
+        """(key as written, Setting) of the explicit property ``name`` (any alias)."""
+        canon = canonical(name)
+        for key, s in self.settings.items():
+            if canonical(key) == canon:
+                return key, s
+        return None
+
+    @property
+    def transactional(self) -> bool:
+        found = self.explicit("transactional.id")
+        return found is not None and bool(found[1].value.strip())
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether librdkafka runs the idempotent producer (transactional.id implies it)."""
+        found = self.explicit("enable.idempotence")
+        if found is not None:
+            return found[1].value.strip().lower() == "true"
+        return self.transactional
+
+    def effective(self, name: str) -> Setting:
+        """``name``'s value in force: explicit, or librdkafka's (adjusted) default."""
+        found = self.explicit(name)
+        if found is not None:
+            return found[1]
+        canon = canonical(name)
+        if canon == "enable.idempotence" and self.transactional:
+            return Setting("true", "default", "librdkafka (implied by transactional.id)")
+        if self.idempotent and canon in _IDEMPOTENCE_ADJUSTS:
+            return Setting(
+                _IDEMPOTENCE_ADJUSTS[canon], "default", "librdkafka (adjusted for idempotence)"
+            )
+        if canon == "message.timeout.ms" and self.transactional:
+            # "The message timeout is automatically adjusted to transaction.timeout.ms if
+            # transactional.id is configured."
+            return Setting(
+                self.effective("transaction.timeout.ms").value,
+                "default",
+                "librdkafka (= transaction.timeout.ms)",
+            )
+        if canon not in LIBRDKAFKA_DEFAULTS:
+            raise KeyError(f"{name}: not set and no librdkafka default recorded for it")
+        return Setting(LIBRDKAFKA_DEFAULTS[canon], "default", "librdkafka")
+
+    def warn(self, stacklevel: int = 2) -> None:
+        """Raise a :class:`ConfigWarning` for each behaviour change made in translation."""
+        for note in self.notes:
+            if note.warn:
+                warnings.warn(note.text, ConfigWarning, stacklevel=stacklevel + 1)
+
+
+def resolve(config: Optional[Mapping[str, Any]] = None, preset: Any = None) -> ResolvedConfig:
+    """Resolve ``config`` (librdkafka or Java names) with ``preset`` (a name, "a+b", a
+    list, or None) into the configuration a Producer runs with.
+
+    Raises ValueError for unknown or incompatible presets, untranslatable Java keys and
+    two spellings of one property with different values.  Does not check a preset's
+    required keys (``presets.apply`` does, ``explain`` reports it).
+    """
+    translation = translate_detailed(config or {})
+    settings: dict[str, Setting] = {}
+    for key, value in translation.config.items():
+        src = translation.origin[key]
+        settings[key] = (
+            Setting(value, "user", key) if src == key else Setting(value, "translated", src)
+        )
+    chosen = _presets.parse(preset)
+    user_canon = {canonical(k) for k in settings}
+    for name in chosen:
+        for key, value in translate_detailed(_presets.describe(name).settings).config.items():
+            canon = canonical(key)
+            if canon in user_canon:
+                continue
+            owner = next((k for k in settings if canonical(k) == canon), None)
+            if owner is not None:
+                if not _presets._same(settings[owner].value, value, canon):
+                    raise ValueError(
+                        f"presets {settings[owner].origin!r} and {name!r} are incompatible: "
+                        f"{settings[owner].origin} sets {owner}={settings[owner].value}, "
+                        f"{name} sets {key}={value}"
+                    )
+                continue
+            settings[key] = Setting(value, "preset", name)
+    resolved = ResolvedConfig(MappingProxyType(settings), tuple(chosen), (), DEFAULT_MAX_BLOCK_MS)
+    # An idempotent producer sends nothing until it has a producer id, which librdkafka
+    # requests on a 500 ms timer and only from an already connected broker; with sparse
+    # connections the first delivery waited 0.5-1.0 s on every new producer (measured
+    # against Tansu: 10 of 10 starts).  Short-lived producers (an import, a Spark task)
+    # paid it each time.
+    if resolved.idempotent and "enable.sparse.connections" not in settings:
+        settings["enable.sparse.connections"] = Setting("false", "default", "cykafka")
+    max_block = settings.get("max.block.ms")
+    max_block_ms = float(max_block.value) if max_block else DEFAULT_MAX_BLOCK_MS
+    if max_block_ms < 0:
+        raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
+    return ResolvedConfig(
+        MappingProxyType(settings), tuple(chosen), tuple(translation.notes), max_block_ms
+    )
