@@ -7,7 +7,10 @@ from hypothesis import strategies as st
 from cykafka.config import (
     CYKAFKA_KEYS,
     JAVA_ONLY_KEYS,
+    JAVA_PRODUCER_KEYS,
     LIBRDKAFKA_PROPERTIES,
+    SAME_MEANING,
+    ConfigWarning,
     mask_secrets,
     redact,
     translate,
@@ -208,3 +211,90 @@ def test_mask_secrets_never_returns_a_secret_anywhere(secrets: dict, plain: dict
         for v in masked.values():
             assert value not in v
         assert value not in redact(" ".join(map(str, cfg.values())), cfg)
+
+
+# -- values the Java client takes but librdkafka refuses --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("java", "expected"),
+    [
+        ({"batch.size": 0}, {"batch.num.messages": "1"}),
+        ({"linger.ms": 1000000}, {"linger.ms": "900000"}),
+        ({"retry.backoff.ms": 0}, {"retry.backoff.ms": "1"}),
+        (
+            {"ssl.endpoint.identification.algorithm": ""},
+            {"ssl.endpoint.identification.algorithm": "none"},
+        ),
+    ],
+)
+def test_java_values_librdkafka_refuses_are_mapped_with_a_warning(
+    java: dict, expected: dict
+) -> None:
+    out, notes = translate(java)
+    assert out == expected
+    (key,) = java
+    assert any(n.startswith(key) and "->" in n for n in notes), notes
+    librdkafka_accepts(out)
+
+
+def test_request_timeout_zero_is_refused_in_java_terms() -> None:
+    with pytest.raises(ValueError, match=r"request.timeout.ms=0: with the Java client"):
+        translate({"request.timeout.ms": 0})
+
+
+def test_compression_level_applies_only_to_the_selected_codec() -> None:
+    out, notes = translate({"compression.type": "gzip", "compression.lz4.level": 9})
+    assert out == {"compression.type": "gzip"}
+    assert any("compression.lz4.level=9 dropped" in n for n in notes)
+    # Both levels given (legal in Java): the selected codec's wins, mapped into range.
+    out, notes = translate(
+        {"compression.type": "lz4", "compression.gzip.level": 5, "compression.lz4.level": 17}
+    )
+    assert out == {"compression.type": "lz4", "compression.level": "12"}
+    assert any("compression.lz4.level=17 -> compression.level=12" in n for n in notes)
+    librdkafka_accepts(out)
+
+
+_SAMPLE = {
+    "enable.idempotence": "true",
+    "enable.metrics.push": "true",
+    "partitioner.ignore.keys": "true",
+    "partitioner.adaptive.partitioning.enable": "true",
+    "auto.include.jmx.reporter": "true",
+    "sasl.oauthbearer.header.urlencode": "true",
+    "compression.type": "gzip",
+    "acks": "all",
+    "security.protocol": "PLAINTEXT",
+    "client.dns.lookup": "use_all_dns_ips",
+    "metadata.recovery.strategy": "rebootstrap",
+    "ssl.endpoint.identification.algorithm": "https",
+    "ssl.keystore.type": "PKCS12",
+    "sasl.mechanism": "PLAIN",
+    "partitioner.class": JAVA_DP,
+    "bootstrap.servers": "127.0.0.1:1",
+}
+
+
+@pytest.mark.parametrize("key", sorted(JAVA_PRODUCER_KEYS))
+def test_no_java_property_passes_through_unexplained(key: str) -> None:
+    """Each Java producer property is refused with a reason naming it, or reaches
+    librdkafka only as a property librdkafka knows, with a note where the meaning or
+    default differs."""
+    try:
+        out, notes = translate({key: _SAMPLE.get(key, "1")})
+    except ValueError as e:
+        assert key in str(e)
+        return
+    assert set(out) <= LIBRDKAFKA_PROPERTIES | CYKAFKA_KEYS, out
+    if key not in SAME_MEANING:
+        assert any(key in n for n in notes), (key, notes)
+
+
+def test_translation_warnings_reach_the_user(recwarn: pytest.WarningsRecorder) -> None:
+    from cykafka import Producer
+
+    with pytest.warns(ConfigWarning, match="batch.size=0"):
+        p = Producer({"bootstrap.servers": "127.0.0.1:1", "batch.size": 0})
+    p.close(0)
+    assert p.config["batch.num.messages"] == "1" and "batch.size" not in p.config

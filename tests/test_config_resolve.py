@@ -1,0 +1,62 @@
+"""The one resolver: presets + user config + Java translation + defaults, with provenance."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from cykafka import Producer
+from cykafka.config import ResolvedConfig, resolve
+
+
+def test_provenance_per_property() -> None:
+    r = resolve(
+        {"retries": 3, "linger.ms": 7, "bootstrap.servers": "127.0.0.1:1"},
+        "ordered+java_compatible",
+    )
+    s = r.settings
+    assert (s["message.send.max.retries"].source, s["message.send.max.retries"].origin) == (
+        "translated",
+        "retries",
+    )
+    assert (s["linger.ms"].source, s["linger.ms"].value) == ("user", "7")
+    assert (s["partitioner"].source, s["partitioner"].origin) == ("preset", "java_compatible")
+    assert (s["enable.idempotence"].source, s["enable.idempotence"].origin) == ("preset", "ordered")
+    assert (s["enable.sparse.connections"].source, s["enable.sparse.connections"].origin) == (
+        "default",
+        "cykafka",
+    )
+    assert r.effective("request.timeout.ms").describe() == "librdkafka default"
+    assert r.presets == ("ordered", "java_compatible")
+
+
+def test_resolved_config_is_immutable() -> None:
+    r = resolve({"acks": "all"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.presets = ()  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        r.settings["acks"] = r.settings["acks"]  # type: ignore[index]
+
+
+def test_the_producer_runs_what_the_resolver_says() -> None:
+    cfg = {"bootstrap.servers": "127.0.0.1:1", "buffer.memory": 1 << 20, "sasl.password": "pw"}
+    with Producer(cfg, preset="ordered") as p:
+        # statistics.interval.ms is the inspector's, added at construction
+        running = {k: v for k, v in p.config.items() if k != "statistics.interval.ms"}
+        assert running == resolve(cfg, "ordered").masked()
+        assert isinstance(p._resolved, ResolvedConfig)
+
+
+def test_transactional_implies_idempotence_and_timeout() -> None:
+    r = resolve({"transactional.id": "t", "transaction.timeout.ms": 30000})
+    assert r.idempotent and r.transactional
+    assert r.effective("message.timeout.ms").value == "30000"
+    assert r.effective("max.in.flight").value == "5"
+
+
+def test_max_block_ms_is_cykafka_s() -> None:
+    r = resolve({"max.block.ms": 5})
+    assert r.max_block_ms == 5 and "max.block.ms" not in r.librdkafka()
+    with pytest.raises(ValueError, match="max.block.ms"):
+        resolve({"max.block.ms": -1})
