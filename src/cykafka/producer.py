@@ -126,7 +126,7 @@ class Producer(NativeProducer):
         """What this producer's config guarantees (see :func:`cykafka.explain`)."""
         from .explain import explain
 
-        return explain(self._given, preset=self._preset or None)
+        return explain(self._resolved)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self)} pending"

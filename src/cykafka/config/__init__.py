@@ -25,6 +25,7 @@ from .properties import (
 )
 from .resolve import (
     DEFAULT_MAX_BLOCK_MS,
+    INT32_MAX,
     LIBRDKAFKA_DEFAULTS,
     ResolvedConfig,
     Setting,
@@ -37,6 +38,7 @@ __all__ = [
     "ALIASES",
     "CYKAFKA_KEYS",
     "DEFAULT_MAX_BLOCK_MS",
+    "INT32_MAX",
     "JAVA_ONLY_KEYS",
     "JAVA_PRODUCER_KEYS",
     "LIBRDKAFKA_DEFAULTS",
