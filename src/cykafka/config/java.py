@@ -561,7 +561,11 @@ def translate_detailed(java_config: Mapping[str, Any]) -> Translation:
                 continue
             t.put(key, *mapped)
             if key in _SAME_NAME_NOTES:
-                t.note(key, _SAME_NAME_NOTES[key](mapped[1]), warn=key in _SAME_NAME_WARN)
+                # max.in.flight matters only at 1, where a Java user expects order.
+                warn = key in _SAME_NAME_WARN and (
+                    key != "max.in.flight.requests.per.connection" or mapped[1].strip() == "1"
+                )
+                t.note(key, _SAME_NAME_NOTES[key](mapped[1]), warn=warn)
             elif key not in LIBRDKAFKA_PROPERTIES:
                 t.note(
                     key,
