@@ -1,0 +1,463 @@
+"""The ordering harness: produce numbered messages through faults, read them back, count
+what went wrong."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Union
+
+from .._load import load_native
+from .log import LogRecord, RawRecord, read_log, read_raw_log
+from .mock import MockCluster
+
+_native = load_native()
+
+__all__ = ["FaultAction", "Faults", "OrderingReport", "PartitionReport", "verify_ordering"]
+
+# ---------------------------------------------------------------------------
+# The ordering harness
+# ---------------------------------------------------------------------------
+
+#: A fault action: called with the MockCluster (e.g. ``lambda m: m.set_broker_down(1)``).
+FaultAction = Callable[[MockCluster], Any]
+#: ``[(after_n_messages, action), ...]`` or ``fn(mock, n_produced)`` called every
+#: ``fault_every`` messages.
+Faults = Union[Sequence[tuple[int, FaultAction]], Callable[[MockCluster, int], Any], None]
+
+
+@dataclass
+class PartitionReport:
+    """What one partition's log shows."""
+
+    partition: int
+    #: Messages produced whose key landed here (by the delivery report).
+    produced: int = 0
+    #: Records in the log from this run.
+    written: int = 0
+    #: Places where a key's sequence goes backwards in offset order: each is one
+    #: "an earlier batch was written after a later one" event.
+    inversions: int = 0
+    #: Messages written after a higher-sequence message of the same key.
+    reordered_messages: int = 0
+    #: Extra copies: a sequence number written more than once.
+    duplicates: int = 0
+    #: Neither written nor reported failed (includes "delivered" but missing).
+    losses: int = 0
+    #: Reported failed by their delivery report.
+    failed: int = 0
+    #: Reported failed, yet written (librdkafka's POSSIBLY_PERSISTED case).
+    failed_but_written: int = 0
+    #: Reported delivered at an offset that holds a different record.
+    misreported_offsets: int = 0
+    #: Extra copies with the first copy's (producer id, epoch, sequence): a retry that a
+    #: real broker answers with DUPLICATE_SEQUENCE_NUMBER instead of appending it, but
+    #: librdkafka's mock appends again.  Not counted in ``duplicates``.
+    mock_duplicates: int = 0
+    #: Delivered, absent, and the partition's raw log shows a sequence gap for the
+    #: producer: the mock accepted a batch after missing sequences, which a real broker
+    #: refuses (OUT_OF_ORDER_SEQUENCE_NUMBER) and librdkafka then never acks the missing
+    #: ones.  A loss the mock cannot confirm; not counted in ``losses``.
+    unconfirmed_losses: int = 0
+    #: Absent from the consumer's read but present in the raw log: a read-back artefact.
+    unread: int = 0
+    #: First few (key, offset, sequence, previous-highest-sequence) inversions.
+    inversion_examples: list[tuple[Any, int, int, int]] = field(default_factory=list)
+    #: First few (key, sequence, offsets) duplicates.
+    duplicate_examples: list[tuple[Any, int, list[int]]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.inversions or self.duplicates or self.losses or self.misreported_offsets)
+
+    @property
+    def mock_artefacts(self) -> int:
+        return self.mock_duplicates + self.unconfirmed_losses + self.unread
+
+
+@dataclass
+class OrderingReport:
+    """The outcome of :func:`verify_ordering`: per partition and in total."""
+
+    topic: str
+    messages: int
+    keys: int
+    partitions: dict[int, PartitionReport]
+    config: dict[str, Any]
+    elapsed: float = 0.0
+    #: Delivery reports still missing after the flush timeout (counted as failed).
+    undelivered: int = 0
+    #: Delivery errors by librdkafka error name.
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def _sum(self, attr: str) -> int:
+        return sum(getattr(p, attr) for p in self.partitions.values())
+
+    @property
+    def inversions(self) -> int:
+        return self._sum("inversions")
+
+    @property
+    def reordered_messages(self) -> int:
+        return self._sum("reordered_messages")
+
+    @property
+    def duplicates(self) -> int:
+        return self._sum("duplicates")
+
+    @property
+    def losses(self) -> int:
+        return self._sum("losses")
+
+    @property
+    def failed(self) -> int:
+        return self._sum("failed")
+
+    @property
+    def written(self) -> int:
+        return self._sum("written")
+
+    @property
+    def misreported_offsets(self) -> int:
+        return self._sum("misreported_offsets")
+
+    @property
+    def mock_duplicates(self) -> int:
+        return self._sum("mock_duplicates")
+
+    @property
+    def unconfirmed_losses(self) -> int:
+        return self._sum("unconfirmed_losses")
+
+    @property
+    def unread(self) -> int:
+        return self._sum("unread")
+
+    @property
+    def ok(self) -> bool:
+        """No inversions, duplicates, losses or misreported offsets.  (Reported
+        failures are not "not ok": the application was told.)"""
+        return all(p.ok for p in self.partitions.values())
+
+    def __str__(self) -> str:
+        verdict = "OK" if self.ok else "NOT OK"
+        lines = [
+            f"OrderingReport {verdict}: {self.messages} messages, {self.keys} key(s) -> "
+            f"{self.topic!r}, {len(self.partitions)} partition(s), {self.elapsed:.2f} s",
+            f"  written {self.written}, inversions {self.inversions} "
+            f"({self.reordered_messages} messages out of order), duplicates "
+            f"{self.duplicates}, losses {self.losses}, failed {self.failed}"
+            + (
+                f", misreported offsets {self.misreported_offsets}"
+                if self.misreported_offsets
+                else ""
+            ),
+        ]
+        if self.mock_duplicates or self.unconfirmed_losses or self.unread:
+            lines.append(
+                "  mock artefacts (not counted above): "
+                f"{self.mock_duplicates} same-sequence re-appends a real broker drops, "
+                f"{self.unconfirmed_losses} delivered-but-absent after a sequence gap a real "
+                f"broker refuses, {self.unread} absent from the consumer read but in the log"
+            )
+        if self.errors:
+            lines.append(
+                "  delivery errors: "
+                + ", ".join(f"{k} x{v}" for k, v in sorted(self.errors.items()))
+            )
+        for p in sorted(self.partitions.values(), key=lambda p: p.partition):
+            lines.append(
+                f"  [{p.partition}] produced {p.produced} written {p.written} inversions "
+                f"{p.inversions} duplicates {p.duplicates} losses {p.losses} failed {p.failed}"
+                + (f" failed-but-written {p.failed_but_written}" if p.failed_but_written else "")
+            )
+            for key, off, seq, prev in p.inversion_examples:
+                lines.append(
+                    f"      inversion: key {key!r} seq {seq} at offset {off}, after seq {prev}"
+                )
+            for key, seq, offs in p.duplicate_examples:
+                lines.append(f"      duplicate: key {key!r} seq {seq} at offsets {offs}")
+        return "\n".join(lines)
+
+
+def _keys_arg(keys: Union[int, Sequence[Any], None]) -> list[Optional[bytes]]:
+    if keys is None:
+        return [None]
+    if isinstance(keys, bool):
+        raise TypeError("keys must be a count, a sequence of keys, or None")
+    if isinstance(keys, int):
+        if keys < 1:
+            raise ValueError(f"keys must be >= 1, not {keys}")
+        return [f"key-{i}".encode() for i in range(keys)]
+    out = [k.encode() if isinstance(k, str) else (None if k is None else bytes(k)) for k in keys]
+    if not out or len(set(out)) != len(out):
+        raise ValueError("keys must be non-empty and distinct")
+    return out
+
+
+def _schedule(
+    faults: Faults, messages: int, fault_every: int
+) -> Callable[[MockCluster, int], None]:
+    """A function called with the count of messages produced so far."""
+    if faults is None:
+        return lambda mock, n: None
+    if callable(faults):
+        fn = faults
+
+        def every(mock: MockCluster, n: int) -> None:
+            if n and n % fault_every == 0:
+                fn(mock, n)
+
+        return every
+    plan = sorted(((int(n), a) for n, a in faults), key=lambda x: x[0])
+    for n, a in plan:
+        if not callable(a):
+            raise TypeError(f"fault action at {n} is not callable: {a!r}")
+    idx = [0]
+
+    def at(mock: MockCluster, n: int) -> None:
+        while idx[0] < len(plan) and plan[idx[0]][0] <= n:
+            plan[idx[0]][1](mock)
+            idx[0] += 1
+
+    return at
+
+
+def verify_ordering(
+    producer_config: Mapping[str, Any],
+    mock: MockCluster,
+    messages: int = 2000,
+    keys: Union[int, Sequence[Any], None] = 1,
+    topic: Optional[str] = None,
+    partitions: int = 1,
+    faults: Faults = None,
+    preset: Any = None,
+    *,
+    fault_every: int = 100,
+    flush_timeout: float = 60.0,
+    heal: bool = True,
+    warmup: bool = True,
+) -> OrderingReport:
+    """Produce ``messages`` sequence-numbered messages through a ``cykafka.Producer``
+    built from ``producer_config`` (+ ``preset``) against ``mock``, read the
+    partitions back, and report inversions, duplicates, losses and failures.
+
+    Message ``i`` has key ``keys[i % len(keys)]`` (``keys``: a count, a list, or
+    None for unkeyed messages) and carries its per-key sequence number in its
+    value.  ``faults`` runs fault actions during production (see :data:`Faults`);
+    with ``heal`` (default) the cluster is healed after the last message so the
+    flush can finish.  ``topic`` defaults to a fresh one with ``partitions``
+    partitions.  With ``warmup`` (default) one unnumbered record per partition
+    is delivered first, so the producer is connected when the run starts.
+    """
+    from ..producer import Producer
+
+    if messages < 1:
+        raise ValueError(f"messages must be >= 1, not {messages}")
+    key_list = _keys_arg(keys)
+    nkeys = len(key_list)
+    run = uuid.uuid4().hex[:8]
+    if topic is None:
+        topic = f"cykafka-verify-{run}"
+        mock.create_topic(topic, partitions, 1)
+    else:
+        try:
+            mock.create_topic(topic, partitions, 1)
+        except _native.KafkaError as exc:
+            if exc.name != "TOPIC_ALREADY_EXISTS":
+                raise
+    tick = _schedule(faults, messages, fault_every)
+    config = {**producer_config, "bootstrap.servers": mock.bootstrap_servers}
+    config.setdefault("log_level", 3)
+
+    # index -> (error name or None, partition, offset); filled on the event thread.
+    outcome: list[Optional[tuple[Optional[str], int, int]]] = [None] * messages
+
+    def recorder(i: int) -> Callable[[Any, Any], None]:
+        def cb(exc: Any, md: Any) -> None:
+            outcome[i] = (None if exc is None else exc.name, md.partition, md.offset)
+
+        return cb
+
+    start = time.monotonic()
+    producer = Producer(config, preset=preset)
+    try:
+        if warmup:
+            # Connected, with the leaders known, before the first fault fires:
+            # otherwise every message is queued before the first connection
+            # and faults scheduled "during" the run hit an idle producer.
+            for p in range(partitions):
+                producer.produce(topic, b"warmup", partition=p).result(flush_timeout)
+        for i in range(messages):
+            tick(mock, i)
+            k = i % nkeys
+            producer.produce(
+                topic,
+                f"{run}:{k}:{i // nkeys}".encode(),
+                key=key_list[k],
+                on_delivery=recorder(i),
+            )
+        tick(mock, messages)
+        if heal:
+            mock.heal()
+        producer.flush(flush_timeout)
+        applied = producer.config
+        idempotent = producer._resolved.idempotent
+    finally:
+        # Whatever is still undelivered is purged: its reports say so (failed).
+        producer.close(0)
+    elapsed = time.monotonic() - start
+
+    nparts = max(partitions, 1 + max((o[1] for o in outcome if o is not None), default=0))
+    log = read_log(mock, topic, nparts)
+    # The raw log carries each batch's producer id, epoch and sequence: what tells a mock
+    # artefact from a real duplicate or loss.  Only uncompressed and gzip are parsed.
+    try:
+        raw: Optional[list[RawRecord]] = read_raw_log(mock, topic, nparts)
+    except ValueError:
+        raw = None
+    return _analyse(topic, run, messages, key_list, outcome, log, applied, elapsed, raw, idempotent)
+
+
+def _analyse(
+    topic: str,
+    run: str,
+    messages: int,
+    key_list: list[Optional[bytes]],
+    outcome: list[Optional[tuple[Optional[str], int, int]]],
+    log: list[LogRecord],
+    config: dict[str, Any],
+    elapsed: float,
+    raw: Optional[list[RawRecord]] = None,
+    idempotent: bool = False,
+) -> OrderingReport:
+    nkeys = len(key_list)
+    reports: dict[int, PartitionReport] = {}
+
+    def part(p: int) -> PartitionReport:
+        if p not in reports:
+            reports[p] = PartitionReport(p)
+        return reports[p]
+
+    # Where each (key index, seq) was written: list of (partition, offset).
+    written: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    by_partition: dict[int, list[tuple[int, int, int]]] = {}  # p -> [(offset, k, seq)]
+    at_offset: dict[tuple[int, int], tuple[int, int]] = {}
+    prefix = run.encode() + b":"
+    for rec in log:
+        if rec.value is None or not rec.value.startswith(prefix):
+            continue  # another run's record on a shared topic
+        _, k_text, seq_text = rec.value.decode().split(":")
+        ks = (int(k_text), int(seq_text))
+        written.setdefault(ks, []).append((rec.partition, rec.offset))
+        by_partition.setdefault(rec.partition, []).append((rec.offset, ks[0], ks[1]))
+        at_offset[(rec.partition, rec.offset)] = ks
+        part(rec.partition).written += 1
+
+    # Where each key's messages went (for attributing failures without a partition).
+    key_partition: dict[int, int] = {}
+    for i, o in enumerate(outcome):
+        if o is not None and o[1] >= 0 and o[0] is None:
+            key_partition.setdefault(i % nkeys, o[1])
+
+    raw_ids, gaps = _raw_identities(raw or [], prefix)
+    errors: dict[str, int] = {}
+    undelivered = 0
+    for i, o in enumerate(outcome):
+        k, seq = i % nkeys, i // nkeys
+        if o is None:
+            undelivered += 1
+            o = ("(no delivery report)", -1, -1)
+        err, p, off = o
+        if p < 0:
+            p = key_partition.get(k, written.get((k, seq), [(-1, -1)])[0][0])
+        pr = part(p)
+        pr.produced += 1
+        copies = written.get((k, seq), [])
+        if err is not None:
+            errors[err] = errors.get(err, 0) + 1
+            pr.failed += 1
+            if copies:
+                pr.failed_but_written += 1
+        elif not copies:
+            value = f"{run}:{k}:{seq}".encode()
+            if value in raw_ids:
+                pr.unread += 1
+            elif idempotent and gaps.get(p, 0) > 0:
+                pr.unconfirmed_losses += 1
+            else:
+                pr.losses += 1
+        if err is None and off >= 0 and at_offset.get((p, off)) != (k, seq):
+            pr.misreported_offsets += 1
+        if len(copies) > 1:
+            ids = raw_ids.get(f"{run}:{k}:{seq}".encode(), [])
+            # Copies sharing the first copy's (producer id, epoch, sequence) are retries
+            # a real broker would not have appended; a copy without a sequence or with
+            # another identity is a real duplicate.
+            same = sum(1 for ident in ids[1:] if ident == ids[0] and ident[2] >= 0) if ids else 0
+            same = min(same, len(copies) - 1)
+            pr.mock_duplicates += same
+            if len(copies) - 1 - same == 0:
+                continue
+            pr.duplicates += len(copies) - 1 - same
+            if len(pr.duplicate_examples) < 5:
+                pr.duplicate_examples.append((key_list[k], seq, sorted(o for _, o in copies)))
+
+    for p, recs in by_partition.items():
+        pr = part(p)
+        recs.sort()
+        highest: dict[int, int] = {}
+        seen: set[tuple[int, int]] = set()
+        last: dict[int, int] = {}
+        for off, k, seq in recs:
+            if (k, seq) in seen:
+                continue  # a duplicate copy: counted as a duplicate, not an inversion
+            seen.add((k, seq))
+            top = highest.get(k, -1)
+            if seq < top:
+                pr.reordered_messages += 1
+            if seq < last.get(k, -1):
+                pr.inversions += 1
+                if len(pr.inversion_examples) < 5:
+                    pr.inversion_examples.append((key_list[k], off, seq, last[k]))
+            last[k] = seq
+            highest[k] = max(top, seq)
+
+    return OrderingReport(
+        topic=topic,
+        messages=messages,
+        keys=nkeys,
+        partitions=reports,
+        config=dict(config),
+        elapsed=elapsed,
+        undelivered=undelivered,
+        errors=errors,
+    )
+
+
+def _raw_identities(
+    raw: list[RawRecord], prefix: bytes
+) -> tuple[dict[bytes, list[tuple[int, int, int]]], dict[int, int]]:
+    """Per value of this run: the (producer id, epoch, sequence) of each stored copy in
+    offset order; per partition: how many sequence numbers are missing between the
+    first and last sequence of a producer id and epoch (a gap a real broker refuses)."""
+    ids: dict[bytes, list[tuple[int, int, int]]] = {}
+    seqs: dict[tuple[int, int, int], set[int]] = {}
+    for rec in sorted(raw, key=lambda r: (r.partition, r.offset)):
+        if rec.control is not None or rec.value is None:
+            continue
+        if rec.sequence >= 0:
+            seqs.setdefault((rec.partition, rec.producer_id, rec.producer_epoch), set()).add(
+                rec.sequence
+            )
+        if rec.value.startswith(prefix):
+            ids.setdefault(rec.value, []).append(
+                (rec.producer_id, rec.producer_epoch, rec.sequence)
+            )
+    gaps: dict[int, int] = {}
+    for (partition, _, _), found in seqs.items():
+        missing = max(found) - min(found) + 1 - len(found)
+        gaps[partition] = gaps.get(partition, 0) + missing
+    return ids, gaps
