@@ -1,7 +1,7 @@
 """What the accumulator inspector costs a producer: N messages through ``produce_batch``
 without it (``inspect_interval_ms=0``, no view) and with the live view at 4 Hz (statistics
 every 250 ms, a rich view rendered to a terminal-like console that writes nowhere), in one
-run, alternating to spread drift.  The issue's budget is 5 %.
+run, alternating to spread drift.  The budget is 5 %.
 
     python bench/inspector_overhead.py [--bootstrap HOST:PORT] [-n N] [--size BYTES]
 

@@ -1,4 +1,4 @@
-"""Memory checks of issue 3 (run by bench/run.py; also runs on its own).
+"""Memory checks (run by bench/run.py; also runs on its own).
 
 ``python bench/memory.py [--bootstrap HOST:PORT] [--futures N] [--mem-count N] [--size B]``
 

@@ -1,4 +1,4 @@
-"""cykafka benchmark (issue 3): every line side by side against one local broker.
+"""cykafka benchmark: every line side by side against one local broker.
 
 ``./run bench [--count N] [--size B] [--repeat R] [--json PATH] [--only NAME ...]``
 
@@ -11,7 +11,7 @@ topic, with ``linger.ms=5``; its delivery reports must account for all N
 messages, or the line fails loudly.  Prints a table with each line's best run
 (msgs/s, MB/s of payload), its ratio to the C floor of the same idempotence
 setting and, for the futures/asyncio lines, to confluent-kafka's matching line;
-then the issue's targets with PASS/FAIL; then bench/memory.py's results.  Writes
+then the targets with PASS/FAIL; then bench/memory.py's results.  Writes
 everything as JSON (default bench/results/latest.json).
 
 Exit status: 0 all lines ran and every target passed; 1 a line failed (wrong
@@ -223,7 +223,7 @@ def say(msg: str) -> None:
 
 
 def etl_targets(etl: dict[str, dict]) -> list[dict]:
-    """Issue 6's targets from bench/import_bench.py and bench/spark_sink.py."""
+    """The import and Spark targets from bench/import_bench.py and bench/spark_sink.py."""
     out = []
 
     def add(label: str, value: Optional[float], need: float) -> None:

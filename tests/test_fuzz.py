@@ -1,4 +1,4 @@
-"""Bad input (issue 7): random types and sizes thrown at produce, produce_batch,
+"""Bad input: random types and sizes thrown at produce, produce_batch,
 headers, configs and presets.
 
 The oracle for every call: it raises a clear ``TypeError``/``ValueError`` *and

@@ -1,4 +1,4 @@
-"""The accumulator inspector (issue 5), against librdkafka's mock cluster and a real broker.
+"""The accumulator inspector, against librdkafka's mock cluster and a real broker.
 
 Waiting is always "until the condition holds or a generous deadline passes": no
 assertion depends on how fast anything is.

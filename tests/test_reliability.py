@@ -1,4 +1,4 @@
-"""Faults survived and nothing lost (issue 7): broker restarts and outages, leader
+"""Faults survived and nothing lost: broker restarts and outages, leader
 moves, RTT spikes, fork, Ctrl-C, threads.
 
 Every test accounts for every message: each future ends delivered or failed (a
@@ -102,7 +102,7 @@ MOCK_N = int(os.environ.get("CYKAFKA_RELIABILITY_N", "100000"))
 
 def test_mock_all_brokers_down_then_up_mid_import(read_back) -> None:
     """Broker restart mid-import, ordered preset: Tansu here has no durable storage
-    (notes/tansu.md), so the restart is the mock cluster's brokers going down and
+    (docs/tansu.md), so the restart is the mock cluster's brokers going down and
     coming back; the log survives, so exactly-once in order is checkable."""
     n = MOCK_N
     with MockCluster(3) as mc:
@@ -405,7 +405,7 @@ mc.close()
 print(json.dumps(out), flush=True)
 """
 
-#: Interrupts per call: the issue's 0.5 s bound is asserted on their median (one slow
+#: Interrupts per call: the 0.5 s Ctrl-C bound is asserted on their median (one slow
 #: wake-up on a loaded CI machine is not a finding), the max only as a hang guard.
 CTRL_C_ROUNDS = 5
 
@@ -444,7 +444,7 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
         f"{', '.join(f'{x * 1000:.1f}' for x in latencies)} ms (median {median * 1000:.1f})"
     )
     assert all(r["interrupted"] for r in rounds), rounds
-    assert median < 0.5, latencies  # issue 7's bound
+    assert median < 0.5, latencies  # the Ctrl-C responsiveness bound
     assert latencies[-1] < 2.0, latencies  # and none hangs
     assert final["flush_left"] == 0
     # Every message queued before the interrupts kept its future and was delivered.

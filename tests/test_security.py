@@ -1,7 +1,7 @@
-"""Security (issue 7): TLS and SASL reach the broker through librdkafka's own config
+"""Security: TLS and SASL reach the broker through librdkafka's own config
 keys, a bad CA or a refused login fails with a clear error, and no secret leaks.
 
-What this Tansu build allows (notes/tansu.md) and therefore what is proven here:
+What this Tansu build allows (docs/tansu.md) and therefore what is proven here:
 
 * TLS: Tansu cannot serve TLS.  A TLS-terminating proxy (Python ``ssl``, a
   certificate made with ``openssl`` for this test) sits in front of a plaintext

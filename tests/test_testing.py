@@ -229,7 +229,7 @@ def _stated_range() -> tuple[int, int]:
 
 
 def test_inflight1_without_idempotence_reorders_measured(mock: MockCluster) -> None:
-    """Issue 4's claim, re-measured, against what the explainer's warning says:
+    """The in-flight=1 claim, re-measured, against what the explainer's warning says:
     non-idempotent, in-flight=1, acks=all, 1 partition, batch.num.messages=10, every
     7th Produce fails with NOT_ENOUGH_REPLICAS, 2000 messages.  Measured so far
     (librdkafka 2.16.0 mock): 9-10 inversions with produce() calls arriving

