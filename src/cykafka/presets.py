@@ -136,13 +136,15 @@ _PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="java_compatible",
-            summary="Java client's partitioning for keyed messages (murmur2_random).",
+            summary="Java client's partitioning for keyed messages (murmur2_random); NULL keys differ.",
             settings=MappingProxyType({"partitioner": "murmur2_random"}),
             guarantees=(
                 "Keyed messages go to the partition the Java producer's default partitioner "
                 'would pick (librdkafka: murmur2_random is "functionally equivalent to the '
-                'default partitioner in the Java Producer"); NULL keys are spread. '
-                "Combine with any other preset."
+                'default partitioner in the Java Producer"). NULL keys do NOT follow the '
+                "Java client's KIP-794 uniform sticky partitioner: librdkafka picks a random "
+                "available partition and keeps it for sticky.partitioning.linger.ms (default "
+                "10 ms), then picks again at random. Combine with any other preset."
             ),
         ),
     )
