@@ -360,7 +360,7 @@ def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
 
 
 def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cykafka.inspector as ins
+    import cykafka.inspector.stats as ins
 
     now = [100.0]
     monkeypatch.setattr(ins.time, "monotonic", lambda: now[0])
@@ -500,3 +500,52 @@ def test_cykafka_top_runs_a_script_with_the_view(
     # outside `top`, producers get the default interval again
     with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
         assert p.config["statistics.interval.ms"] == "1000"
+
+
+# --------------------------------------------------------------------------- retries, lag
+
+
+def test_backing_off_while_a_retry_waits_out_retry_backoff(cluster: Any) -> None:
+    """A batch refused with a retriable error goes back to the partition and waits
+    retry.backoff.ms (1.5 s here) before it is sent again: the partition is
+    backing_off then, not ready."""
+    topic = cluster.create_topic("backoff", partitions=1)
+    with mock_producer(cluster, **{"retry.backoff.ms": 1500, "retry.backoff.max.ms": 1500}) as p:
+        warm_up(p, topic, 1)
+        cluster.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"])
+        p.produce_batch(topic, [b"r"] * 10, partitions=[0] * 10)
+        snap = wait_for(
+            p,
+            lambda s: (topic, 0) in s.partitions and s.partitions[(topic, 0)].state != "idle",
+            "the batch waiting",
+        )
+        # From the first statistics that saw the failed request until the retry is sent,
+        # the partition is backing off.
+        seen = set()
+        while p.accumulator().delivered < 11 and snap.stats_count < 200:
+            snap = p.accumulator()
+            seen.add(snap.partitions[(topic, 0)].state)
+            time.sleep(0.05)
+        assert "backing_off" in seen and "ready" not in seen, seen
+        assert p.flush(30) == 0
+
+
+def test_snapshot_after_flush_is_reconciled_with_exact_counters(cluster: Any) -> None:
+    """Statistics lag the exact counters: after flush() returns 0 the last statistics
+    may still show the batch in flight.  The snapshot reconciles them: nothing is
+    queued or in flight, every partition is idle, and the statistics' age is given."""
+    topic = cluster.create_topic("lag", partitions=2)
+    conf = {"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5}
+    with Producer(conf, inspect_interval_ms=300) as p:
+        warm_up(p, topic, 2)
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 2000)
+        p.produce_batch(topic, [b"m"] * 1000, partitions=[0, 1] * 500)
+        wait_for(p, lambda s: s.in_flight_msgs == 1000, "the batch in flight")
+        assert p.flush(30) == 0
+        snap = p.accumulator()
+        assert snap.pending == 0 and snap.delivered == 1002
+        for ps in snap.partitions.values():
+            assert ps.state == "idle" and ps.in_flight_msgs == 0 and ps.waiting_msgs == 0, ps
+            assert ps.delivered == 501 and ps.age_s >= 0
+        assert snap.stats_age_s is not None

@@ -1,0 +1,46 @@
+"""What the inspector reads from a producer: a small statistics-source interface.
+
+The inspector depends on this, not on the Producer class: anything that offers the
+extension's counters and its latest statistics can be inspected, and the producer does
+not need to know the inspector's internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional, Protocol
+
+if TYPE_CHECKING:
+    from .snapshot import AccumulatorSnapshot
+
+__all__ = ["Inspectable", "StatsSource"]
+
+
+class StatsSource(Protocol):
+    """The five reads the inspector makes (``cykafka._native.NativeProducer`` has them)."""
+
+    @property
+    def name(self) -> Optional[str]: ...
+
+    def _counters(self) -> Mapping[str, Any]:
+        """Exact producer-wide counters: produced, delivered, failed, pending,
+        blocked_seconds."""
+        ...
+
+    def _partition_counters(self) -> Mapping[tuple[str, int], tuple[int, int, int]]:
+        """Exact per-partition (delivered, failed, last acked offset)."""
+        ...
+
+    def _last_stats(self) -> tuple[Optional[str], Optional[float], int]:
+        """(latest statistics JSON, monotonic time received, emit count)."""
+        ...
+
+    def _effective_config(self, key: str) -> Optional[str]:
+        """The value librdkafka runs with for ``key`` (after its own adjustments)."""
+        ...
+
+
+class Inspectable(Protocol):
+    """What the live view shows: anything with an accumulator snapshot."""
+
+    def accumulator(self) -> AccumulatorSnapshot: ...
