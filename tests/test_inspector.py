@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -549,3 +550,74 @@ def test_snapshot_after_flush_is_reconciled_with_exact_counters(cluster: Any) ->
             assert ps.state == "idle" and ps.in_flight_msgs == 0 and ps.waiting_msgs == 0, ps
             assert ps.delivered == 501 and ps.age_s >= 0
         assert snap.stats_age_s is not None
+
+
+# --------------------------------------------------------------------------- Java metrics
+
+
+def test_averages_survive_idle_statistics_intervals(cluster: Any) -> None:
+    """Java keeps two 30 s windows: an average is NaN only after a minute without
+    samples, not after one statistics interval without traffic."""
+    cluster.create_topic("idle", 1, 1)
+    with mock_producer(cluster) as p:
+        p.produce_batch("idle", [b"x" * 100] * 200).result(30)
+        fresh(p, lambda s: s.pending == 0, "statistics after the batch")
+        time.sleep(0.3)  # several 50 ms intervals without traffic
+        fresh(p, lambda s: True, "idle statistics")
+        m = p.metrics()
+    for name in ("record-queue-time-avg", "request-latency-avg", "batch-size-avg"):
+        assert not math.isnan(m[name]), (name, m)
+    assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0
+
+
+def test_record_retry_total_counts_record_retries(cluster: Any) -> None:
+    """10 records in one batch, refused 3 times with a retriable error, then written:
+    30 record retries (Java counts records, not requests)."""
+    cluster.create_topic("retry", 1, 1)
+    with mock_producer(cluster, **{"linger.ms": 100, "retry.backoff.ms": 10}) as p:
+        warm_up(p, "retry", 1)
+        cluster.push_request_errors("Produce", ["NOT_ENOUGH_REPLICAS"] * 3)
+        p.produce_batch("retry", [b"r"] * 10).result(30)
+        fresh(p, lambda s: True, "statistics after the retries")
+        m = p.metrics()
+    assert m["record-retry-total"] == 30, m
+    assert m["record-send-total"] == 41  # warm-up + 4 transmissions of 10
+    assert m["record-retry-rate"] > 0 and m["record-error-total"] == 0
+
+
+def test_record_send_rate_is_java_s_windowed_rate(cluster: Any) -> None:
+    """Java's Rate divides by the sampled windows' span, at least one full 30 s window
+    more than the current one: 1000 records sent in the first second read as about
+    1000/31 per second, not 1000."""
+    cluster.create_topic("rate", 1, 1)
+    with mock_producer(cluster) as p:
+        p.produce_batch("rate", [b"x"] * 1000).result(30)
+        fresh(p, lambda s: True, "statistics after the batch")
+        m = p.metrics()
+        elapsed = time.monotonic() - p._started_at
+    assert m["record-send-total"] == 1000
+    assert 1000 / (30 + elapsed + 1) <= m["record-send-rate"] <= 1000 / 30, m
+
+
+def test_size_compression_flush_and_transaction_metrics(cluster: Any) -> None:
+    cluster.create_topic("sizes", 1, 1)
+    conf = {"compression.type": "gzip", "transactional.id": "metrics-tx", "linger.ms": 20}
+    with mock_producer(cluster, **conf) as p:
+        p.init_transactions(30)
+        with p.transaction():
+            p.produce_batch("sizes", [b"a" * 200] * 500)
+        assert p.flush(30) == 0
+        fresh(p, lambda s: True, "statistics after the transaction")
+        m = p.metrics()
+        points = p.metrics_opentelemetry()
+        prom = p.metrics_prometheus()
+    assert m["record-size-avg"] == 200
+    assert 0 < m["compression-rate-avg"] < 0.2, m  # 200 identical bytes compress well
+    assert m["flush-time-ns-total"] > 0
+    for call in ("init", "begin", "commit"):
+        assert m[f"txn-{call}-time-ns-total"] > 0, call
+    assert m["txn-abort-time-ns-total"] == 0
+    names = {pt["name"]: pt for pt in points}
+    assert names["org.apache.kafka.producer.record.send.total"]["monotonic"]
+    assert names["org.apache.kafka.producer.record.size.avg"]["value"] == 200
+    assert "kafka_producer_compression_rate_avg{" in prom

@@ -101,6 +101,9 @@ class Producer(NativeProducer):
             lib["statistics.interval.ms"] = str(stats_ms)
         self._config = lib
         self._started_at = time.monotonic()  # the inspector's first delivery rate
+        # Time spent in flush() and the transaction calls: the Java producer's
+        # flush-time-ns-total and txn-*-time-ns-total (see Producer.metrics()).
+        self._call_ns: dict[str, int] = {}
         secrets = tuple(secret_values(lib))
         self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
         _inspector.producer_created(self)
@@ -144,8 +147,14 @@ class Producer(NativeProducer):
 
     def metrics(self) -> dict[str, float]:
         """The Java producer's metrics (``producer-metrics`` group) that have a
-        librdkafka equivalent, by Java name."""
+        librdkafka equivalent, by Java name, with Java's definitions: averages and
+        rates over two 30 s sampled windows (see :mod:`cykafka.inspector.metrics`)."""
         return _inspector.inspector_of(self).metrics()
+
+    def metrics_opentelemetry(self) -> list[dict[str, Any]]:
+        """:meth:`metrics` as OpenTelemetry data points named as the Java client's
+        (``org.apache.kafka.producer.record.send.rate``...), for an exporter to send."""
+        return _inspector.opentelemetry_points(self.metrics(), self.name or "")
 
     def metrics_prometheus(self) -> str:
         """:meth:`metrics` plus per-partition/broker gauges, as Prometheus text."""
@@ -168,6 +177,36 @@ class Producer(NativeProducer):
         line every ``log_interval`` s."""
         with _inspector.live_view(lambda: [self], interval, console, file, log_interval, max_rows):
             yield self
+
+    # -- timed calls (metrics) ---------------------------------------------------
+
+    @contextlib.contextmanager
+    def _timed(self, call: str) -> Iterator[None]:
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            self._call_ns[call] = self._call_ns.get(call, 0) + time.perf_counter_ns() - start
+
+    def flush(self, timeout: Optional[float] = None) -> int:
+        with self._timed("flush"):
+            return int(super().flush(timeout))
+
+    def init_transactions(self, timeout: float = 30.0) -> None:
+        with self._timed("init_transactions"):
+            super().init_transactions(timeout)
+
+    def begin_transaction(self) -> None:
+        with self._timed("begin_transaction"):
+            super().begin_transaction()
+
+    def commit_transaction(self, timeout: float = 60.0) -> None:
+        with self._timed("commit_transaction"):
+            super().commit_transaction(timeout)
+
+    def abort_transaction(self, timeout: float = 60.0) -> None:
+        with self._timed("abort_transaction"):
+            super().abort_transaction(timeout)
 
     # -- transactions -------------------------------------------------------
 

@@ -46,7 +46,7 @@ statistics interval (the live view takes them) keep it tight.
 from __future__ import annotations
 
 from .live import default_interval_ms, live_view, producer_created, watch_new_producers
-from .metrics import java_metrics, prometheus_text
+from .metrics import JavaMetrics, SampledStat, opentelemetry_points, prometheus_text
 from .snapshot import AccumulatorSnapshot, BrokerSnapshot, EosSnapshot, PartitionSnapshot
 from .source import StatsSource
 from .states import PARTITION_STATES, RULES
@@ -60,13 +60,15 @@ __all__ = [
     "BrokerSnapshot",
     "EosSnapshot",
     "Inspector",
+    "JavaMetrics",
     "PartitionSnapshot",
+    "SampledStat",
     "StatsSource",
     "ThrottledStatsCallback",
     "default_interval_ms",
     "inspector_of",
-    "java_metrics",
     "live_view",
+    "opentelemetry_points",
     "producer_created",
     "prometheus_text",
     "stats_setup",

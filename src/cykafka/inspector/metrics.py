@@ -1,73 +1,266 @@
-"""The Java producer's metrics (``producer-metrics``) from the snapshot and statistics,
-and their Prometheus text form."""
+"""The Java producer's metrics (``producer-metrics``), by Java name and definition.
+
+Java keeps every sampled metric in ``metrics.num.samples`` (2) windows of
+``metrics.sample.window.ms`` (30 s): an average is the mean over the samples still in
+those windows (NaN only when there is none), a rate is their total over the time they
+span, counted as at least one full window more than the current one (the Java client's
+``Rate``).  :class:`SampledStat` does the same with what each statistics emit adds.
+
+Where a figure comes from (librdkafka STATISTICS.md, or the extension's exact counters):
+
+===========================  =================================================================
+record-send-total/-rate      ``txmsgs``: every transmission, retries included (as Java counts
+                             records per produce request); never below the exact deliveries
+record-retry-total/-rate     transmissions beyond each record's first (``txmsgs`` minus the
+                             records sent at least once; exact when the partition is idle)
+record-error-total/-rate     exact: records whose delivery failed
+record-queue-time-avg/-max   broker ``int_latency``: produce() -> request built (ms)
+request-latency-avg/-max     broker ``rtt`` (ms)
+produce-throttle-time-avg    broker ``throttle`` (ms)
+batch-size-avg/-max          topic ``batchsize``: bytes of each MessageSet, compressed
+records-per-request-avg      topic ``batchcnt``
+record-size-avg              ``txmsg_bytes`` / ``txmsgs``: key + value bytes per record sent
+compression-rate-avg         batch bytes (compressed, with framing) / record bytes sent
+flush-time-ns-total          exact: time spent in flush()
+txn-*-time-ns-total          exact: time spent in init/begin/commit/abort_transaction()
+bufferpool-wait-time-ns-total exact: time produce() waited for room in the queue
+===========================  =================================================================
+
+Not offered, because librdkafka exposes nothing to compute them from: ``record-size-max``
+(its statistics keep no per-record maximum), ``buffer-exhausted-total`` and
+``waiting-threads`` (the extension counts the time produce() waits, not the waits or
+the waiting threads).  librdkafka's window statistics cover one statistics interval; an
+interval is sampled when a snapshot or metrics() reads it, so callers polling less often
+than ``statistics.interval.ms`` sample some intervals, not all.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .snapshot import AccumulatorSnapshot, PartitionSnapshot
 
-__all__ = ["java_metrics", "prometheus_text"]
+__all__ = [
+    "SAMPLES",
+    "WINDOW_S",
+    "JavaMetrics",
+    "SampledStat",
+    "opentelemetry_points",
+    "prometheus_text",
+]
+
+#: The Java client's defaults: metrics.sample.window.ms=30000, metrics.num.samples=2.
+WINDOW_S = 30.0
+SAMPLES = 2
 
 
-# --------------------------------------------------------------------------- Java metrics
+@dataclass
+class _Sample:
+    start: float
+    count: float = 0.0
+    total: float = 0.0
+    max: float = -math.inf
 
 
-def _weighted_avg(windows: list[Mapping[str, Any]]) -> Optional[float]:
-    n = sum(int(w.get("cnt", 0)) for w in windows)
-    if not n:
-        return None
-    return sum(float(w.get("avg", 0)) * int(w.get("cnt", 0)) for w in windows) / n
+class SampledStat:
+    """Java's SampledStat: ``samples`` windows of ``window_s``; older data expires."""
+
+    def __init__(self, window_s: float = WINDOW_S, samples: int = SAMPLES) -> None:
+        self.window_s = window_s
+        self.samples = samples
+        self._samples: list[_Sample] = []
+
+    def _purge(self, now: float) -> None:
+        horizon = self.window_s * self.samples
+        self._samples = [s for s in self._samples if now - s.start < horizon]
+
+    def record(
+        self, total: float, now: float, count: float = 1.0, peak: Optional[float] = None
+    ) -> None:
+        """Add ``count`` events summing to ``total`` (largest ``peak``) at ``now``."""
+        self._purge(now)
+        if not self._samples or now - self._samples[-1].start >= self.window_s:
+            self._samples.append(_Sample(now))
+            del self._samples[: -self.samples]
+        s = self._samples[-1]
+        s.count += count
+        s.total += total
+        if count:
+            s.max = max(s.max, total / count if peak is None else peak)
+
+    def avg(self, now: float) -> float:
+        self._purge(now)
+        count = sum(s.count for s in self._samples)
+        return sum(s.total for s in self._samples) / count if count else math.nan
+
+    def max(self, now: float) -> float:
+        self._purge(now)
+        peaks = [s.max for s in self._samples if s.count]
+        return max(peaks) if peaks else math.nan
+
+    def rate(self, now: float) -> float:
+        """Java's Rate: the live samples' total over the time since the oldest began,
+        padded to at least ``samples - 1`` full windows."""
+        self._purge(now)
+        elapsed = now - self._samples[0].start if self._samples else 0.0
+        full = int(elapsed // self.window_s)
+        if full < self.samples - 1:
+            elapsed += (self.samples - 1 - full) * self.window_s
+        total = sum(s.total for s in self._samples)
+        return total / elapsed if elapsed > 0 else 0.0
 
 
-def java_metrics(snap: AccumulatorSnapshot, st: Mapping[str, Any]) -> dict[str, float]:
-    brokers = [b for b in st.get("brokers", {}).values()]
-    topics = list(st.get("topics", {}).values())
-    out: dict[str, float] = {
-        "buffer-total-bytes": float(snap.max_bytes),
-        "buffer-available-bytes": float(snap.max_bytes - (snap.queued_bytes or 0)),
-        "bufferpool-wait-time-ns-total": snap.blocked_s * 1e9,
-        "record-send-total": float(snap.delivered),
-        "record-error-total": float(snap.failed),
-        "requests-in-flight": float(sum(int(b.get("waitresp_cnt", 0)) for b in brokers)),
-        "record-retry-total": float(sum(int(b.get("txretries", 0)) for b in brokers)),
-        "request-total": float(st.get("tx", 0)),
-        "response-total": float(st.get("rx", 0)),
-        "outgoing-byte-total": float(st.get("tx_bytes", 0)),
-        "incoming-byte-total": float(st.get("rx_bytes", 0)),
-        "connection-count": float(sum(1 for b in brokers if b.get("state") == "UP")),
-    }
-    out["record-send-rate"] = snap.delivery_rate or 0.0
-    out["record-error-rate"] = snap.error_rate or 0.0
-    # An average over a statistics window without samples is NaN, as in the Java
-    # client's Avg stat: the names are always there, a missing figure is not a 0.
-    for name, key, scale in (
-        ("record-queue-time-avg", "int_latency", 1e-3),  # µs -> ms
-        ("request-latency-avg", "rtt", 1e-3),
-        ("produce-throttle-time-avg", "throttle", 1.0),  # already ms
-    ):
-        v = _weighted_avg([b.get(key, {}) for b in brokers])
-        out[name] = math.nan if v is None else v * scale
-    for name, key, scale in (
-        ("record-queue-time-max", "int_latency", 1e-3),
-        ("request-latency-max", "rtt", 1e-3),
-    ):
-        vals = [b.get(key, {}) for b in brokers]
-        vals = [w for w in vals if w.get("cnt")]
-        if vals:
-            out[name] = max(float(w.get("max", 0)) for w in vals) * scale
-    for name, key in (("batch-size-avg", "batchsize"), ("records-per-request-avg", "batchcnt")):
-        v = _weighted_avg([t.get(key, {}) for t in topics])
-        out[name] = math.nan if v is None else v
-    vals = [t.get("batchsize", {}) for t in topics if t.get("batchsize", {}).get("cnt")]
-    if vals:
-        out["batch-size-max"] = max(float(w.get("max", 0)) for w in vals)
-    ages = [int(t.get("metadata_age", 0)) for t in topics]
-    if ages:
-        out["metadata-age"] = max(ages) / 1000.0  # Java: seconds
-    return out
+class JavaMetrics:
+    """The sampled stats of one producer, fed by each statistics emit it sees."""
+
+    def __init__(self, window_s: float = WINDOW_S, samples: int = SAMPLES) -> None:
+        def stat() -> SampledStat:
+            return SampledStat(window_s, samples)
+
+        self.request_latency = stat()
+        self.queue_time = stat()
+        self.throttle = stat()
+        self.batch_size = stat()
+        self.records_per_request = stat()
+        self.record_size = stat()
+        self.compression = stat()
+        self.sends = stat()
+        self.retries = stat()
+        self.errors = stat()
+        self._last: dict[str, float] = {}
+
+    def _delta(self, name: str, value: float) -> float:
+        d = value - self._last.get(name, 0.0)
+        self._last[name] = value
+        return max(d, 0.0)
+
+    def observe_stats(self, st: Mapping[str, Any], now: float) -> None:
+        """One statistics emit: its window stats and the growth of its counters."""
+        for b in st.get("brokers", {}).values():
+            for stat, key, scale in (
+                (self.request_latency, "rtt", 1e-3),  # µs -> ms
+                (self.queue_time, "int_latency", 1e-3),
+                (self.throttle, "throttle", 1.0),  # ms
+            ):
+                _window(stat, b.get(key), scale, now)
+        batch_bytes = 0.0
+        for t in st.get("topics", {}).values():
+            _window(self.batch_size, t.get("batchsize"), 1.0, now)
+            _window(self.records_per_request, t.get("batchcnt"), 1.0, now)
+            batch_bytes += float((t.get("batchsize") or {}).get("sum", 0))
+        sent = self._delta("txmsgs", float(st.get("txmsgs", 0)))
+        sent_bytes = self._delta("txmsg_bytes", float(st.get("txmsg_bytes", 0)))
+        if sent:
+            self.record_size.record(sent_bytes, now, count=sent)
+        if sent_bytes and batch_bytes:
+            self.compression.record(batch_bytes, now, count=sent_bytes)
+
+    def observe_exact(self, failed: int, retries: int, now: float) -> None:
+        for stat, name, value in (
+            (self.errors, "failed", failed),
+            (self.retries, "retries", retries),
+        ):
+            d = self._delta(name, float(value))
+            if d:
+                stat.record(d, now, count=d)
+
+    def values(
+        self,
+        snap: AccumulatorSnapshot,
+        st: Mapping[str, Any],
+        retries: int,
+        calls_ns: Mapping[str, int],
+        now: float,
+    ) -> dict[str, float]:
+        """Every metric by Java name (NaN: no sample in the windows)."""
+        self.observe_exact(snap.failed, retries, now)
+        brokers = list(st.get("brokers", {}).values())
+        # A delivered record was sent at least once: the exact count bounds the
+        # statistics' (older) one from below, so the rate is there from the first call.
+        sent_total = max(float(st.get("txmsgs", 0)), float(snap.delivered))
+        sent = self._delta("sent", sent_total)
+        if sent:
+            self.sends.record(sent, now, count=sent)
+        out: dict[str, float] = {
+            "buffer-total-bytes": float(snap.max_bytes),
+            "buffer-available-bytes": float(snap.max_bytes - (snap.queued_bytes or 0)),
+            "bufferpool-wait-time-ns-total": snap.blocked_s * 1e9,
+            "record-send-total": sent_total,
+            "record-send-rate": self.sends.rate(now),
+            "record-retry-total": float(retries),
+            "record-retry-rate": self.retries.rate(now),
+            "record-error-total": float(snap.failed),
+            "record-error-rate": self.errors.rate(now),
+            "requests-in-flight": float(sum(int(b.get("waitresp_cnt", 0)) for b in brokers)),
+            "request-total": float(st.get("tx", 0)),
+            "response-total": float(st.get("rx", 0)),
+            "outgoing-byte-total": float(st.get("tx_bytes", 0)),
+            "incoming-byte-total": float(st.get("rx_bytes", 0)),
+            "connection-count": float(sum(1 for b in brokers if b.get("state") == "UP")),
+            "record-queue-time-avg": self.queue_time.avg(now),
+            "record-queue-time-max": self.queue_time.max(now),
+            "request-latency-avg": self.request_latency.avg(now),
+            "request-latency-max": self.request_latency.max(now),
+            "produce-throttle-time-avg": self.throttle.avg(now),
+            "produce-throttle-time-max": self.throttle.max(now),
+            "batch-size-avg": self.batch_size.avg(now),
+            "batch-size-max": self.batch_size.max(now),
+            "records-per-request-avg": self.records_per_request.avg(now),
+            "record-size-avg": self.record_size.avg(now),
+            "compression-rate-avg": self.compression.avg(now),
+            "flush-time-ns-total": float(calls_ns.get("flush", 0)),
+        }
+        for call, name in (
+            ("init_transactions", "txn-init-time-ns-total"),
+            ("begin_transaction", "txn-begin-time-ns-total"),
+            ("commit_transaction", "txn-commit-time-ns-total"),
+            ("abort_transaction", "txn-abort-time-ns-total"),
+        ):
+            out[name] = float(calls_ns.get(call, 0))
+        ages = [int(t.get("metadata_age", 0)) for t in st.get("topics", {}).values()]
+        if ages:
+            out["metadata-age"] = max(ages) / 1000.0  # Java: seconds
+        return out
+
+
+def _window(stat: SampledStat, w: Optional[Mapping[str, Any]], scale: float, now: float) -> None:
+    """One librdkafka window stat (values since the previous emit) into ``stat``."""
+    if w and w.get("cnt"):
+        stat.record(
+            float(w.get("sum", 0)) * scale,
+            now,
+            count=float(w["cnt"]),
+            peak=float(w.get("max", 0)) * scale,
+        )
+
+
+#: OpenTelemetry instrument kind by metric name: totals are monotonic sums.
+def _otel_kind(name: str) -> str:
+    return "sum" if name.endswith("-total") else "gauge"
+
+
+def opentelemetry_points(metrics: Mapping[str, float], client_id: str) -> list[dict[str, Any]]:
+    """The metrics as OpenTelemetry data points, named as the Java client's OpenTelemetry
+    bridge (KIP-714) names them: ``org.apache.kafka.producer.<name with dots>``, with a
+    ``client_id`` attribute; totals are cumulative monotonic sums, the rest gauges.
+    NaN values are left out (OpenTelemetry has no "no sample")."""
+    points = []
+    for name, value in sorted(metrics.items()):
+        if math.isnan(value):
+            continue
+        points.append(
+            {
+                "name": "org.apache.kafka.producer." + name.replace("-", "."),
+                "kind": _otel_kind(name),
+                "monotonic": _otel_kind(name) == "sum",
+                "value": value,
+                "attributes": {"client_id": client_id},
+            }
+        )
+    return points
 
 
 def _prom_value(value: float) -> str:

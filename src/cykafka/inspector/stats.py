@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 from ..config import canonical
-from .metrics import java_metrics
+from .metrics import JavaMetrics
 from .snapshot import AccumulatorSnapshot, BrokerSnapshot, EosSnapshot, PartitionSnapshot
 from .source import StatsSource
 from .states import StateInputs, partition_state
@@ -92,6 +92,7 @@ class Inspector:
         # Per partition, a lower bound on transmissions that were retries (see
         # _retry_waiting).
         self._retx_low: dict[tuple[str, int], int] = {}
+        self.java = JavaMetrics()
 
     def _stats(
         self, producer: StatsSource
@@ -108,6 +109,7 @@ class Inspector:
         return self._parsed, received, count
 
     def _note_sample(self, st: dict[str, Any], received: float) -> None:
+        self.java.observe_stats(st, received)
         retried = set()
         for name, b in st.get("brokers", {}).items():
             n = int(b.get("txretries", 0))
@@ -381,10 +383,14 @@ class Inspector:
     # -- metrics ----------------------------------------------------------------
 
     def metrics(self) -> dict[str, float]:
+        """The Java producer's metrics (see :mod:`cykafka.inspector.metrics`)."""
+        producer = self._producer()
         snap = self.snapshot()
+        calls = getattr(producer, "_call_ns", None) or {}
         with self._lock:
             st = self._parsed or {}
-        return java_metrics(snap, st)
+            retries = sum(self._retx_low.values())
+            return self.java.values(snap, st, retries, calls, time.monotonic())
 
 
 def inspector_of(producer: StatsSource) -> Inspector:
