@@ -595,3 +595,30 @@ def test_memory_soak_small(broker, topic) -> None:
         res["failed"],
         rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}",
     )
+
+
+def test_stuck_idempotent_producer_says_why_and_what_to_do(fresh_broker) -> None:
+    """After a restart that loses the producer state (Tansu's memory storage), the
+    broker refuses the producer id and every epoch librdkafka bumps to, so an 'ordered'
+    producer loops and its messages fail with _MSG_TIMED_OUT only.  The cause reaches
+    on_error (UNKNOWN_PRODUCER_ID, with the remedy); the producer does not recover by
+    itself; a new Producer does."""
+    b = fresh_broker
+    b.create_topic("stuck", partitions=1)
+    errors: list[Exception] = []
+    conf = {"bootstrap.servers": b.bootstrap_servers, "message.timeout.ms": 4000, **QUIET}
+    with cykafka.Producer(conf, preset="ordered", on_error=errors.append) as p:
+        assert p.produce("stuck", b"before").result(30) is not None
+        b.restart(downtime=0.5)
+        b.create_topic("stuck", partitions=1)
+        futs = [p.produce("stuck", b"after-%d" % i) for i in range(20)]
+        assert p.flush(60) == 0
+        assert {f.exception().name for f in futs} == {"_MSG_TIMED_OUT"}
+        again = p.produce("stuck", b"still stuck")
+        p.flush(60)
+        assert again.exception() is not None  # no recovery by itself
+    stuck = [e for e in errors if getattr(e, "name", "") == "UNKNOWN_PRODUCER_ID"]
+    assert len(stuck) == 1, [str(e) for e in errors]
+    assert "create a new Producer" in str(stuck[0]) and "_MSG_TIMED_OUT" in str(stuck[0])
+    with cykafka.Producer(conf, preset="ordered") as fresh:
+        assert fresh.produce("stuck", b"new producer id").result(30) is not None

@@ -15,6 +15,7 @@ load_native()  # finds librdkafka before the import below needs it
 
 from ._native import KafkaError, NativeProducer  # noqa: E402
 from .config import mask_secrets, resolve, secret_values  # noqa: E402
+from .inspector.watchdog import EpochWatch  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector import AccumulatorSnapshot
@@ -94,8 +95,11 @@ class Producer(NativeProducer):
                 f"inspect_interval_ms must be an int >= 0, not {inspect_interval_ms!r}"
             )
         user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
+        # An idempotent producer can loop on epoch bumps that the broker refuses; the
+        # watch says so through on_error (see cykafka.inspector.watchdog).
+        watch = EpochWatch(on_error) if self._resolved.idempotent else None
         stats_ms, native_stats_cb = _inspector.stats_setup(
-            user_stats_ms, inspect_interval_ms, stats_cb
+            user_stats_ms, inspect_interval_ms, stats_cb, watch
         )
         if stats_ms:
             lib["statistics.interval.ms"] = str(stats_ms)

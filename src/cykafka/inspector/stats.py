@@ -423,16 +423,40 @@ class ThrottledStatsCallback:
 
 
 def stats_setup(
-    user_ms: int, inspect_ms: int, stats_cb: Optional[Callable[[str], Any]]
+    user_ms: int,
+    inspect_ms: int,
+    stats_cb: Optional[Callable[[str], Any]],
+    watch: Optional[Callable[[str], Any]] = None,
 ) -> tuple[int, Optional[Callable[[str], Any]]]:
     """(statistics.interval.ms to give librdkafka, callback to give the extension).
 
     The faster of the two intervals wins; the user's callback keeps librdkafka's meaning
-    (never called when the user's interval is 0) and the user's own pace."""
+    (never called when the user's interval is 0) and the user's own pace.  ``watch``
+    (e.g. :class:`~cykafka.inspector.watchdog.EpochWatch`) sees every emit."""
     intervals = [ms for ms in (user_ms, inspect_ms) if ms > 0]
     effective = min(intervals) if intervals else 0
-    if stats_cb is None or user_ms <= 0:
-        return effective, None
-    if effective == user_ms:
-        return effective, stats_cb
-    return effective, ThrottledStatsCallback(stats_cb, user_ms, effective)
+    user: Optional[Callable[[str], Any]] = None
+    if stats_cb is not None and user_ms > 0:
+        user = (
+            stats_cb
+            if effective == user_ms
+            else ThrottledStatsCallback(stats_cb, user_ms, effective)
+        )
+    if watch is None or not effective:
+        return effective, user
+    if user is None:
+        return effective, watch
+    return effective, _Both(watch, user)
+
+
+class _Both:
+    """The watch, then the user's callback (whose exceptions the extension logs)."""
+
+    def __init__(self, watch: Callable[[str], Any], user: Callable[[str], Any]) -> None:
+        self.watch, self.user = watch, user
+
+    def __call__(self, text: str) -> None:
+        try:
+            self.watch(text)
+        finally:
+            self.user(text)
