@@ -298,3 +298,11 @@ def test_translation_warnings_reach_the_user(recwarn: pytest.WarningsRecorder) -
         p = Producer({"bootstrap.servers": "127.0.0.1:1", "batch.size": 0})
     p.close(0)
     assert p.config["batch.num.messages"] == "1" and "batch.size" not in p.config
+
+
+def test_hidden_property_cykafka_sets_is_known() -> None:
+    # librdkafka accepts it although it is hidden from its property list; translate
+    # must not call it unknown (a ConfigWarning on every idempotent producer).
+    out, notes = translate({"enable.sparse.connections": "false"})
+    assert out == {"enable.sparse.connections": "false"} and notes[:-2] == []
+    librdkafka_accepts(out)

@@ -64,6 +64,9 @@ LIBRDKAFKA_PROPERTIES: frozenset[str] = frozenset(
         "enable.idempotence",
         "enable.metrics.push",
         "enable.random.seed",
+        # Hidden (not in rd_kafka_conf_properties_show) but accepted; cykafka's resolver
+        # sets it for idempotent producers.
+        "enable.sparse.connections",
         "enable.sasl.oauthbearer.unsecure.jwt",
         "enable.ssl.certificate.verification",
         "enabled_events",
