@@ -549,7 +549,9 @@ def test_snapshot_after_flush_is_reconciled_with_exact_counters(cluster: Any) ->
         for ps in snap.partitions.values():
             assert ps.state == "idle" and ps.in_flight_msgs == 0 and ps.waiting_msgs == 0, ps
             assert ps.delivered == 501 and ps.age_s >= 0
-        assert snap.stats_age_s is not None
+        assert snap.stats_age_s is not None and snap.queued_bytes == 0
+        for bs in snap.brokers.values():
+            assert bs.in_flight_msgs == 0 and bs.in_flight_requests == 0, bs
 
 
 # --------------------------------------------------------------------------- Java metrics

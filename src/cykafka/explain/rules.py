@@ -303,9 +303,15 @@ def partitioning_rule(f: Facts, d: Draft) -> None:
         d.partitioning = f"{f.partitioner} (not Java-compatible for keyed messages)"
 
 
+#: Keys whose translation note the ordering rule already states more fully.
+_COVERED = frozenset({"max.in.flight.requests.per.connection"})
+
+
 def translation_rule(f: Facts, d: Draft) -> None:
     """What translating Java names did: behaviour changes are warnings, the rest notes."""
     for note in f.r.notes:
+        if note.key in _COVERED:
+            continue
         (d.warnings if note.warn else d.notes).append(note.text)
 
 

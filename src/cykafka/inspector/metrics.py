@@ -20,7 +20,8 @@ produce-throttle-time-avg    broker ``throttle`` (ms)
 batch-size-avg/-max          topic ``batchsize``: bytes of each MessageSet, compressed
 records-per-request-avg      topic ``batchcnt``
 record-size-avg              ``txmsg_bytes`` / ``txmsgs``: key + value bytes per record sent
-compression-rate-avg         batch bytes (compressed, with framing) / record bytes sent
+compression-rate-avg         bytes sent to brokers (``tx_bytes``: compressed batches with their
+                             framing, and the few other requests) / record bytes sent
 flush-time-ns-total          exact: time spent in flush()
 txn-*-time-ns-total          exact: time spent in init/begin/commit/abort_transaction()
 bufferpool-wait-time-ns-total exact: time produce() waited for room in the queue
@@ -29,8 +30,9 @@ bufferpool-wait-time-ns-total exact: time produce() waited for room in the queue
 Not offered, because librdkafka exposes nothing to compute them from: ``record-size-max``
 (its statistics keep no per-record maximum), ``buffer-exhausted-total`` and
 ``waiting-threads`` (the extension counts the time produce() waits, not the waits or
-the waiting threads).  librdkafka's window statistics cover one statistics interval; an
-interval is sampled when a snapshot or metrics() reads it, so callers polling less often
+the waiting threads).  Counters (``txmsgs``, bytes) are cumulative, so nothing is missed between reads;
+librdkafka's window statistics (latencies, batch sizes) cover one statistics interval, and
+an interval is sampled when a snapshot or metrics() reads it, so callers polling less often
 than ``statistics.interval.ms`` sample some intervals, not all.
 """
 
@@ -146,17 +148,17 @@ class JavaMetrics:
                 (self.throttle, "throttle", 1.0),  # ms
             ):
                 _window(stat, b.get(key), scale, now)
-        batch_bytes = 0.0
         for t in st.get("topics", {}).values():
             _window(self.batch_size, t.get("batchsize"), 1.0, now)
             _window(self.records_per_request, t.get("batchcnt"), 1.0, now)
-            batch_bytes += float((t.get("batchsize") or {}).get("sum", 0))
+        # Cumulative counters, so a delta covers every interval since the last one seen.
         sent = self._delta("txmsgs", float(st.get("txmsgs", 0)))
         sent_bytes = self._delta("txmsg_bytes", float(st.get("txmsg_bytes", 0)))
+        wire_bytes = self._delta("tx_bytes", float(st.get("tx_bytes", 0)))
         if sent:
             self.record_size.record(sent_bytes, now, count=sent)
-        if sent_bytes and batch_bytes:
-            self.compression.record(batch_bytes, now, count=sent_bytes)
+        if sent_bytes and wire_bytes:
+            self.compression.record(wire_bytes, now, count=sent_bytes)
 
     def observe_exact(self, failed: int, retries: int, now: float) -> None:
         for stat, name, value in (

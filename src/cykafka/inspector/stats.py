@@ -216,8 +216,14 @@ class Inspector:
         if st:
             self._fill_from_stats(snap, st, per_part, age or 0.0, now)
         if snap.pending == 0:
-            # Exact: nothing is unfinished, whatever older statistics said.
+            # Exact: nothing is unfinished, whatever older statistics said: no message is
+            # queued (bytes) or in a request still awaiting its response.
             snap.partitions = {k: v for k, v in snap.partitions.items() if k[1] >= 0}
+            if snap.queued_bytes is not None:
+                snap.queued_bytes = 0
+            for b in [*snap.brokers.values(), *snap.bootstrap_brokers]:
+                b.in_flight_msgs = b.waiting_msgs = 0
+                b.in_flight_requests = b.waiting_requests = 0
             # Partitions the statistics do not show (none emitted yet: a short import can
             # be over before the first) still get a row from their exact outcomes; with
             # nothing pending, "idle" is exact too.  The leader is not known without them.
