@@ -173,3 +173,10 @@ def test_null_key_partitioning_is_stated_as_measured() -> None:
                 spaced.append(p.produce(topic, b"y").result(10).partition)
                 time.sleep(3 * linger_ms / 1000)
             assert len(set(spaced)) > 1, spaced
+
+
+def test_translation_changes_appear_in_explain() -> None:
+    g = explain({"batch.size": 0, "compression.type": "gzip", "compression.lz4.level": 3})
+    assert any(w.startswith("batch.size=0 (Java: no batching)") for w in g.warnings)
+    assert any("compression.lz4.level=3 dropped" in w for w in g.warnings)
+    assert any(n.startswith("enable.idempotence not set") for n in g.notes)

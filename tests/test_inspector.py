@@ -361,7 +361,7 @@ def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
 
 
 def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cykafka.inspector.stats as ins
+    import cykafka.inspector.callbacks as ins
 
     now = [100.0]
     monkeypatch.setattr(ins.time, "monotonic", lambda: now[0])

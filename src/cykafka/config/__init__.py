@@ -6,15 +6,13 @@ Pure Python and import-light so the CLI and tests can use it without the extensi
 from __future__ import annotations
 
 from .java import (
-    JAVA_ONLY_KEYS,
-    JAVA_PRODUCER_KEYS,
-    SAME_MEANING,
     ConfigWarning,
     Note,
     Translation,
     translate,
     translate_detailed,
 )
+from .java_names import JAVA_ONLY_KEYS, JAVA_PRODUCER_KEYS, SAME_MEANING
 from .properties import (
     ALIASES,
     CYKAFKA_KEYS,

@@ -45,12 +45,13 @@ statistics interval (the live view takes them) keep it tight.
 
 from __future__ import annotations
 
+from .callbacks import ThrottledStatsCallback, stats_setup
 from .live import default_interval_ms, live_view, producer_created, watch_new_producers
 from .metrics import JavaMetrics, SampledStat, opentelemetry_points, prometheus_text
 from .snapshot import AccumulatorSnapshot, BrokerSnapshot, EosSnapshot, PartitionSnapshot
 from .source import StatsSource
 from .states import PARTITION_STATES, RULES
-from .stats import DEFAULT_INTERVAL_MS, Inspector, ThrottledStatsCallback, inspector_of, stats_setup
+from .stats import DEFAULT_INTERVAL_MS, Inspector, inspector_of
 
 __all__ = [
     "DEFAULT_INTERVAL_MS",

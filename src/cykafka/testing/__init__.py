@@ -26,9 +26,10 @@ API, SUBJECT TO CHANGE OR REMOVAL"); this module is for tests only.
 
 from __future__ import annotations
 
-from .harness import FaultAction, Faults, OrderingReport, PartitionReport, verify_ordering
+from .harness import FaultAction, Faults, verify_ordering
 from .log import LogRecord, RawRecord, committed_view, read_log, read_raw_log
 from .mock import API_KEYS, MockCluster, error_code
+from .report import OrderingReport, PartitionReport
 
 __all__ = [
     "API_KEYS",
