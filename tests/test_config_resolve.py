@@ -60,3 +60,12 @@ def test_max_block_ms_is_cykafka_s() -> None:
     assert r.max_block_ms == 5 and "max.block.ms" not in r.librdkafka()
     with pytest.raises(ValueError, match="max.block.ms"):
         resolve({"max.block.ms": -1})
+
+
+def test_front_door_defaults_go_under_presets_and_user() -> None:
+    defaults = {"linger.ms": 50, "acks": "1", "batch.num.messages": 5000}
+    r = resolve({"linger.ms": 7}, "ordered", defaults=defaults, defaults_origin="cykafka import")
+    s = r.settings
+    assert (s["linger.ms"].value, s["linger.ms"].source) == ("7", "user")
+    assert (s["acks"].value, s["acks"].source) == ("all", "preset")
+    assert s["batch.num.messages"].describe() == "cykafka import default"

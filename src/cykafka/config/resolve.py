@@ -167,9 +167,17 @@ class ResolvedConfig:
                 warnings.warn(note.text, ConfigWarning, stacklevel=stacklevel + 1)
 
 
-def resolve(config: Optional[Mapping[str, Any]] = None, preset: Any = None) -> ResolvedConfig:
+def resolve(
+    config: Optional[Mapping[str, Any]] = None,
+    preset: Any = None,
+    *,
+    defaults: Optional[Mapping[str, Any]] = None,
+    defaults_origin: str = "cykafka",
+) -> ResolvedConfig:
     """Resolve ``config`` (librdkafka or Java names) with ``preset`` (a name, "a+b", a
-    list, or None) into the configuration a Producer runs with.
+    list, or None) into the configuration a Producer runs with.  ``defaults`` are a
+    front door's own defaults (e.g. the importer's), laid under the presets and recorded
+    as ``default`` from ``defaults_origin``.
 
     Raises ValueError for unknown or incompatible presets, untranslatable Java keys and
     two spellings of one property with different values.  Does not check a preset's
@@ -199,6 +207,9 @@ def resolve(config: Optional[Mapping[str, Any]] = None, preset: Any = None) -> R
                     )
                 continue
             settings[key] = Setting(value, "preset", name)
+    for key, value in translate_detailed(defaults or {}).config.items():
+        if not any(canonical(k) == canonical(key) for k in settings):
+            settings[key] = Setting(value, "default", defaults_origin)
     resolved = ResolvedConfig(MappingProxyType(settings), tuple(chosen), (), DEFAULT_MAX_BLOCK_MS)
     # An idempotent producer sends nothing until it has a producer id, which librdkafka
     # requests on a 500 ms timer and only from an already connected broker; with sparse
