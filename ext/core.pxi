@@ -78,6 +78,7 @@ cdef class _Core:
     cdef int64_t produced, delivered, failed
     cdef int64_t grouped         # batch messages handed over grouped by partition
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
+    cdef int64_t exhausted       # produce calls refused: the queue stayed full (max.block.ms)
     cdef int64_t max_block_ns
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk
@@ -225,6 +226,7 @@ cdef class _Core:
             return -1
         self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
+            self.exhausted += 1
             raise QueueFullError(
                 RD_KAFKA_RESP_ERR__QUEUE_FULL,
                 f"librdkafka's queue stayed full for max.block.ms "

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+import cykafka
 from cykafka import Producer
 from cykafka.inspector import (
     PARTITION_STATES,
@@ -623,3 +624,25 @@ def test_size_compression_flush_and_transaction_metrics(cluster: Any) -> None:
     assert names["org.apache.kafka.producer.record.send.total"]["monotonic"]
     assert names["org.apache.kafka.producer.record.size.avg"]["value"] == 200
     assert "kafka_producer_compression_rate_avg{" in prom
+
+
+def test_buffer_exhausted_total_counts_refused_produce_calls() -> None:
+    """Java's buffer-exhausted-total: record sends dropped because the buffer stayed
+    full for max.block.ms; here the produce() calls that raised QueueFullError."""
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "queue.buffering.max.messages": 2,
+        "max.block.ms": 0,
+        "log_level": 0,
+    }
+    refused = 0
+    with Producer(conf, inspect_interval_ms=0) as p:
+        futs = []
+        for _ in range(5):
+            try:
+                futs.append(p.produce("t", b"x"))
+            except cykafka.QueueFullError:
+                refused += 1
+        m = p.metrics()
+        p.close(0)
+    assert refused == 3 and m["buffer-exhausted-total"] == 3, m

@@ -101,6 +101,7 @@ class AccumulatorSnapshot:
     failed: int
     pending: int  # produced, outcome not yet known
     blocked_s: float  # total time produce calls waited for room
+    buffer_exhausted: int  # produce calls refused after max.block.ms (QueueFullError)
     # producer-wide fill vs queue.buffering.max.messages / .kbytes
     max_msgs: int
     max_bytes: int
