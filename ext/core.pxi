@@ -79,6 +79,7 @@ cdef class _Core:
     cdef int64_t grouped         # batch messages handed over grouped by partition
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
     cdef int64_t exhausted       # produce calls refused: the queue stayed full (max.block.ms)
+    cdef int waiting             # threads sleeping in wait_room now (changed with the GIL)
     cdef int64_t max_block_ns
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk
@@ -216,11 +217,13 @@ cdef class _Core:
         cdef int64_t start = _now_ns(), now = start
         if deadline[0] == 0:
             deadline[0] = start + self.max_block_ns
+        self.waiting += 1
         with nogil:
             # Nothing wakes us when room appears (the event thread owns the
             # queue), so sleep in short steps; the caller retries its produce.
             usleep(200)
             now = _now_ns()
+        self.waiting -= 1
         self.blocked_ns += now - start
         if PyErr_CheckSignals() == -1:
             return -1

@@ -278,7 +278,7 @@ cdef class NativeProducer:
         return {"pending": max(c.pending, 0), "produced": c.produced,
                 "delivered": c.delivered, "failed": c.failed,
                 "blocked_seconds": c.blocked_ns / 1e9, "grouped": c.grouped,
-                "buffer_exhausted": c.exhausted,
+                "buffer_exhausted": c.exhausted, "waiting_threads": c.waiting,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
 
     def _last_stats(self):

@@ -646,3 +646,35 @@ def test_buffer_exhausted_total_counts_refused_produce_calls() -> None:
         m = p.metrics()
         p.close(0)
     assert refused == 3 and m["buffer-exhausted-total"] == 3, m
+
+
+def test_waiting_threads_counts_threads_blocked_for_room() -> None:
+    import threading
+
+    conf = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "queue.buffering.max.messages": 1,
+        "max.block.ms": 1500,
+        "log_level": 0,
+    }
+    with Producer(conf, inspect_interval_ms=0) as p:
+        p.produce("t", b"fills the queue")
+        outcome: list[BaseException] = []
+
+        def blocked() -> None:
+            try:
+                p.produce("t", b"waits for room")
+            except cykafka.QueueFullError as e:
+                outcome.append(e)
+
+        th = threading.Thread(target=blocked)
+        th.start()
+        seen = 0.0
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and not seen:
+            seen = p.metrics()["waiting-threads"]
+        th.join(10)
+        after = p.metrics()
+        p.close(0)
+    assert seen == 1 and len(outcome) == 1
+    assert after["waiting-threads"] == 0 and after["buffer-exhausted-total"] == 1

@@ -102,6 +102,7 @@ class AccumulatorSnapshot:
     pending: int  # produced, outcome not yet known
     blocked_s: float  # total time produce calls waited for room
     buffer_exhausted: int  # produce calls refused after max.block.ms (QueueFullError)
+    waiting_threads: int  # threads waiting for room in the queue now
     # producer-wide fill vs queue.buffering.max.messages / .kbytes
     max_msgs: int
     max_bytes: int

@@ -203,6 +203,7 @@ class Inspector:
             pending=int(c.get("pending", 0)),
             blocked_s=float(c.get("blocked_seconds", 0.0)),
             buffer_exhausted=int(c.get("buffer_exhausted", 0)),
+            waiting_threads=int(c.get("waiting_threads", 0)),
             max_msgs=int(st["msg_max"]) if st else self.max_msgs,
             max_bytes=int(st["msg_size_max"]) if st else self.max_bytes,
             queued_bytes=int(st["msg_size"]) if st else None,
