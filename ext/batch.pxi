@@ -169,7 +169,7 @@ cdef class _BatchRun:
         cdef bint counted = False
         try:
             if m.err:
-                exc = _delivery_error(m.err, _dr_errstr(m))
+                exc = _delivery_error(m.err, _dr_errstr(core, m))
                 self.flush(core, wake)
                 counted = True   # _record_failure counts before anything that can raise
                 bf._record_failure(index, exc, m.partition)

@@ -100,6 +100,7 @@ cdef class _Core:
     cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
     cdef int part_kind
     cdef tuple secrets
+    cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
 
     def __cinit__(self):
         self.rk = NULL
@@ -107,6 +108,7 @@ cdef class _Core:
         self.topics = {}
         self.part_counts = {}
         self.secrets = ()
+        self.delivery_hint = None
         self.close_lock = _threading.RLock()
 
     cdef str redact(self, str text):

@@ -50,14 +50,19 @@ cdef _produce_errstr_fn _find_produce_errstr() noexcept:
 cdef _produce_errstr_fn _produce_errstr = _find_produce_errstr()
 
 
-cdef str _dr_errstr(const rd_kafka_message_t *m):
+cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     """The text of a failed delivery report: librdkafka's per-message reason, else
     the description of its code.  Never rd_kafka_message_errstr(), which "MUST NOT
-    be used with the producer": for a delivery report it returns the payload."""
+    be used with the producer": for a delivery report it returns the payload.  A
+    timeout carries the cause cykafka found meanwhile (``delivery_hint``, set by the
+    epoch watch), since librdkafka reports only the timeout."""
     cdef const char *s = _produce_errstr(m) if _produce_errstr != NULL else NULL
     if s == NULL or s[0] == 0:
         s = rd_kafka_err2str(m.err)
-    return s.decode(errors="replace")
+    text = s.decode(errors="replace")
+    if m.err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT and core.delivery_hint is not None:
+        text = f"{text}; {core.delivery_hint}"
+    return text
 
 
 cdef _handle_event(_Core core, rd_kafka_event_t *ev):
@@ -130,7 +135,7 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, _BatchRun run, _DrS
     try:
         ts = rd_kafka_message_timestamp(m, &tstype)
         if m.err:
-            fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(m)))
+            fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(core, m)))
         else:
             fut._set(m.partition, m.offset, ts, None)
     finally:

@@ -281,6 +281,14 @@ cdef class NativeProducer:
                 "buffer_exhausted": c.exhausted, "waiting_threads": c.waiting,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
 
+    def _set_delivery_hint(self, hint):
+        """Text added to _MSG_TIMED_OUT delivery errors from now on (None: none); the
+        epoch watch (cykafka.inspector.watchdog) sets it while the broker refuses
+        this producer's id."""
+        cdef _Core c = self._core
+        if c is not None:
+            c.delivery_hint = None if hint is None else str(hint)
+
     def _last_stats(self):
         """(json text, monotonic time received, count) of librdkafka's latest statistics."""
         cdef _Core c = self._core

@@ -614,6 +614,10 @@ def test_stuck_idempotent_producer_says_why_and_what_to_do(fresh_broker) -> None
         futs = [p.produce("stuck", b"after-%d" % i) for i in range(20)]
         assert p.flush(60) == 0
         assert {f.exception().name for f in futs} == {"_MSG_TIMED_OUT"}
+        # The delivery error names the cause, not only the timeout.
+        assert all("UNKNOWN_PRODUCER_ID" in str(f.exception()) for f in futs[-5:]), str(
+            futs[-1].exception()
+        )
         again = p.produce("stuck", b"still stuck")
         p.flush(60)
         assert again.exception() is not None  # no recovery by itself

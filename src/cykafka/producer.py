@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
 
@@ -97,7 +98,16 @@ class Producer(NativeProducer):
         user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
         # An idempotent producer can loop on epoch bumps that the broker refuses; the
         # watch says so through on_error (see cykafka.inspector.watchdog).
-        watch = EpochWatch(on_error) if self._resolved.idempotent else None
+        watch = None
+        if self._resolved.idempotent:
+            me = weakref.ref(self)  # the watch lives in the extension: no cycle back
+
+            def hint(text: Optional[str]) -> None:
+                producer = me()
+                if producer is not None:
+                    producer._set_delivery_hint(text)
+
+            watch = EpochWatch(on_error, hint=hint)
         stats_ms, native_stats_cb = _inspector.stats_setup(
             user_stats_ms, inspect_interval_ms, stats_cb, watch
         )

@@ -40,9 +40,17 @@ _EOS = re.compile(
 class EpochWatch:
     """Called with each statistics JSON text (cheap: only the ``eos`` object is read)."""
 
-    def __init__(self, on_error: Optional[Callable[[Exception], Any]], name: str = "") -> None:
+    def __init__(
+        self,
+        on_error: Optional[Callable[[Exception], Any]],
+        name: str = "",
+        hint: Optional[Callable[[Optional[str]], Any]] = None,
+    ) -> None:
         self.on_error = on_error
         self.name = name
+        #: Called with the cause while the loop lasts, None after: the producer adds it
+        #: to the _MSG_TIMED_OUT delivery errors the loop causes.
+        self.hint = hint
         self._bumps: deque[float] = deque()
         self._last: Optional[tuple[int, int]] = None
         self._reported = False
@@ -62,6 +70,8 @@ class EpochWatch:
         while self._bumps and now - self._bumps[0] > EPOCH_WINDOW_S:
             self._bumps.popleft()
         if len(self._bumps) < EPOCH_BUMPS:
+            if self._reported and self.hint is not None:
+                self.hint(None)
             self._reported = False  # the episode is over; report the next one
             return
         if self._reported:
@@ -84,6 +94,11 @@ class EpochWatch:
         )
         err = KafkaError(_UNKNOWN_PRODUCER_ID, text, retriable=False)
         _logger.error("%s", text)
+        if self.hint is not None:
+            self.hint(
+                f"cause: the broker refuses producer id {pid} (UNKNOWN_PRODUCER_ID) and every "
+                "epoch librdkafka bumps to; recreate the Producer (see on_error)"
+            )
         if self.on_error is not None:
             try:
                 self.on_error(err)
