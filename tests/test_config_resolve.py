@@ -69,3 +69,19 @@ def test_front_door_defaults_go_under_presets_and_user() -> None:
     assert (s["linger.ms"].value, s["linger.ms"].source) == ("7", "user")
     assert (s["acks"].value, s["acks"].source) == ("all", "preset")
     assert s["batch.num.messages"].describe() == "cykafka import default"
+
+
+def test_producer_takes_a_resolved_config_with_front_door_defaults() -> None:
+    r = resolve(
+        {"bootstrap.servers": "127.0.0.1:1"},
+        "ordered",
+        defaults={"linger.ms": 50},
+        defaults_origin="cykafka import",
+    )
+    with Producer(r) as p:
+        assert p.config["linger.ms"] == "50" and p.config["enable.idempotence"] == "true"
+        assert p.guarantees.settings["queue.buffering.max.ms"] == "50 (cykafka import default)"
+    with pytest.raises(TypeError, match="resolve"):
+        Producer(r, preset="ordered")
+    with pytest.raises(ValueError, match="transactional.id"):
+        Producer(resolve({"bootstrap.servers": "127.0.0.1:1"}, "exactly_once"))

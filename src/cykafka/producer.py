@@ -6,7 +6,7 @@ import contextlib
 import time
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
 
 from . import inspector as _inspector
 from . import presets as _presets
@@ -15,7 +15,7 @@ from ._load import load_native
 load_native()  # finds librdkafka before the import below needs it
 
 from ._native import KafkaError, NativeProducer  # noqa: E402
-from .config import mask_secrets, resolve, secret_values  # noqa: E402
+from .config import ResolvedConfig, mask_secrets, resolve, secret_values  # noqa: E402
 from .inspector.watchdog import EpochWatch  # noqa: E402
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ _CALLBACK_KEYS = ("error_cb", "stats_cb")
 class Producer(NativeProducer):
     """A Kafka producer.
 
-    ``config`` takes librdkafka's property names (and the Java producer's, which
+    ``config`` (or a :class:`cykafka.config.ResolvedConfig` from
+    :func:`cykafka.config.resolve`) takes librdkafka's property names (and the Java producer's, which
     are translated: see :func:`cykafka.translate`).  ``preset`` names one or more
     presets from :mod:`cykafka.presets` (e.g. ``"ordered"``) applied under the
     explicit config.  ``max.block.ms`` (default 60000) bounds how long
@@ -54,13 +55,21 @@ class Producer(NativeProducer):
 
     def __init__(
         self,
-        config: Optional[Mapping[str, Any]] = None,
+        config: Union[Mapping[str, Any], ResolvedConfig, None] = None,
         *,
         preset: _presets.PresetSpec = None,
         on_error: Optional[Callable[[Exception], Any]] = None,
         stats_cb: Optional[Callable[[str], Any]] = None,
         inspect_interval_ms: Optional[int] = None,
     ) -> None:
+        resolved: Optional[ResolvedConfig] = None
+        if isinstance(config, ResolvedConfig):
+            # A front door resolved it (with its own defaults): use it as it is.
+            if preset:
+                raise TypeError("pass preset= to resolve(), not next to a ResolvedConfig")
+            resolved = config
+            preset = list(resolved.presets)
+            config = {}
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"config must be a dict of properties, not {type(config).__name__}")
         given = dict(config or {})
@@ -77,11 +86,12 @@ class Producer(NativeProducer):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
         self._preset = _presets.parse(preset) if preset else []
         self._given = given
-        if preset:
-            _presets.apply(given, preset)  # a preset's required keys (transactional.id)
         # The one resolver (cykafka.config.resolve) lays presets under the config, translates
         # Java names and adds cykafka's defaults; explain() reads the same result.
-        self._resolved = resolve(given, self._preset)
+        self._resolved = resolved or resolve(given, self._preset)
+        if preset:
+            # A preset's required keys (transactional.id).
+            _presets.apply(self._resolved.librdkafka(), preset)
         self._resolved.warn(stacklevel=2)
         lib = self._resolved.librdkafka()
         max_block_ms = self._resolved.max_block_ms
