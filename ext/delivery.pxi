@@ -69,14 +69,20 @@ cdef class _FutureBase:
     waiting, done-callbacks, and awaiting from asyncio."""
 
     cdef unsigned char _state
+    cdef unsigned int _fork_gen   # _fork_generation at creation (fits the padding)
     cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
+
+    cdef inline bint _forked(self):
+        """Pending in a process forked after it was made: the event thread that
+        would resolve it exists only in the parent, so it never will here."""
+        return self._state == _PENDING and self._fork_gen != <unsigned int>_fork_generation
 
     def done(self):
         """True once the outcome (delivered or failed) is known."""
-        return self._state != _PENDING
+        return self._state != _PENDING or self._forked()
 
     def running(self):
-        return self._state == _PENDING
+        return not self.done()
 
     def cancel(self):
         """Always False: a message handed to librdkafka cannot be taken back."""
@@ -87,6 +93,8 @@ cdef class _FutureBase:
 
     cdef _wait(self, timeout):
         global _nwaiters
+        if self._forked():
+            raise _forked_future_error()
         if timeout is not None and timeout < 0:
             raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
         if timeout != 0 and getattr(_event_tls, "core", None) is not None:
@@ -124,6 +132,8 @@ cdef class _FutureBase:
 
     def exception(self, timeout=None):
         """The delivery error, or None if delivered (waits like ``result``)."""
+        if self._forked():
+            return _forked_future_error()
         if self._state == _PENDING:
             self._wait(timeout)
         return self._error()
@@ -137,7 +147,7 @@ cdef class _FutureBase:
 
     cdef _add_callback(self, cb):
         _gc_track(self)   # a callback may reference this future: cycles become possible
-        if self._state == _PENDING:
+        if self._state == _PENDING and not self._forked():
             if self._callbacks is None:
                 self._callbacks = [cb]
             else:
@@ -170,6 +180,8 @@ cdef class _FutureBase:
                 self._run_callback(cb, wake)
 
     def __await__(self):
+        if self._forked():
+            raise _forked_future_error()
         if self._state == _PENDING:
             loop = _asyncio().get_running_loop()
             afut = loop.create_future()
@@ -195,6 +207,9 @@ cdef class _Mirror:
         self.cf = cf
 
     def __call__(self, _FutureBase fut):
+        if fut._forked():
+            self.cf.set_exception(_forked_future_error())
+            return
         err = fut._error()
         if err is None:
             self.cf.set_result(fut._outcome())
@@ -259,6 +274,13 @@ cdef class DeliveryFuture(_FutureBase):
                 f"@{self._offset}>")
 
 
+cdef object _forked_future_error():
+    return ProducerForkedError(
+        RD_KAFKA_RESP_ERR__STATE,
+        "this future's message was handed to a Producer before fork(); its outcome is "
+        "known only in the parent process (librdkafka's threads do not survive fork())")
+
+
 cdef inline void _gc_track(object o):
     if not PyObject_GC_IsTracked(o):
         PyObject_GC_Track(o)
@@ -266,6 +288,7 @@ cdef inline void _gc_track(object o):
 
 cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
     cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
+    fut._fork_gen = <unsigned int>_fork_generation
     fut._topic = topic
     if on_delivery is None:
         # A pending future that holds only its topic name cannot be part of a

@@ -719,3 +719,52 @@ def test_error_tree() -> None:
     import pickle
 
     assert str(pickle.loads(pickle.dumps(d))) == str(d)
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e300, 2**64])
+def test_close_and_flush_accept_an_infinite_timeout(broker, topic, timeout) -> None:
+    name = topic()
+    p = cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+    f = p.produce(name, b"v")
+    assert p.flush(timeout) == 0
+    f2 = p.produce(name, b"w")
+    p.close(timeout)
+    assert p.closed and f.result(0).offset >= 0 and f2.result(0).offset >= 0
+
+
+@pytest.mark.parametrize(
+    "timeout, exc, words",
+    [
+        (float("nan"), ValueError, "timeout must be"),
+        (-1, ValueError, "timeout must be >= 0"),
+        (float("-inf"), ValueError, "timeout must be >= 0"),
+        ("1", TypeError, "timeout must be a number"),
+    ],
+)
+def test_bad_timeouts_leave_the_producer_usable(broker, topic, timeout, exc, words) -> None:
+    name = topic()
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        for call in (p.close, p.flush):
+            with pytest.raises(exc, match=words):
+                call(timeout)
+            assert not p.closed
+            assert p.produce(name, b"still usable").result(30).offset >= 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        ({"preset": 5}, TypeError, "preset must be a preset name.*not int"),
+        ({"preset": 0}, TypeError, "preset must be a preset name.*not int"),
+        ({"preset": [5]}, TypeError, "preset names must be str"),
+        ({"preset": b"ordered"}, TypeError, "preset must be a preset name.*not bytes"),
+    ],
+)
+def test_bad_preset_argument_is_named(kwargs, exc, words) -> None:
+    with pytest.raises(exc, match=words):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}, **kwargs)
+
+
+def test_bad_statistics_interval_names_the_property() -> None:
+    with pytest.raises(ValueError, match="statistics.interval.ms.*'abc'"):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "statistics.interval.ms": "abc"})
