@@ -80,12 +80,6 @@ cdef inline int64_t _deadline_after(int64_t ns) noexcept:
 _TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
-# The signature of librdkafka's partitioner functions (rdkafka.h has no typedef).
-ctypedef int32_t (*_partitioner_fn)(const rd_kafka_topic_t *rkt, const void *keydata,
-                                    size_t keylen, int32_t partition_cnt, void *rkt_opaque,
-                                    void *msg_opaque) noexcept nogil
-
-
 cdef class _Topic:
     cdef rd_kafka_topic_t *rkt
     cdef object name
