@@ -5,13 +5,10 @@ future for every delivery and a C loop for whole columns.
 This file is only a hub: each concept lives in its own .pxi.
 """
 
-from libc.stdint cimport int32_t, int64_t
-from rdkafka cimport *
-from rdkafka_mock cimport *
+# The cdef classes, structs and C constants every .pxi shares are declared
+# in _native.pxd, so no .pxi depends on another being included before it.
 
-cdef class _Core
-cdef class _Topic
-
+include "consts.pxi"
 include "errors.pxi"
 include "config.pxi"
 include "delivery.pxi"

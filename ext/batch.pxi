@@ -10,17 +10,6 @@
 # indexes, slots and outcomes stay those of the batch order.
 
 from libc.stdlib cimport malloc, calloc, free
-from libc.stdint cimport uint8_t, int32_t, int64_t
-from cpython.ref cimport PyObject
-
-DEF _SUB = 65536   # messages per sub-chunk: bounds the temporary C arrays
-
-
-cdef struct _Chunk:
-    PyObject *future        # the BatchFuture; the chunk holds one reference
-    Py_ssize_t base         # batch index of slots[0]
-    Py_ssize_t outstanding  # messages of this chunk whose report is still due
-    void **slots            # slots[i] == this chunk
 
 
 class BatchReport:
@@ -69,14 +58,6 @@ class BatchReport:
 cdef class BatchFuture(_FutureBase):
     """The outcome of produce_batch/produce_many: a BatchReport once every
     message has been delivered or has failed."""
-
-    cdef object _topic
-    cdef Py_ssize_t _total, _delivered, _failed
-    cdef bint _sealed
-    cdef _FailLog _fails
-    cdef Failures _failures   # the report's view, made once the batch is complete
-    cdef dict _first, _last
-    cdef object _on_delivery
 
     def __init__(self):
         raise TypeError("BatchFuture is created by Producer.produce_batch()")
@@ -155,11 +136,7 @@ cdef class _BatchRun:
     """Accumulates consecutive delivered messages of one batch and partition
     within a delivery-report event, so offsets are recorded once per run."""
 
-    cdef BatchFuture bf
-    cdef int32_t partition
-    cdef int64_t lo, hi
-
-    cdef flush(self, _Core core, dict wake):
+    cdef flush(self):
         if self.bf is not None:
             self.bf._offsets(self.partition, self.lo, self.hi)
             self.bf = None
@@ -175,7 +152,7 @@ cdef class _BatchRun:
         try:
             if m.err:
                 exc = bf._fails.exc_for(m.err, _dr_errstr(m))
-                self.flush(core, wake)
+                self.flush()
                 counted = True   # _record_failure counts before anything that can raise
                 bf._record_failure(index, exc, m.partition)
             else:
@@ -187,7 +164,7 @@ cdef class _BatchRun:
                     if m.offset < self.lo:
                         self.lo = m.offset
                 else:
-                    self.flush(core, wake)
+                    self.flush()
                     self.bf = bf
                     self.partition = m.partition
                     self.lo = self.hi = m.offset
@@ -201,7 +178,7 @@ cdef class _BatchRun:
             if chunk.outstanding == 0:
                 _chunk_free(chunk)   # bf stays referenced by this frame
             if bf._delivered + bf._failed >= bf._total and bf._sealed:
-                self.flush(core, wake)
+                self.flush()
                 bf._maybe_complete(wake)
 
 

@@ -48,13 +48,6 @@ cdef inline int64_t _now_ns() noexcept nogil:
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
-# A wait with no end: None, inf, or anything beyond ~291 years (Java's
-# Long.MAX_VALUE milliseconds is a common "never give up"), which in nanoseconds
-# would overflow int64 and turn into "never wait".
-cdef int64_t _FOREVER = 0x7fffffffffffffff
-cdef double _FOREVER_S = 9.2e9
-
-
 cdef int64_t _timeout_ns(object timeout, str what="timeout") except -1:
     """``timeout`` seconds as nanoseconds (_FOREVER for None and huge values);
     checked before anything changes, so a bad value leaves the caller's state."""
@@ -81,10 +74,6 @@ _TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 cdef class _Topic:
-    cdef rd_kafka_topic_t *rkt
-    cdef object name
-    cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
-    cdef int64_t cnt_at_ns       # when it was read (0: never)
 
     def __cinit__(self):
         self.rkt = NULL
@@ -92,34 +81,6 @@ cdef class _Topic:
 
 cdef class _Core:
     """The librdkafka handle and the state the event thread shares with producers."""
-
-    cdef rd_kafka_t *rk
-    cdef rd_kafka_queue_t *mainq
-    cdef dict topics
-    cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
-    cdef int64_t produced, delivered, failed
-    cdef int64_t grouped         # batch messages handed over grouped by partition
-    cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
-    cdef int64_t max_block_ns
-    cdef bint stopping, closed
-    cdef bint closing            # close() has begun: no new calls may use rk
-    cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
-    cdef object close_lock       # one close() at a time (an RLock: see close())
-    cdef bint in_close           # _close() is running (on the close_lock's owner)
-    cdef bint orphaned           # dropped on its own event thread, which then closes it
-    cdef int64_t orphan_deadline
-    cdef long fork_gen
-    cdef int pid
-    cdef object thread
-    cdef object name
-    cdef object error_cb, stats_cb
-    cdef object fatal_error
-    cdef object last_stats, last_stats_time
-    cdef Py_ssize_t stats_count
-    cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
-    cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
-    cdef int part_kind
-    cdef tuple secrets
 
     def __cinit__(self):
         self.rk = NULL
@@ -204,7 +165,7 @@ cdef class _Core:
         self.active += 1   # partner: leave()
         return 0
 
-    cdef inline void leave(self) noexcept:
+    cdef void leave(self) noexcept:
         self.active -= 1   # partner: enter()
 
     cdef int check_closing(self, str what) except -1:

@@ -10,8 +10,6 @@ import concurrent.futures as _cf
 import threading as _threading
 from collections import namedtuple as _namedtuple
 
-from cpython.ref cimport PyObject
-
 cdef extern from "Python.h":
     void PyObject_GC_Track(object)
     void PyObject_GC_UnTrack(object)
@@ -31,10 +29,6 @@ cdef inline object _record_metadata(object topic, int32_t partition, int64_t off
                                     int64_t ts):
     return _tuple_new(RecordMetadata, (topic, partition, offset, ts))
 
-
-cdef enum:
-    _PENDING = 0
-    _RESOLVED = 1
 
 cdef object _cond = _threading.Condition(_threading.Lock())
 cdef Py_ssize_t _nwaiters = 0
@@ -68,11 +62,7 @@ cdef class _FutureBase:
     """What a DeliveryFuture and a BatchFuture share: concurrent.futures-style
     waiting, done-callbacks, and awaiting from asyncio."""
 
-    cdef unsigned char _state
-    cdef unsigned int _fork_gen   # _fork_generation at creation (fits the padding)
-    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
-
-    cdef inline bint _forked(self):
+    cdef bint _forked(self):
         """Pending in a process forked after it was made: the event thread that
         would resolve it exists only in the parent, so it never will here."""
         return self._state == _PENDING and self._fork_gen != <unsigned int>_fork_generation
@@ -201,7 +191,6 @@ cdef class _FutureBase:
 
 
 cdef class _Mirror:
-    cdef object cf
 
     def __init__(self, cf):
         self.cf = cf
@@ -219,13 +208,6 @@ cdef class _Mirror:
 
 cdef class DeliveryFuture(_FutureBase):
     """The outcome of one produced message: a RecordMetadata, or a KafkaDeliveryError."""
-
-    cdef object _topic
-    cdef object _exc
-    cdef object _on_delivery
-    cdef int32_t _partition
-    cdef int64_t _offset
-    cdef int64_t _timestamp
 
     def __init__(self):
         raise TypeError("DeliveryFuture is created by Producer.produce()")
@@ -245,7 +227,7 @@ cdef class DeliveryFuture(_FutureBase):
     cdef object _error(self):
         return self._exc
 
-    cdef inline void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc):
+    cdef void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc):
         self._partition = partition
         self._offset = offset
         self._timestamp = ts

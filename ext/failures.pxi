@@ -11,12 +11,6 @@ from libc.stdlib cimport qsort, realloc
 from libc.string cimport memcpy
 
 
-cdef struct _FailRun:
-    int64_t start
-    int64_t end      # exclusive
-    int64_t cause    # index into _FailLog.causes
-
-
 cdef int _run_cmp(const void *a, const void *b) noexcept nogil:
     cdef int64_t x = (<const _FailRun *>a).start, y = (<const _FailRun *>b).start
     return (x > y) - (x < y)
@@ -24,14 +18,6 @@ cdef int _run_cmp(const void *a, const void *b) noexcept nogil:
 
 cdef class _FailLog:
     """The failures of one batch, in the order they were recorded."""
-
-    cdef _FailRun *runs
-    cdef Py_ssize_t nruns, cap
-    cdef list causes          # distinct exceptions
-    cdef dict cause_ids       # id(exception) -> index in causes (they stay alive there)
-    cdef dict by_text         # (code, text) -> interned KafkaDeliveryError
-    cdef object last_exc
-    cdef int64_t last_cause
 
     def __cinit__(self):
         self.runs = NULL
@@ -116,12 +102,6 @@ cdef class Failures:
     """A batch's failed messages as a read-only sequence of ``(index, exception)``
     pairs in index order (``BatchReport.errors``).  Messages that failed for the
     same reason share one exception object; pairs are built as they are read."""
-
-    cdef _FailRun *runs
-    cdef int64_t *ends        # ends[i]: failures in runs[0..i]
-    cdef Py_ssize_t nruns
-    cdef int64_t n
-    cdef list causes
 
     def __cinit__(self):
         self.runs = NULL

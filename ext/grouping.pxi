@@ -25,10 +25,6 @@
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
-DEF _GROUP_MIN = 256            # smaller sub-chunks are not worth a metadata lookup
-DEF _COUNT_TTL_NS = 1000000000  # re-read a topic's partition count at most once a second
-DEF _COUNT_TIMEOUT_MS = 500     # bound the lookup when brokers are down
-
 
 cdef int32_t _partition_count(_Core core, _Topic t):
     """The topic's partition count from a metadata request, cached for a second;

@@ -6,17 +6,6 @@ import atexit as _atexit
 
 cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at exit
 
-#: Seconds an unclosed producer's flush at interpreter exit may take by default
-#: (Producer(exit_timeout=...)); what is left then fails and is reported.
-DEFAULT_EXIT_TIMEOUT = 5.0
-
-# Per-message refusals: the message fails, the producer goes on.
-cdef set _PER_MESSAGE_ERRORS = {
-    RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
-    RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
-    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT,
-}
-
 
 cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t partition,
                              const char *vptr, size_t vlen, const char *kptr, size_t klen,
@@ -74,10 +63,6 @@ cdef inline int _produce_c(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partit
 cdef class NativeProducer:
     """Compiled core of :class:`cykafka.Producer`; use that class."""
 
-    cdef _Core _core
-    cdef int64_t _exit_timeout_ns   # the flush at exit of an unclosed producer
-    cdef object __weakref__
-
     def __cinit__(self, *args, **kwargs):
         self._core = None
         self._exit_timeout_ns = _timeout_ns(DEFAULT_EXIT_TIMEOUT)
@@ -92,7 +77,7 @@ cdef class NativeProducer:
         self._core = core
         _live.add(self)
 
-    cdef inline _Core _usable(self):
+    cdef _Core _usable(self):
         cdef _Core core = self._core
         if core is None:
             raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE,
@@ -402,9 +387,6 @@ def _close_live_producers():
             _logger.error("cykafka: Producer %s: %d messages were not delivered within "
                           "exit_timeout at exit; they failed (purged) and their futures "
                           "say so", core.name, left)
-
-
-ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
 
 
 cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
