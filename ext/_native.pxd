@@ -5,7 +5,7 @@
 
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from rdkafka cimport *
 from rdkafka_mock cimport *
 
@@ -117,6 +117,7 @@ cdef class _Mirror:   # delivery.pxi
 
 
 @cython.final
+@cython.freelist(4096)   # produce() makes one per message: reuse their memory
 cdef class DeliveryFuture(_FutureBase):   # delivery.pxi
     cdef object _topic
     cdef object _exc
@@ -154,6 +155,8 @@ cdef class _Core:   # core.pxi
     cdef rd_kafka_t *rk
     cdef rd_kafka_queue_t *mainq
     cdef dict topics
+    cdef object last_name        # topic(): the last name asked for and its handle
+    cdef _Topic last_topic
     cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
     cdef int64_t produced, delivered, failed
     cdef int64_t grouped         # batch messages handed over grouped by partition

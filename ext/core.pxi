@@ -10,7 +10,6 @@ import warnings as _warnings
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.ref cimport Py_INCREF, Py_DECREF
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
@@ -175,8 +174,13 @@ cdef class _Core:
         return 0
 
     cdef _Topic topic(self, object name):
-        cdef _Topic t = self.topics.get(name)
+        cdef _Topic t
+        if name is self.last_name:   # the usual case: one topic, one str object
+            return self.last_topic
+        t = self.topics.get(name)
         if t is not None:
+            self.last_name = name
+            self.last_topic = t
             return t
         if not isinstance(name, str):
             raise TypeError(f"topic must be str, not {type(name).__name__}")
@@ -189,6 +193,8 @@ cdef class _Core:
         if t.rkt == NULL:
             raise _error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t
+        self.last_name = name
+        self.last_topic = t
         return t
 
     cdef int wait_room(self, int64_t *deadline) except -1:
@@ -325,6 +331,7 @@ cdef class _Core:
             rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()
             (<_Topic>t).rkt = NULL
         self.topics.clear()
+        self.last_name = self.last_topic = None
         rd_kafka_queue_destroy(self.mainq)  # partner: rd_kafka_queue_get_main in start()
         self.mainq = NULL
         rk = self.rk

@@ -20,14 +20,28 @@ RecordMetadata.__module__ = "cykafka"
 RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset, and "
                           "timestamp (ms since the epoch; -1 if not available).")
 
-# namedtuple's own __new__ is Python code; tuple.__new__ builds the same
-# object in C, which matters when a million results are read.
-cdef object _tuple_new = tuple.__new__
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(object t, Py_ssize_t nitems)
+    void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
 
 
-cdef inline object _record_metadata(object topic, int32_t partition, int64_t offset,
-                                    int64_t ts):
-    return _tuple_new(RecordMetadata, (topic, partition, offset, ts))
+cdef object _record_metadata(object topic, int32_t partition, int64_t offset, int64_t ts):
+    # namedtuple's own __new__ is Python code and tuple.__new__(cls, args) builds
+    # a temporary tuple first; a million results are read, so the RecordMetadata
+    # is allocated as what it is, a 4-item tuple subtype, and filled in place.
+    cdef object p = partition, o = offset, t = ts
+    cdef object md = PyType_GenericAlloc(RecordMetadata, 4)
+    Py_INCREF(topic)
+    PyTuple_SET_ITEM(md, 0, topic)
+    Py_INCREF(p)
+    PyTuple_SET_ITEM(md, 1, p)
+    Py_INCREF(o)
+    PyTuple_SET_ITEM(md, 2, o)
+    Py_INCREF(t)
+    PyTuple_SET_ITEM(md, 3, t)
+    # A str and three ints cannot form a cycle: no work for the cyclic GC.
+    PyObject_GC_UnTrack(md)
+    return md
 
 
 cdef object _cond = _threading.Condition(_threading.Lock())
