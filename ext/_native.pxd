@@ -100,7 +100,9 @@ cdef struct _Split:
 
 cdef class _FutureBase:   # delivery.pxi
     cdef unsigned char _state
-    cdef unsigned int _fork_gen   # _fork_generation at creation (fits the padding)
+    # These three share one 8-byte word (a million pending futures are common):
+    cdef unsigned short _fork_gen   # _fork_generation at creation (a fork chain's depth)
+    cdef int32_t _partition         # DeliveryFuture's; unused by BatchFuture
     cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
     cdef bint _forked(self)
     cdef _wait(self, timeout)
@@ -122,7 +124,6 @@ cdef class DeliveryFuture(_FutureBase):   # delivery.pxi
     cdef object _topic
     cdef object _exc
     cdef object _on_delivery
-    cdef int32_t _partition
     cdef int64_t _offset
     cdef int64_t _timestamp
     cdef object _metadata(self)

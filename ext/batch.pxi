@@ -122,7 +122,7 @@ cdef class BatchFuture(_FutureBase):
 
 cdef BatchFuture _new_batch_future(object topic, object on_delivery):
     cdef BatchFuture bf = BatchFuture.__new__(BatchFuture)
-    bf._fork_gen = <unsigned int>_fork_generation
+    bf._fork_gen = <unsigned short>_fork_generation
     bf._topic = topic
     bf._fails = _FailLog()
     bf._failures = None

@@ -79,7 +79,7 @@ cdef class _FutureBase:
     cdef bint _forked(self):
         """Pending in a process forked after it was made: the event thread that
         would resolve it exists only in the parent, so it never will here."""
-        return self._state == _PENDING and self._fork_gen != <unsigned int>_fork_generation
+        return self._state == _PENDING and self._fork_gen != <unsigned short>_fork_generation
 
     def done(self):
         """True once the outcome (delivered or failed) is known."""
@@ -284,7 +284,7 @@ cdef inline void _gc_track(object o):
 
 cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
     cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
-    fut._fork_gen = <unsigned int>_fork_generation
+    fut._fork_gen = <unsigned short>_fork_generation
     fut._topic = topic
     if on_delivery is None:
         # A pending future that holds only its topic name cannot be part of a
