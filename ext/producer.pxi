@@ -87,7 +87,10 @@ cdef class NativeProducer:
 
     def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
                 headers=None, on_delivery=None):
-        """Queue one message; return its DeliveryFuture."""
+        """Queue one message; return its DeliveryFuture.  When librdkafka's queue is
+        full it waits for room up to max.block.ms (then QueueFullError), except on
+        cykafka's event thread (in an on_delivery or done-callback), the thread that
+        makes room: there a full queue raises QueueFullError at once."""
         cdef _Core core = self._usable()
         cdef _Topic t
         cdef int32_t part = _partition_arg(partition)
