@@ -175,8 +175,8 @@ cdef class _Core:
 
     cdef _Topic topic(self, object name):
         cdef _Topic t
-        if name is self.last_name:   # the usual case: one topic, one str object
-            return self.last_topic
+        if name is self.last_name and self.last_topic is not None:
+            return self.last_topic   # the usual case: one topic, one str object
         t = self.topics.get(name)
         if t is not None:
             self.last_name = name

@@ -807,3 +807,10 @@ def test_partition_for_random_and_bad_arguments() -> None:
         partition_for("murmur2", b"k", 0)
     with pytest.raises(TypeError, match="key must be bytes"):
         partition_for("murmur2", 5, 3)
+
+
+def test_first_produce_with_topic_none_is_refused_not_a_crash() -> None:
+    # The topic handle cache starts empty: None must not match it.
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}) as p:
+        with pytest.raises(TypeError, match="topic must be str"):
+            p.produce(None, b"v")
