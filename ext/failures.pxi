@@ -155,6 +155,10 @@ cdef class Failures:
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
+    def __reduce__(self):
+        # Pickled (a report sent between processes) as the plain list it reads as.
+        return (list, (list(self),))
+
     def __repr__(self):
         head = ", ".join(f"({i}, {e.name})" for i, e in self[:3])
         return f"<Failures {self.n} [{head}{', ...' if self.n > 3 else ''}]>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import pickle
 import threading
 import time
 import zlib
@@ -555,5 +556,7 @@ def test_many_failures_are_kept_compact_and_read_like_a_list(broker, topic) -> N
         errs[30_000]
     d = report.to_dict()
     assert len(d["errors"]) == 30_000 and d["errors"][0][:2] == (1, "MSG_SIZE_TOO_LARGE")
+    copy = pickle.loads(pickle.dumps(report))  # e.g. a report sent back from a worker
+    assert [(i, e.name) for i, e in copy.errors] == [(i, e.name) for i, e in errs]
     with pytest.raises(cykafka.KafkaDeliveryError, match="30000 of 40000.*first: message 1"):
         report.raise_if_failed()
