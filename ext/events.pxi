@@ -11,6 +11,7 @@
 # standard poll APIs."
 
 import logging as _logging
+import threading as _threading
 
 _logger = _logging.getLogger("cykafka")
 
