@@ -814,3 +814,11 @@ def test_first_produce_with_topic_none_is_refused_not_a_crash() -> None:
     with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}) as p:
         with pytest.raises(TypeError, match="topic must be str"):
             p.produce(None, b"v")
+
+
+@pytest.mark.parametrize(
+    "value, exc", [(-1, ValueError), (float("nan"), ValueError), ("5", TypeError)]
+)
+def test_bad_exit_timeout_is_named(value, exc) -> None:
+    with pytest.raises(exc, match="exit_timeout"):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}, exit_timeout=value)
