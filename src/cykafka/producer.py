@@ -14,8 +14,14 @@ from ._load import load_native
 
 load_native()  # finds librdkafka before the import below needs it
 
-from ._native import KafkaError, NativeProducer  # noqa: E402
-from .config import ResolvedConfig, mask_secrets, resolve, secret_values  # noqa: E402
+from ._native import DEFAULT_EXIT_TIMEOUT, KafkaError, NativeProducer  # noqa: E402
+from .config import (  # noqa: E402
+    ResolvedConfig,
+    mask_secrets,
+    number_property,
+    resolve,
+    secret_values,
+)
 from .inspector.watchdog import EpochWatch  # noqa: E402
 
 if TYPE_CHECKING:
@@ -37,7 +43,14 @@ class Producer(NativeProducer):
     presets from :mod:`cykafka.presets` (e.g. ``"ordered"``) applied under the
     explicit config.  ``max.block.ms`` (default 60000) bounds how long
     :meth:`produce` waits for room when librdkafka's queue is full before
-    raising :class:`BufferError`.
+    raising :class:`QueueFullError` (a :class:`BufferError`); values from about
+    9.2e12 (Java's ``Long.MAX_VALUE``) up, and ``inf``, mean no limit.  Inside an
+    ``on_delivery`` or done-callback (cykafka's event thread, the thread that makes
+    room) produce never waits: a full queue raises :class:`QueueFullError` at once.
+
+    A producer still open when the interpreter exits is flushed for at most
+    ``exit_timeout`` seconds (default 5; None: no limit); messages still
+    undelivered then fail (their futures say so) and the count is logged.
 
     ``on_error(exc)`` receives librdkafka's client-level errors (also logged to
     the ``cykafka`` logger); ``stats_cb(json_text)`` receives librdkafka's
@@ -61,6 +74,7 @@ class Producer(NativeProducer):
         on_error: Optional[Callable[[Exception], Any]] = None,
         stats_cb: Optional[Callable[[str], Any]] = None,
         inspect_interval_ms: Optional[int] = None,
+        exit_timeout: Optional[float] = DEFAULT_EXIT_TIMEOUT,
     ) -> None:
         resolved: Optional[ResolvedConfig] = None
         if isinstance(config, ResolvedConfig):
@@ -84,6 +98,11 @@ class Producer(NativeProducer):
         for name, fn in (("on_error", on_error), ("stats_cb", stats_cb)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
+        if preset is not None and not isinstance(preset, (str, list, tuple)):
+            raise TypeError(
+                f"preset must be a preset name (str, e.g. 'ordered' or 'ordered+java_compatible') "
+                f"or a list of names, not {type(preset).__name__} ({preset!r:.40})"
+            )
         self._preset = _presets.parse(preset) if preset else []
         self._given = given
         # The one resolver (cykafka.config.resolve) lays presets under the config, translates
@@ -105,7 +124,9 @@ class Producer(NativeProducer):
             raise ValueError(
                 f"inspect_interval_ms must be an int >= 0, not {inspect_interval_ms!r}"
             )
-        user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
+        user_stats_ms = int(
+            number_property(lib.get("statistics.interval.ms", 0), "statistics.interval.ms")
+        )
         # An idempotent producer can loop on epoch bumps that the broker refuses; the
         # watch says so through on_error (see cykafka.inspector.watchdog).
         watch = None
@@ -129,7 +150,9 @@ class Producer(NativeProducer):
         # flush-time-ns-total and txn-*-time-ns-total (see Producer.metrics()).
         self._call_ns: dict[str, int] = {}
         secrets = tuple(secret_values(lib))
-        self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
+        self._native_start(
+            lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets, exit_timeout
+        )
         _inspector.producer_created(self)
 
     # -- context manager ----------------------------------------------------

@@ -28,6 +28,7 @@ from .resolve import (
     ResolvedConfig,
     Setting,
     Source,
+    number_property,
     resolve,
 )
 from .secrets import is_secret_key, mask_secrets, redact, secret_values
@@ -53,6 +54,7 @@ __all__ = [
     "is_secret_key",
     "mask_secrets",
     "normalise_value",
+    "number_property",
     "redact",
     "resolve",
     "secret_values",

@@ -167,6 +167,19 @@ class ResolvedConfig:
                 warnings.warn(note.text, ConfigWarning, stacklevel=stacklevel + 1)
 
 
+def number_property(value: Any, key: str) -> float:
+    """A numeric property cykafka reads itself, as milliseconds; bad values name it."""
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"config property {key!r} must be a number of milliseconds, not {value!r}"
+        ) from None
+    if not ms >= 0:  # also NaN
+        raise ValueError(f"config property {key!r} must be >= 0 milliseconds, not {value!r}")
+    return ms
+
+
 def resolve(
     config: Optional[Mapping[str, Any]] = None,
     preset: Any = None,
@@ -219,9 +232,9 @@ def resolve(
     if resolved.idempotent and "enable.sparse.connections" not in settings:
         settings["enable.sparse.connections"] = Setting("false", "default", "cykafka")
     max_block = settings.get("max.block.ms")
-    max_block_ms = float(max_block.value) if max_block else DEFAULT_MAX_BLOCK_MS
-    if max_block_ms < 0:
-        raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
+    max_block_ms = (
+        number_property(max_block.value, "max.block.ms") if max_block else DEFAULT_MAX_BLOCK_MS
+    )
     return ResolvedConfig(
         MappingProxyType(settings), tuple(chosen), tuple(translation.notes), max_block_ms
     )
