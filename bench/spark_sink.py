@@ -147,7 +147,7 @@ def run(
     def naive_ordered() -> None:
         # What a hand-written sink needs for the same guarantee: the rows shuffled so one
         # task owns each Kafka partition, in the DataFrame's order (write_kafka's plan).
-        from cykafka.spark import _ordered
+        from cykafka.spark.routing import ordered as _ordered
 
         topic = fresh_topic(bootstrap_servers, "bench-spark-naive-ordered", partitions)
         shuffled = _ordered(df, "key", None, None, partitions, "consistent_random")

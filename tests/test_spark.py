@@ -14,7 +14,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import cykafka
-from cykafka.spark import KafkaWriteError, WriteReport, kafka_partition, write_kafka
+from cykafka.partitioning import partition_for
+from cykafka.spark import KafkaWriteError, WriteReport, write_kafka
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +120,7 @@ def test_ordered_preset_keeps_each_keys_order(spark, broker, topic, read_back) -
         # One writer per partition and the DataFrame's order: the whole partition is sorted.
         assert seqs == sorted(seqs)
         for r in rs:
-            assert zlib.crc32(r.key) % 3 == p == kafka_partition(r.key, 3, "consistent_random")
+            assert zlib.crc32(r.key) % 3 == p == partition_for("consistent_random", r.key, 3)
     # repartition=False trusts the DataFrame's own partitioning: no shuffle.
     other = topic(partitions=3)
     keyed = df.repartition(2, "key").sortWithinPartitions(F.col("value").cast("long"))
@@ -183,7 +184,7 @@ def test_java_compatible_partitioner_and_row_json(spark, broker, topic, read_bac
             assert set(row) == {"user", "n", "note", "x"}
             i = row["n"]
             assert row == {"user": f"id-{i}", "n": i, "note": rows[i][2], "x": i * 0.5}
-            assert kafka_partition(r.key, 4, "murmur2_random") == p
+            assert partition_for("murmur2_random", r.key, 4) == p
             ns.append(i)
         assert ns == sorted(ns)
 
@@ -326,30 +327,14 @@ def test_bad_arguments_name_the_culprit(spark, broker, topic) -> None:
         write_kafka(df, name, bootstrap_servers=bs, key=None, on_error="ignore")
 
 
-def test_murmur2_matches_java() -> None:
-    # Values from Kafka's own UtilsTest.testMurmur2 (signed 32-bit there).
-    cases = {
-        b"21": -973932308,
-        b"foobar": -790332482,
-        b"a-little-bit-long-string": -985981536,
-        b"a-little-bit-longer-string": -1486304829,
-        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
-        b"abc": 479470107,
-    }
-    from cykafka.spark import _murmur2
-
-    for data, java in cases.items():
-        assert _murmur2(data) == java & 0xFFFFFFFF
-
-
 def test_routing_matches_sparks_hash_partitioning(spark) -> None:
-    from cykafka.spark import _spark_hash_long, _surrogates
+    from cykafka.spark.routing import spark_hash_long, surrogates
 
     ids = [0, 1, 2, 41, 2**31, 2**40 + 7, -1, -(2**63)]
     got = spark.createDataFrame([(i,) for i in ids], "id long").select(F.hash("id")).collect()
-    assert [r[0] for r in got] == [_spark_hash_long(i) for i in ids]
+    assert [r[0] for r in got] == [spark_hash_long(i) for i in ids]
     for n in (1, 3, 7):
-        route = _surrogates(n)
+        route = surrogates(n)
         df = spark.createDataFrame([(r,) for r in route], "r long").repartition(n, "r")
         placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, row.r) for row in it]).collect()
         assert sorted(placed) == sorted(enumerate(route))
