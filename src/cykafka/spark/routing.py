@@ -89,25 +89,28 @@ def ordered(
         return df.repartition(*cols).sortWithinPartitions(SEQ)
     data_cols = [F.col(c) for c in df.columns if c != SEQ]
     spread = F.pmod(F.xxhash64(*data_cols), F.lit(n))  # rows with no key affinity
-    if partition is not None:
-        kpart = F.coalesce(F.col(partition).cast("long"), spread)
-    elif key is None:  # pragma: no cover - the caller asks only with a key or partition
-        return df.sortWithinPartitions(SEQ)
-    elif partitioner in ("consistent_random", "consistent"):
+    # A row's Kafka partition: its partition column, else its key's (a NULL partition
+    # means "the partitioner decides", which hashes the key), else any.
+    by_key = None
+    if key is not None and partitioner in ("consistent_random", "consistent"):
         k = F.col(key).cast("binary")
-        crc = F.pmod(F.crc32(k), F.lit(n))
-        empty = F.lit(0) if partitioner == "consistent" else spread
-        kpart = F.when(k.isNull() | (F.length(k) == 0), empty).otherwise(crc)
-    elif partitioner != "random":
+        empty = F.lit(0) if partitioner == "consistent" else F.lit(None)
+        by_key = F.when(k.isNull() | (F.length(k) == 0), empty).otherwise(
+            F.pmod(F.crc32(k), F.lit(n))
+        )
+    elif key is not None and partitioner != "random":
         from pyspark.sql.types import LongType, StructField, StructType
 
         schema = StructType([*df.schema.fields, StructField(KPART, LongType())])
         df = df.mapInArrow(
             shipped("cykafka.spark.routing", "kpart_task", key, n, partitioner), schema
         )
-        kpart = F.coalesce(F.col(KPART), spread)
-    else:  # random partitioner: keys have no partition, so nothing to keep together
+        by_key = F.col(KPART)
+    if partition is None and by_key is None:
+        # random partitioner: keys have no partition, so nothing to keep together
         return df.sortWithinPartitions(SEQ)
+    parts = [F.col(partition).cast("long")] if partition is not None else []
+    kpart = F.coalesce(*parts, *([by_key] if by_key is not None else []), spread)
     route = F.element_at(
         F.array(*[F.lit(s).cast("long") for s in surrogates(n)]),
         (F.pmod(kpart, F.lit(n)) + 1).cast("int"),

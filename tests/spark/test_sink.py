@@ -18,27 +18,9 @@ from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, WriteReport, write_kafka
 
 
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Spark's Python workers must import this cykafka (a src checkout is not installed).
-    pkg_root = str(Path(cykafka.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [pkg_root, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("cykafka-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        session.stop()
+# Classic local session only: these tests look at what only it exposes (sparkContext,
+# RDD placement, worker reuse); tests/spark/test_deployments.py runs on every deployment.
+pytestmark = pytest.mark.parametrize("spark", ["local"], indirect=True)
 
 
 def _all(recs: dict[int, list]) -> list:
