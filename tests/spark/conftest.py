@@ -85,6 +85,9 @@ class _Proc:
 
 
 def _classic(builder: Any) -> Any:
+    # PySpark takes the executors' Python from the environment (spark.pyspark.python
+    # is read by spark-submit, which a session built in this process does not run).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (
         builder.appName("cykafka-tests")
         .config("spark.sql.shuffle.partitions", "4")
@@ -102,7 +105,6 @@ def _classic(builder: Any) -> Any:
 def _local() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
     session = _classic(SparkSession.builder.master("local[2]"))
     try:
         yield session
