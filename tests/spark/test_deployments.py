@@ -6,9 +6,9 @@ from __future__ import annotations
 import zlib
 
 import pytest
-from conftest import is_connect
 from pyspark.sql import functions as F
 
+from conftest import is_connect
 from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, write_kafka
 from cykafka.testing import committed_view, read_raw_log

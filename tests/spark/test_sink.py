@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import cykafka
 from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, WriteReport, write_kafka
-
 
 # Classic local session only: these tests look at what only it exposes (sparkContext,
 # RDD placement, worker reuse); tests/spark/test_deployments.py runs on every deployment.

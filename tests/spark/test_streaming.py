@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import is_connect
 
+from conftest import is_connect
 from cykafka.spark import WriteReport, kafka_batch_writer
 from cykafka.testing import committed_view, read_raw_log
 
