@@ -351,3 +351,35 @@ def test_executors_without_cykafka_fail_with_one_clear_message(
     assert msg.startswith("cannot import cykafka in the executors' Python (")
     assert "--archives" in msg and "spark.pyspark.python" in msg
     assert info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("writers", [1, 2])
+def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
+    spark, broker, topic, read_back, writers
+) -> None:
+    name = topic(partitions=4)
+    n = 3000
+    df = (
+        spark.range(n, numPartitions=3)
+        .select(
+            F.concat(F.lit("u"), (F.col("id") % 17).cast("string")).alias("key"),
+            F.col("id").cast("string").alias("value"),
+        )
+        .orderBy(F.col("value").cast("long"))
+    )
+    report = write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=writers)
+    assert report.ok and report.ordered and report.delivered == n
+    assert len([t for t in report.tasks if t.rows]) == writers
+    owners: dict[int, set[int]] = {}
+    for t in report.tasks:
+        for _, p in t.offsets:
+            owners.setdefault(p, set()).add(t.task)
+    assert sorted(owners) == [0, 1, 2, 3] and all(len(o) == 1 for o in owners.values())
+    for p, rs in read_back(broker.bootstrap_servers, name, expected=n).items():
+        seqs = [int(r.value) for r in rs]
+        assert seqs == sorted(seqs)  # one writer per partition, the DataFrame's order
+        assert all(partition_for("consistent_random", r.key, 4) == p for r in rs)
+    with pytest.raises(ValueError, match=r"writers must be a positive int"):
+        write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=0)
+    with pytest.raises(ValueError, match=r"writers= applies to ordered writes"):
+        write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset=None, writers=2)

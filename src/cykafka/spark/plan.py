@@ -50,6 +50,7 @@ class WritePlan:
     partitioner: str  # librdkafka's, after presets and translation
     ordered: bool  # rows are routed so one task writes each Kafka partition
     partition_count: Optional[int]  # of ``topic``, when routing needed it
+    writers: Optional[int]  # ordered: tasks that write (None: one per Kafka partition)
     transactional: bool
     txn_prefix: str  # a task's transactional.id is "<txn_prefix>-<task>"
     # Streaming exactly_once: the progress topic each task's transaction also writes
@@ -222,6 +223,7 @@ def make_plan(
     repartition: Optional[bool],
     options: Mapping[str, Any],
     query: Optional[str] = None,
+    writers: Optional[int] = None,
 ) -> WritePlan:
     """Check every argument against ``df``'s schema and decide the write.  ``query``
     (streaming exactly_once) makes the transactional ids stable across runs."""
@@ -258,9 +260,18 @@ def make_plan(
         bool(set(preset_names) & set(ORDERING_PRESETS)) if repartition is None else repartition
     )
     ordered = wants_order and (key is not None or partition is not None)
+    if writers is not None:
+        if isinstance(writers, bool) or not isinstance(writers, int) or writers < 1:
+            raise ValueError(f"writers must be a positive int or None, not {writers!r}")
+        if not ordered:
+            raise ValueError(
+                "writers= applies to ordered writes (an ordering preset or repartition=True, "
+                "with a key or partition column)"
+            )
     # The partition count (one metadata round trip) is only needed to route the rows.
     single = topic is not None and topic_col is None
-    n = partition_count(config, topic) if ordered and single and topic is not None else None
+    routed = ordered and single and topic is not None and writers != 1
+    n = partition_count(config, topic) if routed and topic is not None else None
     base = str(user_txn or "cykafka-spark")
     return WritePlan(
         config=config,
@@ -276,6 +287,7 @@ def make_plan(
         partitioner=partitioner,
         ordered=ordered,
         partition_count=n,
+        writers=writers,
         transactional=transactional,
         txn_prefix=f"{base}-{query}" if query else f"{base}-{_run_id(df)}",
         query=query,

@@ -78,15 +78,22 @@ def ordered(
     topic_col: Optional[str],
     n: Optional[int],
     partitioner: str,
+    writers: Optional[int] = None,
 ) -> DataFrame:
-    """Repartition so one task writes each Kafka partition, keeping df's order."""
+    """Repartition so one task writes each Kafka partition, keeping df's order.
+
+    ``writers``: how many tasks write (each owning whole Kafka partitions); None: one
+    per Kafka partition.  ``writers=1`` needs no shuffle at all: ``coalesce(1)`` reads
+    the partitions one after another, in the DataFrame's order."""
     from pyspark.sql import functions as F
 
+    if writers == 1:
+        return df.coalesce(1)
     df = df.withColumn(SEQ, F.monotonically_increasing_id())
     if topic_col is not None or n is None:
         # Partition counts differ per topic: keep each (topic, key) in one task instead.
         cols = [c for c in (topic_col, partition or key) if c]
-        return df.repartition(*cols).sortWithinPartitions(SEQ)
+        return _restored(df.repartition(*cols))
     data_cols = [F.col(c) for c in df.columns if c != SEQ]
     spread = F.pmod(F.xxhash64(*data_cols), F.lit(n))  # rows with no key affinity
     # A row's Kafka partition: its partition column, else its key's (a NULL partition
@@ -108,11 +115,18 @@ def ordered(
         by_key = F.col(KPART)
     if partition is None and by_key is None:
         # random partitioner: keys have no partition, so nothing to keep together
-        return df.sortWithinPartitions(SEQ)
+        return _restored(df)
     parts = [F.col(partition).cast("long")] if partition is not None else []
     kpart = F.coalesce(*parts, *([by_key] if by_key is not None else []), spread)
+    tasks = min(writers or n, n)
     route = F.element_at(
-        F.array(*[F.lit(s).cast("long") for s in surrogates(n)]),
-        (F.pmod(kpart, F.lit(n)) + 1).cast("int"),
+        F.array(*[F.lit(s).cast("long") for s in surrogates(tasks)]),
+        (F.pmod(kpart, F.lit(tasks)) + 1).cast("int"),
     )
-    return df.withColumn(ROUTE, route).repartition(n, ROUTE).sortWithinPartitions(SEQ)
+    return _restored(df.withColumn(ROUTE, route).repartition(tasks, ROUTE))
+
+
+def _restored(df: DataFrame) -> DataFrame:
+    """Each task's rows back in the DataFrame's order, without the helper columns (they
+    would only cost Arrow conversion on the way to Python)."""
+    return df.sortWithinPartitions(SEQ).drop(SEQ, ROUTE, KPART)

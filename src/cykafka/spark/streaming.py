@@ -95,6 +95,7 @@ def kafka_batch_writer(
             write_options.get("repartition"),
             {k: v for k, v in write_options.items() if k not in _WRITE_ARGS},
             query=query if transactional else None,
+            writers=write_options.get("writers"),
         )
         if transactional:
             assert progress_topic is not None and query is not None
@@ -112,7 +113,7 @@ def kafka_batch_writer(
     return write_batch
 
 
-_WRITE_ARGS = ("key", "value", "headers", "partition", "on_error", "repartition")
+_WRITE_ARGS = ("key", "value", "headers", "partition", "on_error", "repartition", "writers")
 
 
 def _ensure_topic(admin: Any, topic: str) -> None:
