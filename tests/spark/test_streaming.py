@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from conftest import is_connect
 from cykafka.spark import WriteReport, kafka_batch_writer
 from cykafka.testing import committed_view, read_raw_log
 
@@ -36,7 +35,7 @@ def _forget_commit(chk: Path, batch_id: int) -> None:
 
 
 @pytest.mark.parametrize("preset", ["exactly_once", "ordered"])
-def test_a_rerun_committed_batch(spark, broker, topic, tmp_path, preset) -> None:
+def test_a_rerun_committed_batch(spark, deployment, broker, topic, tmp_path, preset) -> None:
     bs = broker.bootstrap_servers
     name = topic(partitions=2)
     src, chk = tmp_path / "in", tmp_path / "chk"
@@ -56,7 +55,7 @@ def test_a_rerun_committed_batch(spark, broker, topic, tmp_path, preset) -> None
         bootstrap_servers=bs,
         preset=preset,
         query=query,
-        on_batch=None if is_connect(spark) else reports.append,
+        on_batch=None if deployment == "connect" else reports.append,
     )
     add_files(0)
     _run_once(spark, src, chk, writer)  # batch 0: rows 0..59
