@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import cykafka
-from cykafka.partitioning import PARTITIONERS, murmur2, partition_for
+from cykafka.partitioning import PARTITIONERS, partition_for
 
 KEYS = [b"", b"a", b"21", b"user-7", "ünï".encode(), bytes(range(256))] + [
     b"key-%d" % i for i in range(60)
@@ -39,12 +39,19 @@ def test_murmur2_matches_java() -> None:
         b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
         b"abc": 479470107,
     }
+    # (murmur2(key) & 0x7fffffff) % count, with a count above every masked hash but one
     for data, java in cases.items():
-        assert murmur2(data) == java & 0xFFFFFFFF
+        assert partition_for("murmur2", data, 0x7FFFFFFF) == (java & 0x7FFFFFFF) % 0x7FFFFFFF
 
 
 def test_bad_arguments_name_the_culprit() -> None:
     with pytest.raises(ValueError, match="unknown partitioner 'crc'"):
         partition_for("crc", b"k", 3)
-    with pytest.raises(ValueError, match="partition_count must be >= 1, not 0"):
+    with pytest.raises(ValueError, match="partition_count must be between 1"):
         partition_for("murmur2", b"k", 0)
+    with pytest.raises(TypeError, match="key must be bytes"):
+        partition_for("murmur2", 5, 3)
+    assert partition_for("random", b"k", 3) is None
+    assert partition_for("murmur2_random", None, 3) is None
+    assert partition_for("consistent_random", b"", 3) is None
+    assert partition_for("murmur2", None, 3) == partition_for("murmur2", b"", 3)

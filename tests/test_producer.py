@@ -770,45 +770,6 @@ def test_bad_statistics_interval_names_the_property() -> None:
         cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "statistics.interval.ms": "abc"})
 
 
-@pytest.mark.parametrize(
-    "partitioner",
-    ["consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a", "fnv1a_random"],
-)
-def test_partition_for_is_where_librdkafka_sends_each_key(broker, topic, partitioner) -> None:
-    from cykafka._native import partition_for
-
-    name = topic(partitions=7)
-    keys = [f"user-{i}".encode() for i in range(200)] + [b"", "ключ", b"\x00\xff"]
-    conf = {"bootstrap.servers": broker.bootstrap_servers, "partitioner": partitioner}
-    with cykafka.Producer(conf) as p:
-        futs = [p.produce(name, b"v", key=k) for k in keys]
-        got = [f.result(30).partition for f in futs]
-    predicted = [partition_for(partitioner, k, 7) for k in keys]
-    for k, want, pred in zip(keys, got, predicted):
-        if pred is not None:
-            assert pred == want, (k, pred, want)
-    assert sum(p is None for p in predicted) == (1 if partitioner == "consistent_random" else 0)
-    # Java's DefaultPartitioner is murmur2: Utils.murmur2(b"21") is -973932308 in Kafka's
-    # own tests, so (h & 0x7fffffff) % 7 is this.
-    if partitioner.startswith("murmur2"):
-        assert partition_for(partitioner, b"21", 7) == (-973932308 & 0x7FFFFFFF) % 7
-
-
-def test_partition_for_random_and_bad_arguments() -> None:
-    from cykafka._native import partition_for
-
-    assert partition_for("random", b"k", 3) is None
-    assert partition_for("murmur2_random", None, 3) is None
-    assert partition_for("consistent_random", b"", 3) is None
-    assert partition_for("murmur2", None, 3) == partition_for("murmur2", b"", 3)
-    with pytest.raises(ValueError, match="unknown partitioner 'java'"):
-        partition_for("java", b"k", 3)
-    with pytest.raises(ValueError, match="partition_count must be between 1"):
-        partition_for("murmur2", b"k", 0)
-    with pytest.raises(TypeError, match="key must be bytes"):
-        partition_for("murmur2", 5, 3)
-
-
 def test_first_produce_with_topic_none_is_refused_not_a_crash() -> None:
     # The topic handle cache starts empty: None must not match it.
     with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}) as p:

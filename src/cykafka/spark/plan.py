@@ -228,7 +228,7 @@ def make_plan(
     """Check every argument against ``df``'s schema and decide the write.  ``query``
     (streaming exactly_once) makes the transactional ids stable across runs."""
     from .. import presets as _presets
-    from ..config import translate
+    from ..config import resolve
     from ..explain import explain
 
     if on_error not in ("raise", "report"):
@@ -246,12 +246,12 @@ def make_plan(
     transactional = "exactly_once" in preset_names
     user_txn = config.pop("transactional.id", None)
     check = dict(config, **({"transactional.id": "x"} if transactional else {}))
-    guarantees = explain(check, preset=preset_names or None)
+    # The one resolver (presets, Java names, defaults), as each task's Producer will do.
+    resolved = resolve(check, preset_names)
+    guarantees = explain(resolved)
     if guarantees.refused:
         raise ValueError(f"producer config refused: {guarantees.summary()}")
-    lib, _ = translate(check)  # Java names -> librdkafka's, as the Producer will do
-    effective, _ = translate(_presets.apply(lib, preset_names) if preset_names else lib)
-    partitioner = str(effective.get("partitioner", "consistent_random"))
+    partitioner = str(resolved.effective("partitioner").value)
 
     key, headers, partition, topic_col = _columns(df, key, value, headers, partition)
     if topic is None and topic_col is None:
