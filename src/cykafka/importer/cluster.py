@@ -64,7 +64,9 @@ def prepare_topic(
     try:
         admin = AdminClient(_admin_config(bootstrap, config))
     except KafkaException as e:
-        raise ClusterError(redact(f"cannot connect to {bootstrap}: {e.args[0].str()}", config))
+        raise ClusterError(
+            redact(f"cannot connect to {bootstrap}: {e.args[0].str()}", config)
+        ) from None
     try:
         md = admin.list_topics(timeout=timeout)
     except KafkaException as e:
