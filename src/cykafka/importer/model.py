@@ -77,7 +77,8 @@ class Chunk:
     file: str = ""
     first_row: int = 1  # record number (1-based, in its file) of element 0
     rows: Any = None  # record numbers when rows were dropped in between (ascending)
-    #: physical line number of each element, when known (None for Parquet)
+    #: physical line number of each element, when known (None for Parquet); like
+    #: ``offsets`` it may be a function making the array when first asked
     lines: Any = None
     #: the lines format: element i is on line ``first_row + i``
     line_is_row: bool = False
@@ -101,6 +102,8 @@ class Chunk:
 
         offsets = self.offsets() if callable(self.offsets) else self.offsets
         self.offsets = offsets
+        if callable(self.lines):
+            self.lines = self.lines()
         rows = self.rows if self.rows is not None else np.arange(len(self)) + self.first_row
         return Chunk(
             cut(self.values),
@@ -126,6 +129,8 @@ class Chunk:
 
     def line_of(self, index: int) -> Optional[int]:
         if self.lines is not None:
+            if callable(self.lines):
+                self.lines = self.lines()
             return int(self.lines[index])
         return self.row_of(index) if self.line_is_row else None
 
