@@ -165,6 +165,8 @@ def test_dry_run_shows_records_and_sends_nothing(broker, topic, read_back, tmp_p
     out = capsys.readouterr().out
     assert f'{f}:2: key=a value={{"id":1,"user":"a"}}' in out
     assert "Dry run: 2 rows would be sent, 1 rows cannot be" in out
+    assert _import(broker, str(f), "-t", name, "-p", "0", "-H", "a=b", "--dry-run") == 1
+    assert "every message: partition=0, header a=b" in capsys.readouterr().out
     assert "guarantees  Per-partition order" in out and "nothing was sent" in out
     assert read_back(broker.bootstrap_servers, name) == {0: []}
 

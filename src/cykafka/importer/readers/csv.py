@@ -6,57 +6,21 @@ block split itself, which also makes pipes, FIFOs and compressed input work."""
 
 from __future__ import annotations
 
-import codecs
 import csv as _pycsv
 from collections.abc import Iterator
-from typing import IO, Any, Optional
+from typing import Any, Optional
 
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, check_columns
 from .blocks import Block, blocks, record_starts
+from .encoding import utf8_stream
 
 __all__ = ["READER"]
 
-_BOM = codecs.BOM_UTF8
 #: Delimiters a one-column header is checked for (a wrong --delimiter).
 _OTHER_DELIMITERS = (";", "\t", "|", ",")
-
-
-class _Transcoded:
-    """A stream in another encoding, read as UTF-8 (positions are then offsets in the
-    UTF-8 text)."""
-
-    def __init__(self, raw: IO[bytes], encoding: str, name: str) -> None:
-        self._raw = raw
-        self._decoder = codecs.getincrementaldecoder(encoding)()
-        self._name = name
-        self._encoding = encoding
-        self._done = 0
-
-    def read(self, n: int) -> bytes:
-        data = self._raw.read(n)
-        try:
-            text = self._decoder.decode(data, final=not data)
-        except UnicodeDecodeError as e:
-            raise ImportInputError(
-                f"{self._name}: not valid {self._encoding} near byte {self._done + e.start:,}"
-            ) from None
-        self._done += len(data)
-        return text.encode("utf-8")
-
-
-class _Prefixed:
-    def __init__(self, head: bytes, rest: Any) -> None:
-        self._head = head
-        self._rest = rest
-
-    def read(self, n: int) -> bytes:
-        if self._head:
-            head, self._head = self._head, b""
-            return head + self._rest.read(max(n - len(head), 1))
-        return self._rest.read(n)
 
 
 def _delimiter(source: Source, options: ReadOptions) -> str:
@@ -67,17 +31,6 @@ def _delimiter(source: Source, options: ReadOptions) -> str:
 
 def _quote(options: ReadOptions) -> Optional[str]:
     return options.quote_char or None
-
-
-def _stream(f: IO[bytes], source: Source, options: ReadOptions) -> tuple[Any, int]:
-    """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
-    enc = codecs.lookup(options.encoding).name
-    if enc not in ("utf-8", "utf-8-sig"):
-        return _Transcoded(f, options.encoding, source.name), 0
-    head = f.read(len(_BOM))
-    if head == _BOM:
-        return f, len(_BOM)
-    return _Prefixed(head, f), 0
 
 
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
@@ -103,7 +56,7 @@ class CsvReader:
         if not source.is_regular or not options.header:
             return None
         with source.open() as f:
-            stream, bom = _stream(f, source, options)
+            stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(
                 stream, options.block_bytes, options.max_record_bytes, self._q(options)
             ):
@@ -157,7 +110,7 @@ class CsvReader:
         row = 1
         line = 1
         with source.open() as f:
-            stream, bom = _stream(f, source, options)
+            stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
                 if not isinstance(b, Block):
                     report(
@@ -323,7 +276,15 @@ class CsvReader:
             keep = keep[ok]
         batch = table.combine_chunks().to_batches()
         batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
-        batch, keep = _decode(batch, keep, row, positions, source, options, report)
+
+        def record(k: int) -> bytes:
+            """The bytes of record ``k`` of the block, newline excluded."""
+            offsets = positions()[0]
+            lo = int(offsets[k]) - b.start
+            hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
+            return b.data[lo:hi].rstrip(b"\r\n")
+
+        batch, keep = _decode(batch, keep, row, positions, record, source, options, report)
         next_row = row + n
         if batch.num_rows == 0:
             return None, next_row, line_after, names
@@ -351,6 +312,7 @@ def _decode(
     keep: Any,
     row: int,
     positions: Any,
+    record: Any,
     source: Source,
     options: ReadOptions,
     report: Report,
@@ -376,7 +338,6 @@ def _decode(
     if bad.any():
         offsets, lines = positions()
         for i in np.flatnonzero(bad).tolist():
-            raw = {n: batch.column(j)[i].as_py() for j, n in enumerate(batch.schema.names)}
             k = int(keep[i])
             report(
                 Problem(
@@ -386,7 +347,7 @@ def _decode(
                     line=int(lines[k]),
                     row=row + k,
                     offset=int(offsets[k]),
-                    text=repr(raw),
+                    raw=record(k),
                 )
             )
         batch = batch.filter(pa.array(~bad))
