@@ -26,7 +26,7 @@ def _parquet(tmp_path):
             "blob": pa.array([b"\x00\xff\n"], pa.binary()),
             "tags": pa.array([[("a", 1), ("b", 2)]], pa.map_(pa.string(), pa.int64())),
             "at": pa.array(
-                [datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone.utc)],
+                [datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.UTC)],
                 pa.timestamp("us", "UTC"),
             ),
             "price": pa.array([decimal.Decimal("1234567890.0100")], pa.decimal128(14, 4)),
