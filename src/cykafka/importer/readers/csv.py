@@ -221,51 +221,63 @@ class CsvReader:
             count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
             names = [f"c{i}" for i in range(1, count + 1)]
             check_columns(source.name, names, fields)
-        invalid: list[int] = []
+
+        bad_rows: list[tuple[int, str, str]] = []
 
         def on_invalid(bad: Any) -> str:
-            i = bad.number - 1  # bad.number counts the non-blank records of the buffer
-            invalid.append(i)
-            offsets, lines = positions()
-            report(
-                Problem(
-                    source.name,
-                    "parse",
-                    f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
-                    line=int(lines[i]),
-                    row=row + i,
-                    offset=int(offsets[i]),
-                    text=bad.text,
-                )
-            )
+            # bad.number counts the non-blank records of the buffer
+            msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
+            bad_rows.append((bad.number - 1, msg, bad.text))
             return "skip"
 
         null = [options.null_value] if options.null_value is not None else []
         buf = pa.py_buffer(b.data)[skip : b.end]
-        try:
-            table = pcsv.read_csv(
-                buf,
-                read_options=pcsv.ReadOptions(
-                    column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
-                ),
-                parse_options=pcsv.ParseOptions(
-                    delimiter=_delimiter(source, options),
-                    quote_char=_quote(options) or False,
-                    double_quote=True,
-                    newlines_in_values=self._q(options) is not None,
-                    invalid_row_handler=on_invalid,
-                ),
-                convert_options=pcsv.ConvertOptions(
-                    column_types={c: pa.binary() for c in names},
-                    null_values=null,
-                    strings_can_be_null=bool(null),
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-        except pa.ArrowInvalid as e:
-            raise ImportInputError(
-                f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
-            ) from None
+        # Text columns first (UTF-8 checked while parsing); bytes only for a block that
+        # holds a row that is not UTF-8, so that row alone can be found and dropped.
+        for typ in (pa.string(), pa.binary()):
+            bad_rows.clear()
+            try:
+                table = pcsv.read_csv(
+                    buf,
+                    read_options=pcsv.ReadOptions(
+                        column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
+                    ),
+                    parse_options=pcsv.ParseOptions(
+                        delimiter=_delimiter(source, options),
+                        quote_char=_quote(options) or False,
+                        double_quote=True,
+                        newlines_in_values=self._q(options) is not None,
+                        invalid_row_handler=on_invalid,
+                    ),
+                    convert_options=pcsv.ConvertOptions(
+                        column_types={c: typ for c in names},
+                        null_values=null,
+                        strings_can_be_null=bool(null),
+                        quoted_strings_can_be_null=False,
+                    ),
+                )
+                break
+            except pa.ArrowInvalid as e:
+                if typ == pa.string() and "UTF8" in str(e):
+                    continue
+                raise ImportInputError(
+                    f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
+                ) from None
+        invalid = [i for i, _, _ in bad_rows]
+        if bad_rows:
+            offsets, lines = positions()
+            for i, msg, text in bad_rows:
+                report(
+                    Problem(
+                        source.name,
+                        "parse",
+                        msg,
+                        line=int(lines[i]),
+                        row=row + i,
+                        offset=int(offsets[i]),
+                        text=text,
+                    )
+                )
         n = table.num_rows + len(invalid)  # non-blank records in the block
         if n == 0:
             return None, row, line_after, names
@@ -322,6 +334,8 @@ def _decode(
     import numpy as np
     import pyarrow as pa
 
+    if all(pa.types.is_string(t) for t in batch.schema.types):
+        return batch, keep
     cols = []
     bad = np.zeros(batch.num_rows, bool)
     for col in batch.columns:
