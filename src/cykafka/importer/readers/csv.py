@@ -6,6 +6,7 @@ block split itself, which also makes pipes, FIFOs and compressed input work."""
 
 from __future__ import annotations
 
+import codecs
 import csv as _pycsv
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -13,7 +14,7 @@ from typing import Any, Optional
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions, check_columns
+from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, record_starts
 from .encoding import utf8_stream
 
@@ -101,7 +102,12 @@ class CsvReader:
         return None, b.end
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         delimiter = _delimiter(source, options)
         quote = self._q(options)
@@ -109,8 +115,27 @@ class CsvReader:
         need_header = options.header
         row = 1
         line = 1
+        at: Optional[int] = None
+        if start is not None:
+            if codecs.lookup(options.encoding).name not in ("utf-8", "utf-8-sig"):
+                raise ImportInputError(
+                    f"{source.name}: only UTF-8 input can be read from a position"
+                )
+            if need_header:
+                names = self.columns(source, options)  # the header, read on its own
+                if names is None:
+                    raise ImportInputError(
+                        f"{source.name}: its header cannot be read twice (not a regular file)"
+                    )
+                check_columns(source.name, names, fields)
+            need_header = False
+            row, line, at = start.row, start.line or 1, start.offset or 0
         with source.open() as f:
-            stream, bom = utf8_stream(f, source.name, options.encoding)
+            if at is not None:
+                skip_to(f, at)
+                stream, bom = f, at
+            else:
+                stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
                 if not isinstance(b, Block):
                     report(
