@@ -1,0 +1,398 @@
+"""``csv``: blocks of whole records (a newline inside quotes does not end one), each
+parsed by ``pyarrow.csv`` with every column as bytes, so that one bad row (wrong
+column count, bytes that are not text in the encoding) is reported with its line and
+the others are imported.  Each record's byte offset and physical line come from the
+block split itself, which also makes pipes, FIFOs and compressed input work."""
+
+from __future__ import annotations
+
+import codecs
+import csv as _pycsv
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from ..encode import batch_chunk, csv_record_json
+from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
+from ..sources import Source
+from .base import ReadOptions, check_columns, skip_to
+from .blocks import Block, blocks, record_starts
+from .encoding import utf8_stream
+
+__all__ = ["READER"]
+
+#: Delimiters a one-column header is checked for (a wrong --delimiter).
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
+def _delimiter(source: Source, options: ReadOptions) -> str:
+    if options.delimiter:
+        return options.delimiter
+    return "\t" if source.stem.lower().endswith(".tsv") else ","
+
+
+def _quote(options: ReadOptions) -> Optional[str]:
+    return options.quote_char or None
+
+
+def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
+    rows = list(
+        _pycsv.reader(
+            [text.rstrip("\r\n")],
+            delimiter=delimiter,
+            quotechar=quote or '"',
+            quoting=_pycsv.QUOTE_MINIMAL if quote else _pycsv.QUOTE_NONE,
+        )
+    )
+    return rows[0] if rows else []
+
+
+class CsvReader:
+    name = "csv"
+    extensions: tuple[str, ...] = (".csv", ".tsv")
+    has_fields = True
+
+    def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        if options.column_names:
+            return list(options.column_names)
+        if not source.is_regular or not options.header:
+            return None
+        with source.open() as f:
+            stream, bom = utf8_stream(f, source.name, options.encoding)
+            for b in blocks(
+                stream, options.block_bytes, options.max_record_bytes, self._q(options)
+            ):
+                if isinstance(b, Block):
+                    names, _ = self._header(source, b, options)
+                    if names is not None:
+                        return names
+                    continue
+                raise ImportInputError(
+                    f"{source.name}: the header is longer than message.max.bytes"
+                )
+        raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    @staticmethod
+    def _q(options: ReadOptions) -> Optional[int]:
+        q = _quote(options)
+        return ord(q) if q else None
+
+    def _header(
+        self, source: Source, b: Block, options: ReadOptions
+    ) -> tuple[Optional[list[str]], int]:
+        """The header's names and the offset in ``b.data`` after it (None: no
+        non-blank record in the block)."""
+        starts, _ = record_starts(b.data, b.end, self._q(options))
+        ends = list(starts[1:]) + [b.end]
+        for s, e in zip(starts.tolist(), ends):
+            raw = b.data[s:e]
+            if raw.strip(b"\r\n"):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ImportInputError(
+                        f"{source.name}: the header is not valid {options.encoding}"
+                    ) from None
+                names = _parse_record(text, _delimiter(source, options), _quote(options))
+                if len(set(names)) != len(names):
+                    dup = sorted({n for n in names if names.count(n) > 1})
+                    raise ImportInputError(
+                        f"{source.name}: duplicate column names {dup} in the header"
+                    )
+                return names, int(e)
+        return None, b.end
+
+    def read(
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
+    ) -> Iterator[Chunk]:
+        delimiter = _delimiter(source, options)
+        quote = self._q(options)
+        names: Optional[list[str]] = list(options.column_names) if options.column_names else None
+        need_header = options.header
+        row = 1
+        line = 1
+        at: Optional[int] = None
+        if start is not None:
+            if codecs.lookup(options.encoding).name not in ("utf-8", "utf-8-sig"):
+                raise ImportInputError(
+                    f"{source.name}: only UTF-8 input can be read from a position"
+                )
+            if need_header:
+                names = self.columns(source, options)  # the header, read on its own
+                if names is None:
+                    raise ImportInputError(
+                        f"{source.name}: its header cannot be read twice (not a regular file)"
+                    )
+                check_columns(source.name, names, fields)
+            need_header = False
+            row, line, at = start.row, start.line or 1, start.offset or 0
+        with source.open() as f:
+            if at is not None:
+                skip_to(f, at)
+                stream, bom = f, at
+            else:
+                stream, bom = utf8_stream(f, source.name, options.encoding)
+            for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
+                if not isinstance(b, Block):
+                    report(
+                        Problem(
+                            source.name,
+                            "parse",
+                            f"record of {b.size:,} bytes is longer than message.max.bytes "
+                            f"({options.max_record_bytes:,}); skipped",
+                            line=line,
+                            row=row,
+                            offset=b.start,
+                            raw=b.head,
+                        )
+                    )
+                    line += b.newlines + 1
+                    row += 1
+                    continue
+                skip = 0
+                if need_header:
+                    header, skip = self._header(source, b, options)
+                    if header is None:
+                        line += b.data.count(b"\n", 0, b.end)
+                        continue
+                    need_header = False
+                    line += b.data.count(b"\n", 0, skip)
+                    names = names or header
+                    self._warn_one_column(source, names, delimiter, report)
+                    check_columns(source.name, names, fields)
+                chunk, row, line, names = self._block(
+                    source, b, skip, names, fields, options, report, row, line
+                )
+                if b.torn:
+                    report(
+                        Problem(
+                            source.name,
+                            "note",
+                            "the last record has no final newline (was the file still being "
+                            "written?); it was read as it is",
+                            line=line - 1,
+                        )
+                    )
+                if chunk is not None:
+                    yield chunk
+        if need_header:
+            raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    def _warn_one_column(
+        self, source: Source, names: list[str], delimiter: str, report: Report
+    ) -> None:
+        if len(names) != 1:
+            return
+        for d in _OTHER_DELIMITERS:
+            if d != delimiter and d in names[0]:
+                report(
+                    Problem(
+                        source.name,
+                        "note",
+                        f"the header has one column, {names[0]!r}, which contains {d!r}: "
+                        f"if that is the delimiter, pass --delimiter {d!r}",
+                        line=1,
+                    )
+                )
+                return
+
+    def _block(
+        self,
+        source: Source,
+        b: Block,
+        skip: int,
+        names: Optional[list[str]],
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        row: int,
+        line: int,
+    ) -> tuple[Optional[Chunk], int, int, Optional[list[str]]]:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        first_line = line - b.data.count(b"\n", 0, skip)
+        line_after = first_line + b.data.count(b"\n", 0, b.end)
+        quote = self._q(options)
+        found: list[Any] = []
+
+        def positions() -> tuple[Any, Any]:
+            """(byte offset, physical line) of every non-blank record after the header:
+            one NumPy pass, made only when a row is reported or a position asked for."""
+            if not found:
+                starts, nls = record_starts(b.data, b.end, quote)
+                keep = starts >= skip
+                starts, nls = starts[keep], nls[keep]
+                ends = np.append(starts[1:], b.end)
+                length = ends - starts
+                a = np.frombuffer(b.data, np.uint8, b.end)
+                first = a[np.minimum(starts, b.end - 1)]
+                blank = (length == 1) | ((length == 2) & (first == 13))
+                found.append((b.start + starts[~blank], first_line + nls[~blank]))
+            return found[0]
+
+        if names is None:  # --no-header without --column-names: c1, c2, ...
+            offsets0 = positions()[0]
+            if not len(offsets0):
+                return None, row, line_after, names
+            lo = int(offsets0[0]) - b.start
+            hi = b.data.find(b"\n", lo)
+            first = b.data[lo:hi].decode("utf-8", "replace")
+            count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
+            names = [f"c{i}" for i in range(1, count + 1)]
+            check_columns(source.name, names, fields)
+
+        bad_rows: list[tuple[int, str, str]] = []
+
+        def on_invalid(bad: Any) -> str:
+            # bad.number counts the non-blank records of the buffer
+            msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
+            bad_rows.append((bad.number - 1, msg, bad.text))
+            return "skip"
+
+        null = [options.null_value] if options.null_value is not None else []
+        buf = pa.py_buffer(b.data)[skip : b.end]
+        # Text columns first (UTF-8 checked while parsing); bytes only for a block that
+        # holds a row that is not UTF-8, so that row alone can be found and dropped.
+        for typ in (pa.string(), pa.binary()):
+            bad_rows.clear()
+            try:
+                table = pcsv.read_csv(
+                    buf,
+                    read_options=pcsv.ReadOptions(
+                        column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
+                    ),
+                    parse_options=pcsv.ParseOptions(
+                        delimiter=_delimiter(source, options),
+                        quote_char=_quote(options) or False,
+                        double_quote=True,
+                        newlines_in_values=self._q(options) is not None,
+                        invalid_row_handler=on_invalid,
+                    ),
+                    convert_options=pcsv.ConvertOptions(
+                        column_types={c: typ for c in names},
+                        null_values=null,
+                        strings_can_be_null=bool(null),
+                        quoted_strings_can_be_null=False,
+                    ),
+                )
+                break
+            except pa.ArrowInvalid as e:
+                if typ == pa.string() and "UTF8" in str(e):
+                    continue
+                raise ImportInputError(
+                    f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
+                ) from None
+        invalid = [i for i, _, _ in bad_rows]
+        if bad_rows:
+            offsets, lines = positions()
+            for i, msg, text in bad_rows:
+                report(
+                    Problem(
+                        source.name,
+                        "parse",
+                        msg,
+                        line=int(lines[i]),
+                        row=row + i,
+                        offset=int(offsets[i]),
+                        text=text,
+                    )
+                )
+        n = table.num_rows + len(invalid)  # non-blank records in the block
+        if n == 0:
+            return None, row, line_after, names
+        keep = np.arange(n, dtype=np.int64)
+        if invalid:
+            ok = np.ones(n, bool)
+            ok[invalid] = False
+            keep = keep[ok]
+        batch = table.combine_chunks().to_batches()
+        batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
+
+        def record(k: int) -> bytes:
+            """The bytes of record ``k`` of the block, newline excluded."""
+            offsets = positions()[0]
+            lo = int(offsets[k]) - b.start
+            hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
+            return b.data[lo:hi].rstrip(b"\r\n")
+
+        batch, keep = _decode(batch, keep, row, positions, record, source, options, report)
+        next_row = row + n
+        if batch.num_rows == 0:
+            return None, next_row, line_after, names
+        chunk = Chunk(
+            None,
+            file=source.name,
+            first_row=row + int(keep[0]),
+            rows=None if len(keep) == n else row + keep,
+            lines=lambda: positions()[1][keep],
+            offsets=lambda: positions()[0][keep],
+            end=SourcePosition(source.name, next_row, b.start + b.end, line_after),
+            bytes_done=b.start + b.end,
+        )
+        infer = options.csv_types != "string"
+        chunk, problems = batch_chunk(
+            batch, fields, chunk, record=lambda t: csv_record_json(t, infer)
+        )
+        for p in problems:
+            report(p)
+        return chunk, next_row, line_after, names
+
+
+def _decode(
+    batch: Any,
+    keep: Any,
+    row: int,
+    positions: Any,
+    record: Any,
+    source: Source,
+    options: ReadOptions,
+    report: Report,
+) -> tuple[Any, Any]:
+    """Every column as text; a row with bytes that are not UTF-8 is reported and
+    dropped.  ``keep``: the record index (in the block) of each row of ``batch``."""
+    import numpy as np
+    import pyarrow as pa
+
+    if all(pa.types.is_string(t) for t in batch.schema.types):
+        return batch, keep
+    cols = []
+    bad = np.zeros(batch.num_rows, bool)
+    for col in batch.columns:
+        try:
+            cols.append(col.cast(pa.string()))
+        except pa.ArrowInvalid:
+            for i, v in enumerate(col.to_pylist()):
+                if v is not None:
+                    try:
+                        v.decode("utf-8")
+                    except UnicodeDecodeError:
+                        bad[i] = True
+            cols.append(None)
+    if bad.any():
+        offsets, lines = positions()
+        for i in np.flatnonzero(bad).tolist():
+            k = int(keep[i])
+            report(
+                Problem(
+                    source.name,
+                    "parse",
+                    f"not valid {options.encoding} text",
+                    line=int(lines[k]),
+                    row=row + k,
+                    offset=int(offsets[k]),
+                    raw=record(k),
+                )
+            )
+        batch = batch.filter(pa.array(~bad))
+        keep = keep[~bad]
+        cols = [c.cast(pa.string()) for c in batch.columns]
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), keep
+
+
+READER = CsvReader()
