@@ -87,13 +87,13 @@ def _import(
     delivered one message (connection, metadata and, when idempotent, the producer id
     from InitProducerId -- 0.5-1 s on Tansu), as the floors are measured."""
     import cykafka
-    from cykafka.importer import import_files, with_import_defaults
+    from cykafka.importer import import_files, resolve_import
 
     topic = fresh_topic(bootstrap, "bench-import", parts)
     config = {"bootstrap.servers": bootstrap, **conf}
     producer = None
     if warm:
-        producer = cykafka.Producer(with_import_defaults(config, preset), preset=preset)
+        producer = cykafka.Producer(resolve_import(config, preset))
         producer.produce_batch(topic, [b"warm-up"]).result(30)
     try:
         with open(os.devnull, "w") as devnull:

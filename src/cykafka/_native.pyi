@@ -23,6 +23,9 @@ DEFAULT_EXIT_TIMEOUT: float
 
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
+
+_PARTITIONERS: tuple[str, ...]
+
 def partition_for(
     partitioner: str, key: _Bytesish, partition_count: SupportsIndex
 ) -> Optional[int]: ...

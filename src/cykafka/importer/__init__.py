@@ -19,7 +19,7 @@ summary and written to the dead-letter file when one is given.
 
 from __future__ import annotations
 
-from .engine import IMPORT_DEFAULTS, import_files, open_producer, plan_files, with_import_defaults
+from .engine import IMPORT_DEFAULTS, import_files, open_producer, plan_files, resolve_import
 from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
 from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
 from .sample import write_sample_csv
@@ -45,6 +45,6 @@ __all__ = [
     "import_files",
     "open_producer",
     "plan_files",
-    "with_import_defaults",
+    "resolve_import",
     "write_sample_csv",
 ]

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .deadletter import DeadLetter
 from .model import Chunk, Fields, ImportInputError, Problem
@@ -18,10 +18,13 @@ from .sink import Sink
 from .sources import Source, expand
 from .summary import _SHOW_PROBLEMS, ImportResult
 
+if TYPE_CHECKING:
+    from ..config import ResolvedConfig
+
 _NO_FIELDS = Fields()
 _DEFAULT_OPTIONS = ReadOptions()
 
-__all__ = ["IMPORT_DEFAULTS", "import_files", "open_producer", "plan_files"]
+__all__ = ["IMPORT_DEFAULTS", "import_files", "open_producer", "plan_files", "resolve_import"]
 
 #: Config the import uses unless the user sets it: a bulk load trades latency for
 #: throughput (librdkafka's 5 ms linger makes small requests; with 5 in flight under
@@ -151,10 +154,11 @@ def import_files(
     progress as batches are delivered.
     """
     from .. import explain
+    from ..producer import Producer
 
     log = log if log is not None else sys.stderr
     plan = plan_files(paths, fmt, fields, options)
-    config = with_import_defaults(config, preset)
+    resolved = resolve_import(config, preset)
     result = ImportResult(
         topic=topic,
         files=[s.name for s, _ in plan],
@@ -162,8 +166,8 @@ def import_files(
         bootstrap_servers=str(config.get("bootstrap.servers", "?")),
         dead_letter=dead_letter,
     )
-    result.guarantees = explain(dict(config), preset=preset).summary()
-    options = _with_max_record(options, config)
+    result.guarantees = explain(resolved).summary()
+    options = _with_max_record(options, resolved.librdkafka())
     dl = DeadLetter(dead_letter, [s for s, _ in plan]) if dead_letter else None
     report_lock = threading.Lock()  # the reader thread reports too
 
@@ -183,7 +187,7 @@ def import_files(
 
     own = producer is None
     if own:
-        producer = open_producer(config, preset)
+        producer = Producer(resolved)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
     total_bytes = sum(s.size for s, _ in plan)
     bar: Any
@@ -278,19 +282,12 @@ def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
     :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports."""
     from ..producer import Producer
 
-    return Producer(with_import_defaults(config, preset), preset=preset)
+    return Producer(resolve_import(config, preset))
 
 
-def with_import_defaults(config: Mapping[str, Any], preset: Any) -> dict[str, Any]:
-    """``config`` plus :data:`IMPORT_DEFAULTS` for keys neither it nor a preset sets."""
-    from .. import presets as _presets
-    from ..config import canonical
+def resolve_import(config: Mapping[str, Any], preset: Any) -> ResolvedConfig:
+    """``config`` and ``preset`` through the one resolver, with :data:`IMPORT_DEFAULTS`
+    laid under the presets (recorded as defaults of ``cykafka import``)."""
+    from ..config import resolve
 
-    given = {canonical(k) for k in config}
-    if preset:
-        given |= {canonical(k) for k in _presets.apply({}, preset)}
-    out = dict(config)
-    for k, v in IMPORT_DEFAULTS.items():
-        if canonical(k) not in given:
-            out[k] = v
-    return out
+    return resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")
