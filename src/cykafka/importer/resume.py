@@ -1,0 +1,373 @@
+"""``cykafka import --exactly-once``: a load that resumes where it stopped.
+
+The rows go out in transactions of a transactional producer.  Each transaction also
+writes the position of the first row after it to the progress topic
+(:mod:`~cykafka.importer.progress_topic`), so rows and position commit or abort
+together, as Kafka Connect does for exactly-once sources (KIP-618).
+
+A rerun with the same arguments uses the same ``transactional.id`` (derived from the
+topic and the input paths): ``init_transactions`` fences the producer of the run that
+died and aborts its open transaction; the run then reads the last committed position
+(through :mod:`~cykafka.importer.committed`, which is right on brokers that do not hide
+aborted transactions) and reads each file again from there.  A ``read_committed``
+consumer sees every row exactly once, in file order.
+
+The same path recovers within a run: when a transaction fails (a broker stalled past
+``transaction.timeout.ms``, a producer fenced after a coordinator change) the run
+aborts it or starts a new producer, rereads the committed position and goes on.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from .identity import FileIdentity, block_digest, file_identity, same_file_problem
+from .progress_topic import (
+    DEFAULT_PROGRESS_TOPIC,
+    FileProgress,
+    Progress,
+    ensure_progress_topic,
+    read_progress,
+)
+
+__all__ = [
+    "DEFAULT_COMMIT_ROWS",
+    "DEFAULT_COMMIT_SECONDS",
+    "ExactlyOnce",
+    "ResumeRefused",
+    "Input",
+    "derive_transactional_id",
+    "parse_commit_every",
+    "run_exactly_once",
+]
+
+#: Rows per transaction unless ``--commit-every`` says otherwise ...
+DEFAULT_COMMIT_ROWS = 1_000_000
+#: ... or seconds, whichever comes first (well under librdkafka's default
+#: transaction.timeout.ms of 60 s).
+DEFAULT_COMMIT_SECONDS = 10.0
+# Failed transactions in a row (no commit in between) before the import gives up.
+_MAX_RETRIES = 5
+
+
+class ResumeRefused(ValueError):
+    """The saved progress cannot be resumed (changed input, other options, or an input
+    that cannot be read from a position); the message says why and what to pass."""
+
+
+@dataclass(frozen=True)
+class ExactlyOnce:
+    """The ``--exactly-once`` options."""
+
+    transactional_id: Optional[str] = None  # None: derived from topic + inputs
+    progress_topic: str = DEFAULT_PROGRESS_TOPIC
+    commit_rows: int = DEFAULT_COMMIT_ROWS
+    commit_seconds: float = DEFAULT_COMMIT_SECONDS
+    restart: bool = False  # ignore saved progress, begin at the first row
+    timeout: float = 60.0  # init/commit/abort and reading the progress topic
+
+
+@dataclass
+class Input:
+    """One input as the import reads it: ``rows(start)`` yields its chunks from
+    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning).
+    ``path`` is None for standard input; ``seekable`` False for standard input and
+    compressed files."""
+
+    name: str
+    path: Optional[str]
+    seekable: bool
+    rows: Callable[[Any], Iterator[Any]]
+
+
+@dataclass
+class Outcome:
+    """What the exactly-once run adds to the import's result."""
+
+    transactional_id: str = ""
+    committed: int = 0  # rows committed by this run
+    earlier: int = 0  # rows committed by earlier runs
+    transactions: int = 0
+    retries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_commit_every(text: str) -> tuple[int, float]:
+    """``"100000"``, ``"5s"``, ``"100000,5s"`` -> (rows, seconds); a part not given
+    keeps its default."""
+    rows, secs = DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            if part.endswith(("ms", "s")):
+                n = float(part[:-2]) / 1000 if part.endswith("ms") else float(part[:-1])
+                if not n > 0:
+                    raise ValueError
+                secs = n
+            else:
+                rows = int(part.replace("_", ""))
+                if rows < 1:
+                    raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"--commit-every {text!r}: give rows (100000), seconds (5s) or both "
+                f"(100000,5s), each > 0"
+            ) from None
+    return rows, secs
+
+
+def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
+    """Stable across reruns of the same import, different for other topics or inputs."""
+    ident = "\0".join([topic] + [os.path.abspath(n) if n != "<stdin>" else n for n in names])
+    return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def _identity(inp: Input) -> FileIdentity:
+    if inp.path is None:
+        return FileIdentity(inp.name, 0, 0, "")
+    return file_identity(inp.path)
+
+
+def _fresh(topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[Input]) -> Progress:
+    return Progress(topic, fmt, fields, [FileProgress(_identity(i)) for i in inputs])
+
+
+def _check_saved(
+    saved: Progress, topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[Input]
+) -> None:
+    """Refuse a resume that would not continue the same import of the same data."""
+    again = "; pass --restart to import everything again from the first row"
+    if saved.topic != topic:
+        raise ResumeRefused(
+            f"the saved progress of this transactional.id is an import into topic "
+            f"{saved.topic!r}, not {topic!r}; use another --transactional-id"
+        )
+    paths = [f.identity.path for f in saved.files]
+    now = [_identity(i).path for i in inputs]
+    if paths != now:
+        raise ResumeRefused(f"the saved progress is for the inputs {paths}, not {now}{again}")
+    if (saved.fmt, saved.fields) != (fmt, fields):
+        raise ResumeRefused(
+            f"the saved progress was made with format {saved.fmt} and fields "
+            f"{saved.fields}, now format {fmt} and fields {fields}{again}"
+        )
+    for f, inp in zip(saved.files, inputs):
+        if not f.started:
+            continue
+        if not inp.seekable:
+            raise ResumeRefused(
+                f"{inp.name}: cannot resume from row {f.row:,}: "
+                f"{'standard input' if inp.path is None else 'a compressed file'} cannot "
+                f"be read from a position{again}"
+            )
+        why = same_file_problem(f.identity, _identity(inp))
+        if why is None and not f.done and block_digest(inp.path or "", f.offset) != f.before:
+            why = f"the bytes before byte {f.offset:,} (where it resumes) changed"
+        if why is not None:
+            raise ResumeRefused(
+                f"{inp.name} changed since row {f.row - 1:,} was committed: {why}{again}"
+            )
+
+
+def _position(fp: FileProgress) -> Any:
+    from .model import SourcePosition
+
+    return SourcePosition(
+        fp.identity.path,
+        fp.row,
+        offset=fp.offset,
+        row_group=fp.row_group,
+        group_row=fp.group_row,
+    )
+
+
+def _slice(col: Any, a: int, b: int) -> Any:
+    return None if col is None else col[a:b]
+
+
+class _Txn:
+    """One producer's transactions over the inputs, from a committed state on."""
+
+    def __init__(
+        self,
+        producer: Any,
+        topic: str,
+        key: str,
+        eo: ExactlyOnce,
+        state: Progress,
+        outcome: Outcome,
+        on_rows: Callable[[int, int], None],
+    ) -> None:
+        self.p, self.topic, self.key, self.eo = producer, topic, key, eo
+        self.state = state  # the last committed state
+        self.outcome = outcome
+        self.on_rows = on_rows  # (rows added to the open transaction, bytes position)
+        self.open_rows = 0
+        self.began = 0.0
+        self.futures: list[Any] = []
+
+    def produce(self, chunk: Any, a: int, b: int) -> None:
+        if not self.open_rows and not self.futures:
+            self.p.begin_transaction()
+            self.began = time.monotonic()
+        self.futures.append(
+            self.p.produce_batch(
+                self.topic,
+                _slice(chunk.values, a, b),
+                _slice(chunk.keys, a, b),
+                partitions=_slice(chunk.partitions, a, b),
+                headers=_slice(chunk.headers, a, b),
+                timestamps=_slice(getattr(chunk, "timestamps", None), a, b),
+            )
+        )
+        self.open_rows += b - a
+
+    def due(self) -> bool:
+        return self.open_rows >= self.eo.commit_rows or (
+            self.open_rows > 0 and time.monotonic() - self.began >= self.eo.commit_seconds
+        )
+
+    def commit(self, index: int, pos: Any, done: bool) -> None:
+        """Commit the open transaction with input ``index`` read up to ``pos`` (the
+        first row not in it)."""
+        new = copy.deepcopy(self.state)
+        fp = new.files[index]
+        if pos is not None:
+            fp.row = pos.row
+            fp.offset = pos.offset
+            fp.row_group, fp.group_row = pos.row_group, pos.group_row
+            fp.before = block_digest(fp.identity.path, pos.offset) if pos.offset else None
+        fp.done = done
+        new.rows += self.open_rows
+        new.done = all(f.done for f in new.files)
+        if not self.open_rows and not self.futures:
+            self.p.begin_transaction()
+        self.p.produce(self.eo.progress_topic, new.to_json(), key=self.key.encode())
+        self.p._commit_or_abort(self.eo.timeout)
+        self.futures.clear()
+        self.state = new
+        self.outcome.committed += self.open_rows
+        self.outcome.transactions += 1
+        self.open_rows = 0
+
+    def run(self, inputs: Sequence[Input]) -> None:
+        for index, inp in enumerate(inputs):
+            fp = self.state.files[index]
+            if fp.done:
+                continue
+            start = _position(fp) if fp.started else None
+            end = start
+            for chunk in inp.rows(start):
+                a, n = 0, len(chunk)
+                while a < n:
+                    b = min(n, a + max(1, self.eo.commit_rows - self.open_rows))
+                    self.produce(chunk, a, b)
+                    self.on_rows(b - a, getattr(chunk, "bytes_done", 0))
+                    a = b
+                    if self.due():
+                        self.commit(index, chunk.position(a) if a < n else chunk.end, False)
+                end = chunk.end
+            self.commit(index, end, True)  # the file is done (and the rest of its rows)
+
+
+def run_exactly_once(
+    inputs: Sequence[Input],
+    topic: str,
+    config: Mapping[str, Any],
+    *,
+    preset: Any,
+    fmt: str,
+    fields: dict[str, Any],
+    eo: ExactlyOnce,
+    on_rows: Callable[[int, int], None],
+    on_rewind: Callable[[int], None],
+    log: Callable[[str], None],
+) -> Outcome:
+    """Import ``inputs`` in transactions, resuming from the committed progress.
+    ``on_rows(n, bytes_done)`` is called as rows are sent; ``on_rewind(n)`` when an
+    aborted transaction's ``n`` rows will be read again.  Raises :class:`ResumeRefused`
+    before anything is produced when the saved progress cannot be resumed, and the
+    last :class:`~cykafka.KafkaError` when transactions keep failing."""
+    from .._native import KafkaError
+    from ..producer import Producer
+
+    if not eo.restart:
+        for inp in inputs:
+            if not inp.seekable:
+                kind = "standard input" if inp.path is None else "a compressed file"
+                raise ResumeRefused(
+                    f"{inp.name}: --exactly-once resumes by reading the input again from "
+                    f"a position, and {kind} cannot be read from a position; pass "
+                    f"--restart to import it in transactions from the first row (a rerun "
+                    f"then starts over), or decompress it first"
+                )
+    key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
+    outcome = Outcome(transactional_id=key)
+    client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
+    ensure_progress_topic(client, eo.progress_topic, eo.timeout)
+    presets = [p for p in ([preset] if isinstance(preset, str) else list(preset or [])) if p]
+    presets = [p for p in presets if p not in ("ordered", "exactly_once")] + ["exactly_once"]
+    conf = {**config, "transactional.id": key}
+
+    failures, last_commits, first = 0, 0, True
+    while True:
+        restart = eo.restart and outcome.transactions == 0  # only until the first commit
+        producer = Producer(conf, preset="+".join(presets))
+        txn: Optional[_Txn] = None
+        try:
+            producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
+            saved = None if restart else read_progress(client, eo.progress_topic, key, eo.timeout)
+            if saved is None:
+                state = _fresh(topic, fmt, fields, inputs)
+            else:
+                _check_saved(saved, topic, fmt, fields, inputs)
+                state = saved
+            if first:
+                first = False
+                outcome.earlier = state.rows
+                _note_start(state, inputs, restart, outcome)
+            if state.done:
+                return outcome
+            txn = _Txn(producer, topic, key, eo, state, outcome, on_rows)
+            txn.run(inputs)
+            return outcome
+        except KafkaError as e:
+            failures = 1 if outcome.transactions > last_commits else failures + 1
+            last_commits = outcome.transactions
+            if e.txn_requires_abort:
+                try:
+                    producer.abort_transaction(eo.timeout)
+                except KafkaError:
+                    pass  # the next producer's init_transactions aborts it
+            if txn is not None and txn.open_rows:
+                on_rewind(txn.open_rows)
+            if failures > _MAX_RETRIES:
+                raise
+            outcome.retries += 1
+            log(f"transaction failed ({e.name}: {e.message}); resuming from the last commit")
+            time.sleep(min(0.2 * failures, 2.0))
+        finally:
+            producer.close(eo.timeout)
+
+
+def _note_start(state: Progress, inputs: Sequence[Input], restart: bool, out: Outcome) -> None:
+    if restart:
+        out.notes.append("started from the first row (--restart: saved progress ignored)")
+        return
+    if state.done:
+        out.notes.append(
+            f"nothing to do: an earlier run committed all {state.rows:,} rows "
+            f"(--restart imports them again)"
+        )
+        return
+    for f, inp in zip(state.files, inputs):
+        if f.done:
+            out.notes.append(f"{inp.name}: already committed by an earlier run")
+        elif f.started:
+            out.notes.append(f"resumed at row {f.row:,} of {inp.name}")
+            break
