@@ -230,6 +230,51 @@ def run(
     return out
 
 
+#: --exactly-once throughput at least this times the plain import's
+EXACTLY_ONCE_TARGET = 0.7
+
+
+def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3) -> dict[str, Any]:
+    """``cykafka import --exactly-once`` against the plain (``ordered``) import of the
+    same lines file, with the import's own config, in interleaved rounds.  Each
+    exactly-once run uses a fresh topic and transactional.id (``--restart``), so it
+    imports every row in transactions (default ``--commit-every``) plus its progress
+    records.  The ratio is the median of the per-round ratios."""
+    import statistics
+    import uuid
+
+    from cykafka.importer import ExactlyOnce
+
+    out: dict[str, Any] = {"rows": rows}
+    plain_runs, eo_runs, ratios = [], [], []
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-") as tmp:
+        lines = os.path.join(tmp, "lines.txt")
+        _write_lines(lines, rows)
+        for _ in range(max(repeat, 1)):
+            plain = _import(bootstrap_servers, lines, "ordered", {}, 1, fmt="lines")
+            eo = _import(
+                bootstrap_servers,
+                lines,
+                "ordered",
+                {},
+                1,
+                fmt="lines",
+                exactly_once=ExactlyOnce(
+                    transactional_id=f"bench-{uuid.uuid4().hex[:12]}", restart=True
+                ),
+            )
+            plain_runs.append(plain.rows_per_second)
+            eo_runs.append(eo.rows_per_second)
+            ratios.append(eo.rows_per_second / plain.rows_per_second)
+    out["plain_rows_per_s"] = round(statistics.median(plain_runs))
+    out["exactly_once_rows_per_s"] = round(statistics.median(eo_runs))
+    out["plain_runs_rows_per_s"] = [round(r) for r in plain_runs]
+    out["exactly_once_runs_rows_per_s"] = [round(r) for r in eo_runs]
+    out["ratio_median"] = round(statistics.median(ratios), 2)
+    out["target_ratio"] = EXACTLY_ONCE_TARGET
+    return out
+
+
 #: peak RSS of the big import at most this times the small one's
 MEMORY_TARGET_RATIO = 1.5
 
@@ -344,10 +389,15 @@ if __name__ == "__main__":
     ap.add_argument(
         "--memory", action="store_true", help="peak RSS of a 500 MB vs a 50 MB lines import"
     )
+    ap.add_argument(
+        "--exactly-once", action="store_true", help="--exactly-once vs the plain import"
+    )
     a = ap.parse_args()
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
         if a.memory:
             print(json.dumps(memory(bs)))
+        elif a.exactly_once:
+            print(json.dumps(exactly_once(bs, a.rows, max(a.repeat, 3))))
         else:
             conf = {} if a.import_defaults else None
             result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf, a.repeat)

@@ -184,7 +184,7 @@ def _lines() -> list[Line]:
 
 LINES = _lines()
 BY_NAME = {ln.name: ln for ln in LINES}
-EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "spark")
+EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "import_exactly_once", "spark")
 
 # (label, line, reference line, minimum ratio)
 RATIO_TARGETS = [
@@ -270,6 +270,11 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
                 "pass": mem["ratio"] <= mem["target_ratio"],
             }
         )
+    add(
+        "import --exactly-once >= 0.7 x plain import (ordered)",
+        etl.get("import_exactly_once", {}).get("ratio_median"),
+        0.7,
+    )
     sp = etl.get("spark", {})
     # Spark: ratio of the median times over the rounds (best-run ratio in the JSON).
     add(
@@ -653,6 +658,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                 ],
             ),
             ("import_memory", "import_bench.py", ["--memory"]),
+            (
+                "import_exactly_once",
+                "import_bench.py",
+                ["--exactly-once", f"--repeat={args.repeat}"],
+            ),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:

@@ -135,9 +135,9 @@ def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> 
                         idx.pids.append(pid)
                     offset, moved = last + 1, True
                 pos = end
+            if offset >= high:
+                break
             if not moved:
-                if offset >= high:
-                    break
                 if body:  # one batch larger than asked for
                     if max_bytes >= 1 << 30:
                         raise ValueError(f"{topic} [{partition}]: batch at {offset} over 1 GiB")
@@ -150,6 +150,9 @@ def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> 
     finally:
         conn.close()
     idx.markers = marks
+    # Tansu reports the high watermark as the last batch's base offset + 1, short of the
+    # records after the first in that batch: the end is where the last batch ends.
+    idx.high = max(idx.high, offset)
     return idx
 
 

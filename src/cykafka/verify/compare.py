@@ -99,20 +99,25 @@ class VerifyReport:
     extra: int = 0
     duplicated: int = 0
     reordered: int = 0
+    malformed: int = 0  # input rows the import skips (so not expected either)
     examples: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return (
-            self.expected == self.actual
-            and not (self.missing or self.extra or self.duplicated or self.reordered)
+        return self.expected == self.actual and not (
+            self.missing or self.extra or self.duplicated or self.reordered
         )
 
     def lines(self) -> list[str]:
         names = ", ".join(os.path.basename(f) for f in self.files)
         out = [
             f"Verified topic {self.topic!r} (committed records) against {names}",
-            f"  expected    {self.expected:,} records",
+            f"  expected    {self.expected:,} records"
+            + (
+                f" ({self.malformed:,} malformed input rows skipped, as the import does)"
+                if self.malformed
+                else ""
+            ),
             f"  in topic    {self.actual:,} records",
         ]
         for kind in ("missing", "extra", "duplicated", "reordered"):
