@@ -78,10 +78,11 @@ class CommittedIndex:
 def _leaders(client: Mapping[str, Any], topic: str, timeout: float) -> dict[int, tuple[str, int]]:
     from confluent_kafka.admin import AdminClient
 
-    md = AdminClient({**client, "log_level": 3}).list_topics(topic, timeout=timeout)
+    # All topics: a metadata request naming the topic may auto-create it.
+    md = AdminClient({**client, "log_level": 3}).list_topics(timeout=timeout)
     t = md.topics.get(topic)
     if t is None or t.error is not None:
-        raise LookupError(f"topic {topic!r}: {t.error if t else 'not found'}")
+        raise LookupError(f"topic {topic!r}: {t.error if t else 'no such topic'}")
     out: dict[int, tuple[str, int]] = {}
     for p, meta in t.partitions.items():
         b = md.brokers.get(meta.leader)

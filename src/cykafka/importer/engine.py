@@ -134,6 +134,7 @@ def import_files(
     rate: Optional[float] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     sink: Optional[Sink] = None,
+    exactly_once: Any = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -148,7 +149,10 @@ def import_files(
     accumulator view.  ``partition``: send every row to this partition.  ``rate``: at
     most this many rows per second.  ``static_headers``: added to every message.
     ``sink``: a :class:`Sink` (subclass) to send through, e.g. one that records
-    progress as batches are delivered.
+    progress as batches are delivered.  ``exactly_once``: an
+    :class:`~cykafka.importer.resume.ExactlyOnce`: send in transactions that also commit
+    the input position, resuming a run that stopped (its own producers; no
+    ``producer``).
     """
     from .. import explain
 
@@ -181,7 +185,9 @@ def import_files(
                 result.dead_letter_error = dl.error
                 result.lost, result.lost_count = dl.lost, dl.lost_count
 
-    own = producer is None
+    if exactly_once is not None and producer is not None:
+        raise ValueError("exactly_once makes its own transactional producers: pass no producer")
+    own = producer is None and exactly_once is None
     if own:
         producer = open_producer(config, preset)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
@@ -198,6 +204,8 @@ def import_files(
     else:
         sink.producer, sink.topic, sink.result, sink.report = producer, topic, result, report
     sink.static_headers = list(static_headers)
+    if exactly_once is not None:
+        from .resume import ResumeRefused, import_plan
     t0 = time.monotonic()
     done_bytes = 0
     try:
@@ -205,7 +213,25 @@ def import_files(
             if live_view is not None:
                 stack.enter_context(live_view(0.25, file=log))
             try:
-                for source, f in plan:
+                if exactly_once is not None:
+                    import_plan(
+                        plan,
+                        topic,
+                        config,
+                        exactly_once,
+                        preset=preset,
+                        fields=fields,
+                        options=options,
+                        result=result,
+                        report=report,
+                        bar=bar,
+                        t0=t0,
+                        rate=rate,
+                        partition=partition,
+                        static_headers=static_headers,
+                        log=lambda line: print(f"cykafka import: {line}", file=log),
+                    )
+                for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
                     reader = READERS[f].read(source, fields, options, report)
                     for chunk in _prefetch(reader):
@@ -226,6 +252,8 @@ def import_files(
             except _Stop:
                 pass
             except ImportInputError as e:
+                if exactly_once is not None and isinstance(e, ResumeRefused):
+                    raise
                 result.fatal = str(e)
             except Exception as e:  # a fatal producer error: report what happened so far
                 result.fatal = f"{type(e).__name__}: {e}"
@@ -237,7 +265,7 @@ def import_files(
         bar.close()
         if own:
             producer.close(INTERRUPT_WAIT_S if result.interrupted else None)
-        else:  # the caller's producer stays open; its queue is already drained
+        elif producer is not None:  # the caller's producer stays open, its queue drained
             producer.flush(INTERRUPT_WAIT_S if result.interrupted else None)
         if dl is not None:
             dl.close()

@@ -120,6 +120,36 @@ class Chunk:
             group_row=group_row,
         )
 
+    def slice(self, a: int, b: int) -> Chunk:
+        """Elements ``a`` to ``b`` as a chunk of their own (positions kept): ``end`` is
+        where element ``b`` starts."""
+        if a == 0 and b == len(self):
+            return self
+        offsets = self.offsets() if callable(self.offsets) else self.offsets
+        self.offsets = offsets
+
+        def cut(col: Any) -> Any:
+            return None if col is None else col[a:b]
+
+        first = self.row_of(a)
+        return Chunk(
+            cut(self.values),
+            keys=cut(self.keys),
+            partitions=cut(self.partitions),
+            headers=cut(self.headers),
+            timestamps=cut(self.timestamps),
+            file=self.file,
+            first_row=first,
+            rows=cut(self.rows),
+            lines=cut(self.lines),
+            line_is_row=self.line_is_row,
+            offsets=cut(offsets),
+            row_group=self.row_group,
+            group_first=self.group_first + first - self.first_row,
+            end=self.position(b) if b < len(self) else self.end,
+            bytes_done=self.bytes_done,
+        )
+
     def items(self, col: Any) -> list[Optional[bytes]]:
         """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
         if col is None:

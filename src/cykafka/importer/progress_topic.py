@@ -10,11 +10,11 @@ import.  Example value::
     {"version": 1, "topic": "orders", "format": "csv", "fields": {...},
      "rows": 1200000, "done": false,
      "files": [{"path": "/data/a.csv", "size": 52428800, "mtime_ns": ..., "fingerprint": "9f2c...",
-                "row": 1200001, "offset": 49283311, "row_group": null, "group_row": null,
+                "row": 1200001, "offset": 49283311, "line": 1200002, "row_group": null, "group_row": null,
                 "before": "77ab...", "done": false}]}
 
-``row`` is the 1-based number of the next row to read, ``offset`` its byte offset (text
-formats), ``row_group``/``group_row`` its place in a Parquet file, ``before`` the digest
+``row`` is the 1-based number of the next row to read, ``offset`` and ``line`` its byte
+offset and physical line (text formats), ``row_group``/``group_row`` its place in a Parquet file, ``before`` the digest
 of the bytes before ``offset`` (:func:`~cykafka.importer.identity.block_digest`).
 """
 
@@ -47,6 +47,7 @@ class FileProgress:
     identity: FileIdentity
     row: int = 1  # next row to read (1-based)
     offset: Optional[int] = None  # its byte offset (text formats)
+    line: Optional[int] = None  # its physical line (text formats)
     row_group: Optional[int] = None  # Parquet: its row group ...
     group_row: Optional[int] = None  # ... and row in it (0-based)
     before: Optional[str] = None  # digest of the block before offset
@@ -61,6 +62,7 @@ class FileProgress:
             **self.identity.to_dict(),
             "row": self.row,
             "offset": self.offset,
+            "line": self.line,
             "row_group": self.row_group,
             "group_row": self.group_row,
             "before": self.before,
@@ -73,6 +75,7 @@ class FileProgress:
             FileIdentity.from_dict(dict(d)),
             row=int(d.get("row", 1)),
             offset=d.get("offset"),
+            line=d.get("line"),
             row_group=d.get("row_group"),
             group_row=d.get("group_row"),
             before=d.get("before"),

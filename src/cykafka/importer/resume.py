@@ -19,7 +19,6 @@ aborts it or starts a new producer, rereads the committed position and goes on.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 import time
@@ -27,7 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from .model import ImportInputError
 from .identity import FileIdentity, block_digest, file_identity, same_file_problem
+from .txn_sink import TransactionalSink
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     FileProgress,
@@ -56,7 +57,7 @@ DEFAULT_COMMIT_SECONDS = 10.0
 _MAX_RETRIES = 5
 
 
-class ResumeRefused(ValueError):
+class ResumeRefused(ImportInputError):
     """The saved progress cannot be resumed (changed input, other options, or an input
     that cannot be read from a position); the message says why and what to pass."""
 
@@ -76,14 +77,15 @@ class ExactlyOnce:
 @dataclass
 class Input:
     """One input as the import reads it: ``rows(start)`` yields its chunks from
-    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning).
-    ``path`` is None for standard input; ``seekable`` False for standard input and
-    compressed files."""
+    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning);
+    ``on_rows(n, bytes_done)`` is called as its rows are sent.  ``path`` is None for
+    standard input; ``seekable`` False for standard input and compressed files."""
 
     name: str
     path: Optional[str]
     seekable: bool
     rows: Callable[[Any], Iterator[Any]]
+    on_rows: Callable[[int, int], None] = lambda n, done: None
 
 
 @dataclass
@@ -162,8 +164,7 @@ def _check_saved(
         if not inp.seekable:
             raise ResumeRefused(
                 f"{inp.name}: cannot resume from row {f.row:,}: "
-                f"{'standard input' if inp.path is None else 'a compressed file'} cannot "
-                f"be read from a position{again}"
+                f"{_unseekable(inp)} cannot be read from a position{again}"
             )
         why = same_file_problem(f.identity, _identity(inp))
         if why is None and not f.done and block_digest(inp.path or "", f.offset) != f.before:
@@ -181,98 +182,33 @@ def _position(fp: FileProgress) -> Any:
         fp.identity.path,
         fp.row,
         offset=fp.offset,
+        line=fp.line,
         row_group=fp.row_group,
         group_row=fp.group_row,
     )
 
 
-def _slice(col: Any, a: int, b: int) -> Any:
-    return None if col is None else col[a:b]
-
-
-class _Txn:
-    """One producer's transactions over the inputs, from a committed state on."""
-
-    def __init__(
-        self,
-        producer: Any,
-        topic: str,
-        key: str,
-        eo: ExactlyOnce,
-        state: Progress,
-        outcome: Outcome,
-        on_rows: Callable[[int, int], None],
-    ) -> None:
-        self.p, self.topic, self.key, self.eo = producer, topic, key, eo
-        self.state = state  # the last committed state
-        self.outcome = outcome
-        self.on_rows = on_rows  # (rows added to the open transaction, bytes position)
-        self.open_rows = 0
-        self.began = 0.0
-        self.futures: list[Any] = []
-
-    def produce(self, chunk: Any, a: int, b: int) -> None:
-        if not self.open_rows and not self.futures:
-            self.p.begin_transaction()
-            self.began = time.monotonic()
-        self.futures.append(
-            self.p.produce_batch(
-                self.topic,
-                _slice(chunk.values, a, b),
-                _slice(chunk.keys, a, b),
-                partitions=_slice(chunk.partitions, a, b),
-                headers=_slice(chunk.headers, a, b),
-                timestamps=_slice(getattr(chunk, "timestamps", None), a, b),
-            )
-        )
-        self.open_rows += b - a
-
-    def due(self) -> bool:
-        return self.open_rows >= self.eo.commit_rows or (
-            self.open_rows > 0 and time.monotonic() - self.began >= self.eo.commit_seconds
-        )
-
-    def commit(self, index: int, pos: Any, done: bool) -> None:
-        """Commit the open transaction with input ``index`` read up to ``pos`` (the
-        first row not in it)."""
-        new = copy.deepcopy(self.state)
-        fp = new.files[index]
-        if pos is not None:
-            fp.row = pos.row
-            fp.offset = pos.offset
-            fp.row_group, fp.group_row = pos.row_group, pos.group_row
-            fp.before = block_digest(fp.identity.path, pos.offset) if pos.offset else None
-        fp.done = done
-        new.rows += self.open_rows
-        new.done = all(f.done for f in new.files)
-        if not self.open_rows and not self.futures:
-            self.p.begin_transaction()
-        self.p.produce(self.eo.progress_topic, new.to_json(), key=self.key.encode())
-        self.p._commit_or_abort(self.eo.timeout)
-        self.futures.clear()
-        self.state = new
-        self.outcome.committed += self.open_rows
-        self.outcome.transactions += 1
-        self.open_rows = 0
-
-    def run(self, inputs: Sequence[Input]) -> None:
-        for index, inp in enumerate(inputs):
-            fp = self.state.files[index]
-            if fp.done:
-                continue
-            start = _position(fp) if fp.started else None
-            end = start
-            for chunk in inp.rows(start):
-                a, n = 0, len(chunk)
-                while a < n:
-                    b = min(n, a + max(1, self.eo.commit_rows - self.open_rows))
-                    self.produce(chunk, a, b)
-                    self.on_rows(b - a, getattr(chunk, "bytes_done", 0))
-                    a = b
-                    if self.due():
-                        self.commit(index, chunk.position(a) if a < n else chunk.end, False)
-                end = chunk.end
-            self.commit(index, end, True)  # the file is done (and the rest of its rows)
+def _run_inputs(
+    tx: TransactionalSink, inputs: Sequence[Input], on_file: Callable[[int], None]
+) -> None:
+    """Send every row after the committed state, committing as transactions fill."""
+    for index, inp in enumerate(inputs):
+        fp = tx.state.files[index]
+        if fp.done:
+            continue
+        on_file(index)
+        end = None
+        for chunk in inp.rows(_position(fp) if fp.started else None):
+            a, n = 0, len(chunk)
+            while a < n:
+                b = min(n, a + tx.room())
+                tx.send(chunk.slice(a, b))
+                inp.on_rows(b - a, chunk.bytes_done)
+                a = b
+                if tx.due():
+                    tx.commit(index, chunk.position(a) if a < n else chunk.end, False)
+            end = chunk.end
+        tx.commit(index, end, True)  # the file is done, with the rest of its rows
 
 
 def run_exactly_once(
@@ -284,27 +220,31 @@ def run_exactly_once(
     fmt: str,
     fields: dict[str, Any],
     eo: ExactlyOnce,
-    on_rows: Callable[[int, int], None],
-    on_rewind: Callable[[int], None],
-    log: Callable[[str], None],
+    result: Any,
+    report: Callable[[Any], None],
+    on_file: Callable[[int], None] = lambda index: None,
+    on_rewind: Callable[[int], None] = lambda rows: None,
+    partition: Optional[int] = None,
+    static_headers: Optional[list[tuple[str, bytes]]] = None,
+    log: Callable[[str], None] = lambda line: None,
 ) -> Outcome:
-    """Import ``inputs`` in transactions, resuming from the committed progress.
-    ``on_rows(n, bytes_done)`` is called as rows are sent; ``on_rewind(n)`` when an
-    aborted transaction's ``n`` rows will be read again.  Raises :class:`ResumeRefused`
-    before anything is produced when the saved progress cannot be resumed, and the
-    last :class:`~cykafka.KafkaError` when transactions keep failing."""
+    """Import ``inputs`` in transactions, resuming from the committed progress; rows
+    count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
+    transaction commits, problems go to ``report`` then.  ``on_rewind(n)``: an aborted
+    transaction's ``n`` rows will be read again.  Raises :class:`ResumeRefused` before
+    anything is produced when the saved progress cannot be resumed, and the last
+    :class:`~cykafka.KafkaError` when transactions keep failing."""
     from .._native import KafkaError
     from ..producer import Producer
 
     if not eo.restart:
         for inp in inputs:
             if not inp.seekable:
-                kind = "standard input" if inp.path is None else "a compressed file"
                 raise ResumeRefused(
                     f"{inp.name}: --exactly-once resumes by reading the input again from "
-                    f"a position, and {kind} cannot be read from a position; pass "
-                    f"--restart to import it in transactions from the first row (a rerun "
-                    f"then starts over), or decompress it first"
+                    f"a position, and {_unseekable(inp)} cannot be read from a position; "
+                    f"pass --restart to import it in transactions from the first row (a "
+                    f"rerun then starts over)"
                 )
     key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
     outcome = Outcome(transactional_id=key)
@@ -313,12 +253,16 @@ def run_exactly_once(
     presets = [p for p in ([preset] if isinstance(preset, str) else list(preset or [])) if p]
     presets = [p for p in presets if p not in ("ordered", "exactly_once")] + ["exactly_once"]
     conf = {**config, "transactional.id": key}
+    # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
+    txn_timeout = float(config.get("transaction.timeout.ms", 60000)) / 1000
+    commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
+    skip: set[tuple[str, int]] = set()
 
     failures, last_commits, first = 0, 0, True
     while True:
         restart = eo.restart and outcome.transactions == 0  # only until the first commit
         producer = Producer(conf, preset="+".join(presets))
-        txn: Optional[_Txn] = None
+        tx: Optional[TransactionalSink] = None
         try:
             producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
             saved = None if restart else read_progress(client, eo.progress_topic, key, eo.timeout)
@@ -333,19 +277,32 @@ def run_exactly_once(
                 _note_start(state, inputs, restart, outcome)
             if state.done:
                 return outcome
-            txn = _Txn(producer, topic, key, eo, state, outcome, on_rows)
-            txn.run(inputs)
+            tx = TransactionalSink(
+                producer,
+                topic,
+                eo.progress_topic,
+                key,
+                state,
+                result,
+                report,
+                skip,
+                commit_rows=eo.commit_rows,
+                commit_seconds=commit_seconds,
+                timeout=eo.timeout,
+                partition=partition,
+                static_headers=static_headers,
+            )
+            try:
+                _run_inputs(tx, inputs, on_file)
+            finally:
+                outcome.transactions += tx.transactions
+                outcome.committed = result.delivered
             return outcome
         except KafkaError as e:
             failures = 1 if outcome.transactions > last_commits else failures + 1
             last_commits = outcome.transactions
-            if e.txn_requires_abort:
-                try:
-                    producer.abort_transaction(eo.timeout)
-                except KafkaError:
-                    pass  # the next producer's init_transactions aborts it
-            if txn is not None and txn.open_rows:
-                on_rewind(txn.open_rows)
+            if tx is not None and tx.open_rows:
+                on_rewind(tx.open_rows)
             if failures > _MAX_RETRIES:
                 raise
             outcome.retries += 1
@@ -353,6 +310,10 @@ def run_exactly_once(
             time.sleep(min(0.2 * failures, 2.0))
         finally:
             producer.close(eo.timeout)
+
+
+def _unseekable(inp: Input) -> str:
+    return "standard input" if inp.path is None else "a compressed file"
 
 
 def _note_start(state: Progress, inputs: Sequence[Input], restart: bool, out: Outcome) -> None:
@@ -371,3 +332,107 @@ def _note_start(state: Progress, inputs: Sequence[Input], restart: bool, out: Ou
         elif f.started:
             out.notes.append(f"resumed at row {f.row:,} of {inp.name}")
             break
+
+
+def import_plan(
+    plan: Sequence[tuple[Any, str]],
+    topic: str,
+    config: Mapping[str, Any],
+    eo: ExactlyOnce,
+    *,
+    preset: Any,
+    fields: Any,
+    options: Any,
+    result: Any,
+    report: Callable[[Any], None],
+    bar: Any,
+    t0: float,
+    rate: Optional[float] = None,
+    partition: Optional[int] = None,
+    static_headers: Sequence[tuple[str, bytes]] = (),
+    log: Callable[[str], None] = lambda line: None,
+) -> None:
+    """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
+    checked ``plan``: the readers, rate, progress bar and result of the import."""
+    import codecs
+    import dataclasses
+    import json
+
+    from .engine import _pace, _prefetch
+    from .readers import READERS
+
+    seen_rows: dict[str, int] = {}
+    seen_notes: set[str] = set()
+
+    def once(p: Any) -> None:
+        # A rewind reads rows again: their parse problems are reported the first time.
+        if p.row is None:
+            if p.describe() in seen_notes:
+                return
+            seen_notes.add(p.describe())
+        elif p.stage != "delivery":
+            if p.row <= seen_rows.get(p.file, 0):
+                return
+            seen_rows[p.file] = p.row
+        report(p)
+
+    utf8 = codecs.lookup(options.encoding).name in ("utf-8", "utf-8-sig")
+    starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
+    inputs = []
+    for index, (source, fmt) in enumerate(plan):
+
+        def rows(start: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
+            return _prefetch(READERS[fmt].read(source, fields, options, once, start=start))
+
+        def on_rows(n: int, done: int, base: int = starts[index]) -> None:
+            result.rows_read += n
+            if rate:
+                _pace(result.rows_read, rate, t0)
+            result.bytes_read = base + done
+            bar.update(result.rows_read, result.bytes_read, result.delivered)
+
+        seekable = source.is_regular and source.compression is None and (fmt != "csv" or utf8)
+        inputs.append(Input(source.name, source.path, seekable, rows, on_rows))
+
+    # What the records are made of: a resume with other settings would mix two imports.
+    spec = {
+        "fields": dataclasses.asdict(fields),
+        "read": {
+            k: repr(v)
+            for k, v in dataclasses.asdict(options).items()
+            if k not in ("block_bytes", "batch_rows")
+        },
+        "partition": partition,
+        "headers": [[k, repr(v)] for k, v in static_headers],
+    }
+
+    def rewind(n: int) -> None:
+        result.rows_read -= n
+
+    outcome = run_exactly_once(
+        inputs,
+        topic,
+        config,
+        preset=preset,
+        fmt="+".join(f for _, f in plan),
+        fields=json.loads(json.dumps(spec)),
+        eo=eo,
+        result=result,
+        report=report,
+        on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
+        on_rewind=rewind,
+        partition=partition,
+        static_headers=list(static_headers),
+        log=log,
+    )
+    result.exactly_once = [
+        *outcome.notes,
+        f"{outcome.transactions:,} transactions committed "
+        f"(transactional.id {outcome.transactional_id}, progress in topic "
+        f"{eo.progress_topic!r})"
+        + (
+            f"; {outcome.retries} failed and {'was' if outcome.retries == 1 else 'were'} redone"
+            if outcome.retries
+            else ""
+        ),
+    ]

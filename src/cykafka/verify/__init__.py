@@ -23,6 +23,7 @@ def _expected(
     fields: Any,
     options: Any,
     partition: Optional[int],
+    static: tuple[tuple[str, bytes], ...],
     malformed: list[int],
 ) -> Iterator[Expected]:
     from ..importer.readers import READERS
@@ -39,7 +40,7 @@ def _expected(
             headers = chunk.headers if chunk.headers is not None else [None] * n
             parts = chunk.partitions if chunk.partitions is not None else [partition] * n
             for i in range(n):
-                hs = tuple((h, v) for h, v in headers[i]) if headers[i] else ()
+                hs = (tuple((h, v) for h, v in headers[i]) if headers[i] else ()) + static
                 p = parts[i]
                 yield Expected(
                     keys[i],
@@ -60,11 +61,13 @@ def verify_files(
     fields: Any = None,
     options: Any = None,
     partition: Optional[int] = None,
+    static_headers: Sequence[tuple[str, bytes]] = (),
     tmp_dir: Optional[str] = None,
     timeout: float = 60.0,
 ) -> VerifyReport:
     """Compare the committed records of ``topic`` with what importing ``paths`` (same
-    ``fmt``, ``fields``, read ``options`` and ``partition`` as the import) produces.
+    ``fmt``, ``fields``, read ``options``, ``partition`` and ``static_headers`` as the
+    import) produces.
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
     :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
     missing topic."""
@@ -80,7 +83,7 @@ def verify_files(
     partitions_of(client, topic, timeout)  # a missing topic fails before reading the files
     malformed = [0]
     report = compare(
-        _expected(plan, fields, options, partition, malformed),
+        _expected(plan, fields, options, partition, tuple(static_headers), malformed),
         committed_messages(client, topic, timeout=timeout),
         with_partition=bool(fields.partition) or partition is not None,
         topic=topic,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import IO, Optional, Protocol
 
-from ..model import Chunk, Fields, ImportInputError, Report
+from ..model import Chunk, Fields, ImportInputError, Report, SourcePosition
 from ..sources import Source
 
-__all__ = ["ReadOptions", "Reader", "check_columns"]
+__all__ = ["ReadOptions", "Reader", "check_columns", "open_at"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,32 @@ class Reader(Protocol):
         ...
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
-        """The rows of ``source`` in order; unreadable rows go to ``report``.  Raises
+        """The rows of ``source`` in order; unreadable rows go to ``report``.  ``start``:
+        begin at this row (a position a chunk gave out, for a resumed import; regular,
+        uncompressed files only).  Raises
         :class:`ImportInputError` when the input as a whole is unusable."""
         ...
+
+
+def open_at(source: Source, start: Optional[SourcePosition]) -> tuple[IO[bytes], int]:
+    """``source`` opened at ``start``'s byte offset (0 without one), and that offset."""
+    f = source.open()
+    if start is None or not start.offset:
+        return f, 0
+    if source.path is None or source.compression is not None:
+        f.close()
+        raise ImportInputError(
+            f"{source.name}: only a regular, uncompressed file can be read from a position"
+        )
+    f.seek(start.offset)
+    return f, start.offset
 
 
 def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:

@@ -14,7 +14,7 @@ from typing import IO, Any, Optional
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions, check_columns
+from .base import ReadOptions, check_columns, open_at
 from .blocks import Block, blocks, record_starts
 
 __all__ = ["READER"]
@@ -148,7 +148,12 @@ class CsvReader:
         return None, b.end
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         delimiter = _delimiter(source, options)
         quote = self._q(options)
@@ -156,8 +161,18 @@ class CsvReader:
         need_header = options.header
         row = 1
         line = 1
-        with source.open() as f:
-            stream, bom = _stream(f, source, options)
+        if start is not None and start.offset:
+            if codecs.lookup(options.encoding).name not in ("utf-8", "utf-8-sig"):
+                raise ImportInputError(
+                    f"{source.name}: a {options.encoding} file cannot be read from a "
+                    "position (offsets are in its UTF-8 text)"
+                )
+            names = self.columns(source, options) or names
+            need_header = False
+            row, line = start.row, start.line or 1
+        f, offset = open_at(source, start)
+        with f:
+            stream, bom = _stream(f, source, options) if not offset else (f, offset)
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
                 if not isinstance(b, Block):
                     report(

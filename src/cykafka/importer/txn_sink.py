@@ -1,0 +1,166 @@
+"""Rows into transactions, each committing its rows and its progress record together.
+
+Rows go out through the import's :class:`~cykafka.importer.sink.Sink` (partition
+override, static headers, per-row outcomes), but into a result and a problem list of the
+open transaction: they reach the import's result, summary and dead-letter file only when
+the transaction commits.  An aborted transaction's rows are read and sent again, so
+counting them earlier would count them twice.
+
+A row the broker refuses for good (too large, invalid) makes the whole commit fail; it
+is reported once, and skipped when the transaction is tried again, so one bad row cannot
+stall the import.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
+
+from .identity import block_digest
+from .model import Chunk, Problem
+from .progress_topic import Progress
+from .sink import Sink
+from .summary import ImportResult
+
+__all__ = ["PERMANENT_ERRORS", "TransactionalSink"]
+
+#: Delivery errors no retry can fix: the row is reported and skipped.
+PERMANENT_ERRORS = frozenset(
+    {
+        "MSG_SIZE_TOO_LARGE",
+        "_MSG_SIZE_TOO_LARGE",
+        "INVALID_RECORD",
+        "INVALID_MSG",
+        "CORRUPT_MESSAGE",
+        "INVALID_TIMESTAMP",
+        "_UNKNOWN_PARTITION",
+    }
+)
+
+
+class TransactionalSink:
+    """One producer's transactions, from the committed ``state`` on."""
+
+    def __init__(
+        self,
+        producer: Any,
+        topic: str,
+        progress_topic: str,
+        key: str,
+        state: Progress,
+        result: ImportResult,
+        report: Callable[[Problem], None],
+        skip: set[tuple[str, int]],
+        *,
+        commit_rows: int,
+        commit_seconds: float,
+        timeout: float,
+        partition: Optional[int] = None,
+        static_headers: Optional[list[tuple[str, bytes]]] = None,
+    ) -> None:
+        self.producer, self.topic, self.progress_topic, self.key = (
+            producer,
+            topic,
+            progress_topic,
+            key,
+        )
+        self.state = state  # the last committed state
+        self.result, self.report, self.skip = result, report, skip
+        self.commit_rows, self.commit_seconds, self.timeout = commit_rows, commit_seconds, timeout
+        self.partition = partition
+        self.static_headers = list(static_headers or [])
+        self.transactions = 0
+        self.open_rows = 0  # rows in the open transaction
+        self._began: Optional[float] = None
+        self._fresh()
+
+    def _fresh(self) -> None:
+        r = self.result
+        self._res = ImportResult(r.topic, r.files, r.fmt, r.bootstrap_servers)
+        self._problems: list[Problem] = []
+        self._sink = Sink(self.producer, self.topic, self._res, self._problems.append)
+        self._sink.static_headers = self.static_headers
+
+    def room(self) -> int:
+        """Rows the open transaction takes before it is due."""
+        return max(1, self.commit_rows - self.open_rows)
+
+    def send(self, chunk: Chunk) -> None:
+        if self._began is None:
+            self.producer.begin_transaction()
+            self._began = time.monotonic()
+        for part in self._without_skipped(chunk):
+            self._sink.send(part, self.partition)
+        self.open_rows += len(chunk)
+
+    def _without_skipped(self, chunk: Chunk) -> Iterator[Chunk]:
+        if not self.skip or not any(
+            (chunk.file, chunk.row_of(i)) in self.skip for i in range(len(chunk))
+        ):
+            yield chunk
+            return
+        a = 0
+        for i in range(len(chunk) + 1):
+            if i == len(chunk) or (chunk.file, chunk.row_of(i)) in self.skip:
+                if i > a:
+                    yield chunk.slice(a, i)
+                a = i + 1
+
+    def due(self) -> bool:
+        return self._began is not None and (
+            self.open_rows >= self.commit_rows
+            or time.monotonic() - self._began >= self.commit_seconds
+        )
+
+    def commit(self, index: int, pos: Any, done: bool) -> None:
+        """Commit the open transaction (begun now if none is open) with input ``index``
+        read up to ``pos`` (the first row not in it; None: unchanged) and ``done``."""
+        from .._native import KafkaError
+
+        new = copy.deepcopy(self.state)
+        fp = new.files[index]
+        if pos is not None:
+            fp.row, fp.offset, fp.line = pos.row, pos.offset, pos.line
+            fp.row_group, fp.group_row = pos.row_group, pos.group_row
+            fp.before = block_digest(fp.identity.path, pos.offset) if pos.offset else None
+        fp.done = done
+        new.rows += self.open_rows
+        new.done = all(f.done for f in new.files)
+        if self._began is None:
+            self.producer.begin_transaction()
+        try:
+            self.producer.produce(self.progress_topic, new.to_json(), key=self.key.encode())
+            self.producer._commit_or_abort(self.timeout)
+        except KafkaError:
+            self._learn_permanent_failures()
+            raise
+        self._sink.finish(self.timeout)  # every report is in: the commit flushed
+        self._merge()
+        self.state = new
+        self.transactions += 1
+        self.open_rows = 0
+        self._began = None
+        self._fresh()
+
+    def _merge(self) -> None:
+        r, t = self.result, self._res
+        r.delivered += t.delivered
+        r.failed += t.failed
+        for p, lo in t.first_offsets.items():
+            r.first_offsets[p] = min(lo, r.first_offsets.get(p, lo))
+        for p, hi in t.last_offsets.items():
+            r.last_offsets[p] = max(hi, r.last_offsets.get(p, hi))
+        for problem in self._problems:
+            self.report(problem)
+
+    def _learn_permanent_failures(self) -> None:
+        """After a failed commit: rows refused for good are reported and skipped from
+        now on; the others are sent again."""
+        self._sink.finish(min(self.timeout, 5.0))
+        for p in self._problems:
+            if p.error.split(":", 1)[0] in PERMANENT_ERRORS and p.row is not None:
+                self.skip.add((p.file, p.row))
+                self.result.failed += 1
+                self.report(p)
