@@ -26,9 +26,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .model import ImportInputError
 from .identity import FileIdentity, block_digest, file_identity, same_file_problem
-from .txn_sink import TransactionalSink
+from .model import ImportInputError
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     FileProgress,
@@ -36,6 +35,7 @@ from .progress_topic import (
     ensure_progress_topic,
     read_progress,
 )
+from .txn_sink import TransactionalSink
 
 __all__ = [
     "DEFAULT_COMMIT_ROWS",

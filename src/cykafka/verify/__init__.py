@@ -37,10 +37,10 @@ def _expected(
             n = len(chunk)
             keys = chunk.items(chunk.keys)
             values = chunk.items(chunk.values)
-            headers = chunk.headers if chunk.headers is not None else [None] * n
+            headers: list[Any] = chunk.headers if chunk.headers is not None else [()] * n
             parts = chunk.partitions if chunk.partitions is not None else [partition] * n
             for i in range(n):
-                hs = (tuple((h, v) for h, v in headers[i]) if headers[i] else ()) + static
+                hs = tuple((h, v) for h, v in headers[i] or ()) + static
                 p = parts[i]
                 yield Expected(
                     keys[i],
