@@ -168,7 +168,8 @@ def import_files(
     )
     result.guarantees = explain(dict(config), preset=preset).summary()
     options = _with_max_record(options, config)
-    dl = DeadLetter(dead_letter, [s for s, _ in plan]) if dead_letter else None
+    resuming = exactly_once is not None and not exactly_once.restart
+    dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None
     report_lock = threading.Lock()  # the reader thread reports too
 
     def report(p: Problem) -> None:
@@ -224,6 +225,7 @@ def import_files(
                         options=options,
                         result=result,
                         report=report,
+                        dead_letter=dl,
                         bar=bar,
                         t0=t0,
                         rate=rate,

@@ -93,6 +93,8 @@ class Progress:
     files: list[FileProgress] = field(default_factory=list)
     rows: int = 0  # rows committed so far, over every run
     done: bool = False
+    dead_letter: Optional[str] = None  # its absolute path, and ...
+    dead_letter_bytes: int = 0  # ... its size after the rows committed so far
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -103,6 +105,8 @@ class Progress:
                 "fields": self.fields,
                 "rows": self.rows,
                 "done": self.done,
+                "dead_letter": self.dead_letter,
+                "dead_letter_bytes": self.dead_letter_bytes,
                 "files": [f.to_dict() for f in self.files],
             },
             separators=(",", ":"),
@@ -120,6 +124,8 @@ class Progress:
             files=[FileProgress.from_dict(f) for f in d["files"]],
             rows=int(d.get("rows", 0)),
             done=bool(d.get("done", False)),
+            dead_letter=d.get("dead_letter"),
+            dead_letter_bytes=int(d.get("dead_letter_bytes", 0)),
         )
 
 

@@ -19,6 +19,7 @@ aborts it or starts a new producer, rereads the committed position and goes on.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -76,15 +77,16 @@ class ExactlyOnce:
 
 @dataclass
 class Input:
-    """One input as the import reads it: ``rows(start)`` yields its chunks from
-    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning);
+    """One input as the import reads it: ``rows(start, report)`` yields its chunks from
+    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning),
+    handing problems to ``report``;
     ``on_rows(n, bytes_done)`` is called as its rows are sent.  ``path`` is None for
     standard input; ``seekable`` False for standard input and compressed files."""
 
     name: str
     path: Optional[str]
     seekable: bool
-    rows: Callable[[Any], Iterator[Any]]
+    rows: Callable[[Any, Callable[[Any], None]], Iterator[Any]]
     on_rows: Callable[[int, int], None] = lambda n, done: None
 
 
@@ -198,7 +200,9 @@ def _run_inputs(
             continue
         on_file(index)
         end = None
-        for chunk in inp.rows(_position(fp) if fp.started else None):
+        start = _position(fp) if fp.started else None
+        held = functools.partial(tx.read_problem, index)
+        for chunk in inp.rows(start, held):
             a, n = 0, len(chunk)
             while a < n:
                 b = min(n, a + tx.room())
@@ -226,12 +230,15 @@ def run_exactly_once(
     on_rewind: Callable[[int], None] = lambda rows: None,
     partition: Optional[int] = None,
     static_headers: Optional[list[tuple[str, bytes]]] = None,
+    dead_letter: Any = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> Outcome:
     """Import ``inputs`` in transactions, resuming from the committed progress; rows
     count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
     transaction commits, problems go to ``report`` then.  ``on_rewind(n)``: an aborted
-    transaction's ``n`` rows will be read again.  Raises :class:`ResumeRefused` before
+    transaction's ``n`` rows will be read again.  ``dead_letter``: the import's
+    :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
+    the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
     :class:`~cykafka.KafkaError` when transactions keep failing."""
     from .._native import KafkaError
@@ -256,7 +263,7 @@ def run_exactly_once(
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(config.get("transaction.timeout.ms", 60000)) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
-    skip: set[tuple[str, int]] = set()
+    skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
 
     failures, last_commits, first = 0, 0, True
     while True:
@@ -275,6 +282,7 @@ def run_exactly_once(
                 first = False
                 outcome.earlier = state.rows
                 _note_start(state, inputs, restart, outcome)
+            _sync_dead_letter(dead_letter, state, saved is not None, outcome)
             if state.done:
                 return outcome
             tx = TransactionalSink(
@@ -291,6 +299,8 @@ def run_exactly_once(
                 timeout=eo.timeout,
                 partition=partition,
                 static_headers=static_headers,
+                dead_letter=dead_letter,
+                names=[i.name for i in inputs],
             )
             try:
                 _run_inputs(tx, inputs, on_file)
@@ -310,6 +320,28 @@ def run_exactly_once(
             time.sleep(min(0.2 * failures, 2.0))
         finally:
             producer.close(eo.timeout)
+
+
+def _sync_dead_letter(dl: Any, state: Progress, saved: bool, outcome: Outcome) -> None:
+    """Cut the dead-letter file back to what the committed rows put there (rows of a
+    transaction that did not commit are reported again)."""
+    if dl is None:
+        return
+    path = os.path.abspath(dl.path)
+    if saved and state.dead_letter == path:
+        if dl.size() >= state.dead_letter_bytes:
+            dl.truncate(state.dead_letter_bytes)
+        elif not any("dead-letter" in n for n in outcome.notes):
+            outcome.notes.append(
+                f"{dl.path} is shorter than when the last transaction committed: rows "
+                f"rejected before row {state.files[-1].row:,} may be missing from it"
+            )
+    else:
+        if saved and state.dead_letter and not any(state.dead_letter in n for n in outcome.notes):
+            outcome.notes.append(f"rows rejected by earlier runs are in {state.dead_letter}")
+        dl.truncate(0)
+        state.dead_letter_bytes = 0
+    state.dead_letter = path
 
 
 def _unseekable(inp: Input) -> str:
@@ -347,6 +379,7 @@ def import_plan(
     report: Callable[[Any], None],
     bar: Any,
     t0: float,
+    dead_letter: Any = None,
     rate: Optional[float] = None,
     partition: Optional[int] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
@@ -361,28 +394,28 @@ def import_plan(
     from .engine import _pace, _prefetch
     from .readers import READERS
 
-    seen_rows: dict[str, int] = {}
     seen_notes: set[str] = set()
 
-    def once(p: Any) -> None:
-        # A rewind reads rows again: their parse problems are reported the first time.
-        if p.row is None:
-            if p.describe() in seen_notes:
-                return
-            seen_notes.add(p.describe())
-        elif p.stage != "delivery":
-            if p.row <= seen_rows.get(p.file, 0):
-                return
-            seen_rows[p.file] = p.row
-        report(p)
+    def route(held: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Notes go to the summary (once: a rewind reads rows again); problems of rows
+        wait for the commit that covers them."""
+
+        def to(p: Any) -> None:
+            if p.stage != "note":
+                held(p)
+            elif p.describe() not in seen_notes:
+                seen_notes.add(p.describe())
+                report(p)
+
+        return to
 
     utf8 = codecs.lookup(options.encoding).name in ("utf-8", "utf-8-sig")
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
     inputs = []
     for index, (source, fmt) in enumerate(plan):
 
-        def rows(start: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
-            return _prefetch(READERS[fmt].read(source, fields, options, once, start=start))
+        def rows(start: Any, held: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
+            return _prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
 
         def on_rows(n: int, done: int, base: int = starts[index]) -> None:
             result.rows_read += n
@@ -423,6 +456,7 @@ def import_plan(
         on_rewind=rewind,
         partition=partition,
         static_headers=list(static_headers),
+        dead_letter=dead_letter,
         log=log,
     )
     result.exactly_once = [
