@@ -48,6 +48,17 @@ def _run_and_kill(bootstrap: str, after: float, *args: str) -> int:
     return proc.wait(30)
 
 
+def _kill_once_committed(bootstrap: str, topic: str, rows: int, *args: str) -> int:
+    """Start an import, SIGKILL it once ``rows`` rows are committed; the committed count."""
+    proc = subprocess.Popen(_cli(bootstrap, *args), stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_committed(bootstrap, topic)) < rows:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    return len(_committed(bootstrap, topic))
+
+
 def _committed(bootstrap: str, topic: str, partitions: int = 1) -> list[Any]:
     return committed_view(read_raw_log(bootstrap, topic, partitions))
 
@@ -131,16 +142,7 @@ def test_resume_summary_names_the_row(broker, topic, tmp_path) -> None:
     f = _write(tmp_path, "csv", "orders", range(2000))
     name = topic()
     args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100"]
-    # Stop it once something is committed but not everything.
-    proc = subprocess.Popen(_cli(bs, *args, "--rate", "500"), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if len(_committed(bs, name)) >= 300:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
-    committed = len(_committed(bs, name))
+    committed = _kill_once_committed(bs, name, 300, *args, "--rate", "500")
     assert 300 <= committed < 2000
     done = _run(bs, *args)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -157,13 +159,7 @@ def test_changed_input_is_refused_then_restart(broker, topic, tmp_path) -> None:
     f = _write(tmp_path, "lines", "events", range(3000))
     name = topic()
     args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100"]
-    proc = subprocess.Popen(_cli(bs, *args, "--rate", "300"), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_committed(bs, name)) < 200:
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
-    before = len(_committed(bs, name))
+    before = _kill_once_committed(bs, name, 200, *args, "--rate", "300")
     assert 0 < before < 3000
     # Same size, other content at the start: the fingerprint differs.
     body = f.read_bytes()
@@ -346,3 +342,25 @@ def test_dead_letter_holds_each_rejected_row_once_across_kills(broker, topic, tm
     assert sorted(rows) == sorted(i + 1 for i in bad), rows
     ids = [int(json.loads(r.value)["id"]) for r in _committed(bs, name)]
     assert ids == [i for i in range(1500) if i not in bad]
+
+
+def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
+    from cykafka.importer.resume import parse_commit_every
+
+    assert parse_commit_every("5000") == (5000, 10.0)
+    assert parse_commit_every("2s") == (1_000_000, 2.0)
+    assert parse_commit_every("100_000,250ms") == (100_000, 0.25)
+    for bad in ("0", "x", "-3s", "10,"):
+        with pytest.raises(ValueError, match="--commit-every"):
+            parse_commit_every(bad)
+    bs = broker.bootstrap_servers
+    f = _write(tmp_path, "lines", "rows", range(600))
+    name = topic()
+    # 600 rows at 400 rows/s with a commit every 0.3 s: several time-based commits.
+    out = _run(bs, str(f), "-t", name, "--exactly-once", "--commit-every", "0.3s", "--rate", "400")
+    assert out.returncode == 0, out.stdout + out.stderr
+    n = int(re.search(r"([\d,]+) transactions committed", out.stdout).group(1))
+    assert n >= 4, out.stdout
+    _check_once_in_order("lines", _committed(bs, name), 600, keyed=False)
+    bad = _run(bs, str(f), "-t", name, "--commit-every", "10")
+    assert bad.returncode == 2 and "--commit-every needs --exactly-once" in bad.stderr

@@ -147,12 +147,14 @@ def run_exactly_once(
     partition: Optional[int] = None,
     static_headers: Optional[list[tuple[str, bytes]]] = None,
     dead_letter: Any = None,
+    rate: Optional[float] = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> Outcome:
     """Import ``inputs`` in transactions, resuming from the committed progress; rows
     count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
     transaction commits, problems go to ``report`` then.  ``on_rewind(n)``: an aborted
-    transaction's ``n`` rows will be read again.  ``dead_letter``: the import's
+    transaction's ``n`` rows will be read again; ``rate``: rows are paced at this many
+    per second (by ``Input.on_rows``).  ``dead_letter``: the import's
     :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
     the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
@@ -179,6 +181,8 @@ def run_exactly_once(
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(config.get("transaction.timeout.ms", 60000)) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
+    # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
+    slice_rows = max(1, int(rate * commit_seconds / 4)) if rate else None
     skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
 
     failures, last_commits, first = 0, 0, True
@@ -217,6 +221,7 @@ def run_exactly_once(
                 static_headers=static_headers,
                 dead_letter=dead_letter,
                 names=[i.name for i in inputs],
+                slice_rows=slice_rows,
             )
             try:
                 _run_inputs(tx, inputs, on_file)
@@ -329,6 +334,7 @@ def import_plan(
         partition=partition,
         static_headers=list(static_headers),
         dead_letter=dead_letter,
+        rate=rate,
         log=log,
     )
     result.exactly_once = [

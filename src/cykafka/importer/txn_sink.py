@@ -64,6 +64,7 @@ class TransactionalSink:
         static_headers: Optional[list[tuple[str, bytes]]] = None,
         dead_letter: Any = None,
         names: Optional[list[str]] = None,
+        slice_rows: Optional[int] = None,
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -78,6 +79,7 @@ class TransactionalSink:
         self.static_headers = list(static_headers or [])
         self.dead_letter = dead_letter
         self.names = list(names or [])  # input names, by index (as chunks name them)
+        self.slice_rows = slice_rows  # rows sent before the clock is looked at again
         #: problems the readers found, (input index, problem), until their rows commit
         self._read: list[tuple[int, Problem]] = []
         self._lock = threading.Lock()  # the reader thread reports too
@@ -99,8 +101,10 @@ class TransactionalSink:
             self._read.append((index, p))
 
     def room(self) -> int:
-        """Rows the open transaction takes before it is due."""
-        return max(1, self.commit_rows - self.open_rows)
+        """Rows to send before asking :meth:`due` again: what the open transaction takes
+        before it is due, in slices when rows are paced (``--rate``)."""
+        room = max(1, self.commit_rows - self.open_rows)
+        return room if self.slice_rows is None else min(room, self.slice_rows)
 
     def send(self, chunk: Chunk) -> None:
         if self._began is None:
