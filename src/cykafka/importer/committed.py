@@ -136,6 +136,8 @@ def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> 
                         idx.pids.append(pid)
                     offset, moved = last + 1, True
                 pos = end
+            if moved:
+                deadline = time.monotonic() + timeout  # without progress
             if offset >= high:
                 break
             if not moved:
@@ -145,8 +147,8 @@ def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> 
                     max_bytes *= 2
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"{topic} [{partition}]: not read to its high watermark {high} "
-                    f"within {timeout:g} s (at {offset})"
+                    f"{topic} [{partition}]: no progress for {timeout:g} s at offset "
+                    f"{offset} (high watermark {high})"
                 )
     finally:
         conn.close()
@@ -163,6 +165,9 @@ def _consumer(client: Mapping[str, Any]) -> Any:
     from confluent_kafka import Consumer
 
     conf = {k: v for k, v in client.items() if k not in _CONSUMER_KEYS_DROPPED}
+    # librdkafka prefetches up to 64 MB per partition by default; a reader that goes
+    # partition by partition needs far less to keep busy.
+    conf.setdefault("queued.max.messages.kbytes", 8192)
     conf.update(
         {
             "group.id": f"cykafka-committed-{uuid.uuid4().hex}",
@@ -204,27 +209,27 @@ def committed_messages(
             # Offset 0, not OFFSET_BEGINNING: Tansu may report a low watermark of 1
             # while offset 0 exists.
             consumer.assign([TopicPartition(topic, p, 0)])
-            deadline = time.monotonic() + timeout
-            while True:
+            deadline = time.monotonic() + timeout  # without progress
+            done = False
+            while not done:
                 if time.monotonic() > deadline:
                     raise TimeoutError(
-                        f"{topic} [{p}]: not read to offset {idx.high} within {timeout:g} s"
+                        f"{topic} [{p}]: no record for {timeout:g} s before offset {idx.high}"
                     )
-                msg = consumer.poll(0.2)
-                if msg is None:
-                    continue
-                err = msg.error()
-                off = msg.offset()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        if off is not None and off >= idx.high:
-                            break
-                    elif err.fatal():
-                        raise ConnectionError(f"reading {topic} [{p}]: {err}")
-                    continue
-                if idx.visible(off):
-                    yield Message(p, off, msg.key(), msg.value(), tuple(msg.headers() or ()))
-                if off >= idx.high - 1:
-                    break
+                for msg in consumer.consume(10000, 0.2):
+                    err = msg.error()
+                    off = msg.offset()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            done = off is not None and off >= idx.high
+                        elif err.fatal():
+                            raise ConnectionError(f"reading {topic} [{p}]: {err}")
+                        continue
+                    deadline = time.monotonic() + timeout
+                    if idx.visible(off):
+                        yield Message(p, off, msg.key(), msg.value(), tuple(msg.headers() or ()))
+                    if off >= idx.high - 1:
+                        done = True
+                        break
         finally:
             consumer.close()

@@ -4,7 +4,7 @@ The files are read by the import's own readers with the same options (so the exp
 records are byte for byte what ``cykafka import`` sends: rows it skips as malformed are
 not expected either), the topic is read as a ``read_committed`` consumer on real Kafka
 sees it (:mod:`cykafka.importer.committed`, right on Tansu too), and the two are
-compared record by record (:mod:`cykafka.verify.compare`): counts, content, copies and
+compared record by record (:mod:`cykafka.verify.matching`): counts, content, copies and
 per-key order.  Message timestamps are not compared.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Optional
 
-from .compare import EXAMPLES, Expected, VerifyReport, compare
+from .matching import EXAMPLES, Expected, VerifyReport, compare
 
 __all__ = ["EXAMPLES", "VerifyReport", "verify_files"]
 
