@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import IO, Optional
+from typing import IO, Any, Optional
 
 from .model import ImportInputError
 
@@ -67,7 +67,7 @@ class Source:
             return None
         return (st.st_dev, st.st_ino)
 
-    def open(self) -> IO[bytes]:
+    def open(self) -> Any:
         """The decompressed bytes, front to back."""
         raw: IO[bytes]
         if self.path is None:
@@ -82,10 +82,34 @@ class Source:
         if self.compression == "xz":
             import lzma
 
-            return lzma.open(raw, "rb")
+            return _Both(lzma.open(raw, "rb"), raw)
         import pyarrow as pa
 
-        return pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), self.compression)
+        stream = pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), self.compression)
+        return _Both(stream, raw)
+
+
+class _Both:
+    """A decompressing stream that also closes the file under it."""
+
+    def __init__(self, stream: Any, raw: IO[bytes]) -> None:
+        self._stream = stream
+        self._raw = raw
+
+    def read(self, n: int = -1) -> bytes:
+        return bytes(self._stream.read(n))
+
+    def close(self) -> None:
+        try:
+            self._stream.close()
+        finally:
+            self._raw.close()
+
+    def __enter__(self) -> _Both:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _compression(name: str) -> Optional[str]:

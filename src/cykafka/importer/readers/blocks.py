@@ -122,7 +122,12 @@ def blocks(
             pieces, carried = [data], len(data)
     if carried:
         data = b"".join(pieces)
-        yield Block(data + b"\n", len(data) + 1, pos, torn=True)
+        end = _last_boundary(data, 0, quote)  # whole records left after a skipped one
+        if end:
+            yield Block(data[:end], end, pos)
+            pos, data = pos + end, data[end:]
+        if data:
+            yield Block(data + b"\n", len(data) + 1, pos, torn=True)
 
 
 def _skip_oversized(
