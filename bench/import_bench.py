@@ -287,6 +287,63 @@ def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3)
     return out
 
 
+def _verify_rss_child(bootstrap: str, path: str, topic: str) -> dict[str, Any]:
+    """In a fresh process: ``cykafka verify`` of ``path`` against ``topic``."""
+    from cykafka.verify import verify_files
+
+    t = time.perf_counter()
+    report = verify_files([path], topic, {"bootstrap.servers": bootstrap})
+    assert report.ok, report.lines()
+    return {
+        "rows": report.expected,
+        "seconds": round(time.perf_counter() - t, 1),
+        "peak_rss_mb": round(_vm_kb("VmHWM") / 1024, 1),
+    }
+
+
+def verify_memory(
+    bootstrap_servers: str, big_rows: int = 3_000_000, small_rows: int = 300_000
+) -> dict[str, Any]:
+    """Peak RSS of ``cykafka verify`` of a ``big_rows``-line file against a topic holding
+    it, vs a ``small_rows`` one (100-byte lines, 2 partitions), each verified by a fresh
+    child process: the comparison spills to disk, so memory must not grow with the
+    input.  Target: big <= 1.5 x small."""
+    from confluent_kafka.admin import AdminClient
+
+    out: dict[str, Any] = {"target_ratio": MEMORY_TARGET_RATIO}
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-verify-") as tmp:
+        for tag, rows in (("small", small_rows), ("big", big_rows)):
+            path = os.path.join(tmp, f"{tag}.txt")
+            _write_lines(path, rows)
+            topic = fresh_topic(bootstrap_servers, f"bench-verify-{tag}", 2)
+            try:
+                _import_for_memory(bootstrap_servers, path, topic)
+                proc = subprocess.run(
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        "--verify-rss-child",
+                        bootstrap_servers,
+                        path,
+                        topic,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=3600,
+                    check=False,
+                )
+            finally:
+                admin.delete_topics([topic])[topic].result(60)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{tag} verify failed: {proc.stderr[-2000:]}")
+            out[tag] = json.loads(proc.stdout.strip().splitlines()[-1])
+            out[tag]["rows_per_s"] = round(out[tag]["rows"] / out[tag]["seconds"])
+    out["ratio"] = round(out["big"]["peak_rss_mb"] / out["small"]["peak_rss_mb"], 2)
+    out["pass"] = out["ratio"] <= MEMORY_TARGET_RATIO
+    return out
+
+
 #: peak RSS of the big import at most this times the small one's
 MEMORY_TARGET_RATIO = 1.5
 
@@ -387,6 +444,9 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--peak-rss-child"]:
         print(json.dumps(_peak_rss_child(*sys.argv[2:5])))
         sys.exit(0)
+    if sys.argv[1:2] == ["--verify-rss-child"]:
+        print(json.dumps(_verify_rss_child(*sys.argv[2:5])))
+        sys.exit(0)
 
     ap = argparse.ArgumentParser(description="cykafka import throughput")
     ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
@@ -404,10 +464,15 @@ if __name__ == "__main__":
     ap.add_argument(
         "--exactly-once", action="store_true", help="--exactly-once vs the plain import"
     )
+    ap.add_argument(
+        "--verify-memory", action="store_true", help="peak RSS of verify, 3M vs 300k rows"
+    )
     a = ap.parse_args()
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
         if a.memory:
             print(json.dumps(memory(bs)))
+        elif a.verify_memory:
+            print(json.dumps(verify_memory(bs)))
         elif a.exactly_once:
             print(json.dumps(exactly_once(bs, a.rows, max(a.repeat, 3))))
         else:

@@ -184,7 +184,15 @@ def _lines() -> list[Line]:
 
 LINES = _lines()
 BY_NAME = {ln.name: ln for ln in LINES}
-EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "import_exactly_once", "spark")
+EXTRA_STEPS = (
+    "memory",
+    "inspector",
+    "import",
+    "import_memory",
+    "import_exactly_once",
+    "verify_memory",
+    "spark",
+)
 
 # (label, line, reference line, minimum ratio)
 RATIO_TARGETS = [
@@ -275,6 +283,19 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         etl.get("import_exactly_once", {}).get("ratio_median"),
         0.7,
     )
+    ver = etl.get("verify_memory", {})
+    if "ratio" in ver:
+        big, small = ver["big"], ver["small"]
+        out.append(
+            {
+                "target": f"verify of {big['rows']:,} rows: peak RSS <= "
+                f"{ver['target_ratio']} x {small['rows']:,} rows'",
+                "value": ver["ratio"],
+                "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
+                f"({ver['ratio']:.2f}x)",
+                "pass": ver["ratio"] <= ver["target_ratio"],
+            }
+        )
     sp = etl.get("spark", {})
     # Spark: ratio of the median times over the rounds (best-run ratio in the JSON).
     add(
@@ -663,6 +684,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 "import_bench.py",
                 ["--exactly-once", f"--repeat={args.repeat}"],
             ),
+            ("verify_memory", "import_bench.py", ["--verify-memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:
