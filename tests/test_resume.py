@@ -364,3 +364,12 @@ def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
     _check_once_in_order("lines", _committed(bs, name), 600, keyed=False)
     bad = _run(bs, str(f), "-t", name, "--commit-every", "10")
     assert bad.returncode == 2 and "--commit-every needs --exactly-once" in bad.stderr
+
+
+def test_help_shows_the_real_defaults() -> None:
+    from cykafka.cli import exactly_once
+    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
+    from cykafka.importer.resume import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+
+    assert exactly_once.HELP_COMMIT_EVERY == f"{DEFAULT_COMMIT_ROWS},{DEFAULT_COMMIT_SECONDS:g}s"
+    assert exactly_once.HELP_PROGRESS_TOPIC == DEFAULT_PROGRESS_TOPIC

@@ -11,10 +11,14 @@ from .options import UsageError
 __all__ = ["add_exactly_once", "exactly_once_from_args"]
 
 
-def add_exactly_once(p: argparse.ArgumentParser) -> None:
-    from ..importer.progress_topic import DEFAULT_PROGRESS_TOPIC
-    from ..importer.resume import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+#: The defaults as --help shows them, written out so that ``cykafka --help`` does not
+#: import the importer (tests check them against cykafka.importer.resume and
+#: cykafka.importer.progress_topic).
+HELP_COMMIT_EVERY = "1000000,10s"
+HELP_PROGRESS_TOPIC = "cykafka-import-progress"
 
+
+def add_exactly_once(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "exactly once (resumable: a rerun after a crash goes on from the last commit)"
     )
@@ -32,14 +36,13 @@ def add_exactly_once(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--commit-every",
         metavar="N[,Ts]",
-        help=f"commit every N rows and/or T seconds "
-        f"(default {DEFAULT_COMMIT_ROWS},{DEFAULT_COMMIT_SECONDS:g}s)",
+        help=f"commit every N rows and/or T seconds (default {HELP_COMMIT_EVERY})",
     )
     g.add_argument(
         "--progress-topic",
         metavar="TOPIC",
-        default=DEFAULT_PROGRESS_TOPIC,
-        help=f"compacted topic holding each import's position (default {DEFAULT_PROGRESS_TOPIC})",
+        default=HELP_PROGRESS_TOPIC,
+        help=f"compacted topic holding each import's position (default {HELP_PROGRESS_TOPIC})",
     )
     g.add_argument(
         "--resume",
