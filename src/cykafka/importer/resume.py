@@ -122,7 +122,7 @@ def _run_inputs(
             a, n = 0, len(chunk)
             while a < n:
                 b = min(n, a + tx.room())
-                tx.send(chunk.slice(a, b))
+                tx.send(chunk if (a, b) == (0, n) else chunk.slice(a, b))
                 inp.on_rows(b - a, chunk.bytes_done)
                 a = b
                 if tx.due():
