@@ -264,12 +264,12 @@ def import_plan(
 ) -> None:
     """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
     checked ``plan``: the readers, rate, progress bar and result of the import."""
-    import codecs
     import dataclasses
     import json
 
     from .engine import _pace, _prefetch
     from .readers import READERS
+    from .readers.encoding import is_utf8
 
     seen_notes: set[str] = set()
 
@@ -286,7 +286,7 @@ def import_plan(
 
         return to
 
-    utf8 = codecs.lookup(options.encoding).name in ("utf-8", "utf-8-sig")
+    utf8 = is_utf8(options.encoding)
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
     inputs = []
     for index, (source, fmt) in enumerate(plan):

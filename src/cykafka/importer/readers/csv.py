@@ -15,7 +15,7 @@ from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosi
 from ..sources import Source
 from .base import ReadOptions, check_columns, open_at
 from .blocks import Block, blocks, record_starts
-from .encoding import utf8_stream
+from .encoding import is_utf8, utf8_stream
 
 __all__ = ["READER"]
 
@@ -115,7 +115,7 @@ class CsvReader:
         row = 1
         line = 1
         if start is not None and start.offset:
-            if codecs.lookup(options.encoding).name not in ("utf-8", "utf-8-sig"):
+            if not is_utf8(options.encoding):
                 raise ImportInputError(
                     f"{source.name}: a {options.encoding} file cannot be read from a "
                     "position (offsets are in its UTF-8 text)"
