@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from ..model import Chunk, Fields, ImportInputError, Report, SourcePosition
 from ..sources import Source
 
-__all__ = ["ReadOptions", "Reader", "check_columns", "open_at"]
+__all__ = ["ReadOptions", "Reader", "check_columns", "skip_to"]
 
 
 @dataclass(frozen=True)
@@ -64,25 +64,10 @@ class Reader(Protocol):
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
-        """The rows of ``source`` in order; unreadable rows go to ``report``.  ``start``:
-        begin at this row (a position a chunk gave out, for a resumed import; regular,
-        uncompressed files only).  Raises
-        :class:`ImportInputError` when the input as a whole is unusable."""
+        """The rows of ``source`` in order; unreadable rows go to ``report``.  Raises
+        :class:`ImportInputError` when the input as a whole is unusable.  ``start``: a
+        position this reader gave (a chunk's ``end``): read from that row on."""
         ...
-
-
-def open_at(source: Source, start: Optional[SourcePosition]) -> tuple[IO[bytes], int]:
-    """``source`` opened at ``start``'s byte offset (0 without one), and that offset."""
-    f = source.open()
-    if start is None or not start.offset:
-        return f, 0
-    if source.path is None or source.compression is not None:
-        f.close()
-        raise ImportInputError(
-            f"{source.name}: only a regular, uncompressed file can be read from a position"
-        )
-    f.seek(start.offset)
-    return f, start.offset
 
 
 def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
@@ -92,3 +77,19 @@ def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
             raise ImportInputError(
                 f"{name}: {flag} {field!r} is not a column; columns are {list(names)}"
             )
+
+
+def skip_to(f: Any, offset: int) -> None:
+    """Move ``f`` (at its start) to byte ``offset`` of the stream: a seek when it can,
+    else reading and dropping the bytes before it (compressed input, pipes)."""
+    try:
+        f.seek(offset)
+        return
+    except (AttributeError, OSError, ValueError):
+        pass
+    left = offset
+    while left > 0:
+        got = f.read(min(left, 8 << 20))
+        if not got:
+            raise ImportInputError(f"cannot start at byte {offset:,}: the input is shorter")
+        left -= len(got)

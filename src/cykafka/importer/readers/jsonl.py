@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ..encode import json_record_fields
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions, open_at
+from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
 
 __all__ = ["READER"]
@@ -44,9 +44,10 @@ class JsonlReader:
     ) -> Iterator[Chunk]:
         line_no = (start.line or 1) - 1 if start is not None else 0
         row = start.row - 1 if start is not None else 0
-        f, offset = open_at(source, start)
-        with f:
-            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=offset):
+        at = (start.offset or 0) if start is not None else 0
+        with source.open() as f:
+            skip_to(f, at)
+            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=at):
                 if not isinstance(b, Block):
                     line_no += 1
                     row += 1

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions, open_at
+from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
 
 __all__ = ["READER"]
@@ -58,9 +58,10 @@ class LinesReader:
         from ..._arrow import lines_array
 
         row = start.row if start is not None else 1
-        f, offset = open_at(source, start)
-        with f:
-            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=offset):
+        at = (start.offset or 0) if start is not None else 0
+        with source.open() as f:
+            skip_to(f, at)
+            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=at):
                 if not isinstance(b, Block):
                     report(_oversized(source, b, row, options))
                     row += 1

@@ -52,16 +52,16 @@ class ParquetReader:
         size = source.size
         columns = fields.used() if fields.value else None
         row = start.row if start is not None else 1
-        first_group = start.row_group or 0 if start is not None else 0
-        skip = start.group_row or 0 if start is not None else 0
+        first_group = (start.row_group or 0) if start is not None else 0
         for group in range(first_group, meta.num_row_groups):
             group_row = 0
+            drop = (start.group_row or 0) if start is not None and group == first_group else 0
             for batch in pf.iter_batches(  # type: ignore[attr-defined]
                 batch_size=options.batch_rows, row_groups=[group], columns=columns
             ):
-                if skip:  # resuming inside this row group
-                    cut = min(skip, batch.num_rows)
-                    batch, skip, group_row = batch.slice(cut), skip - cut, group_row + cut
+                if drop:  # rows before the start position
+                    cut = min(drop, batch.num_rows)
+                    batch, drop, group_row = batch.slice(cut), drop - cut, group_row + cut
                 if batch.num_rows == 0:
                     continue
                 n = batch.num_rows
