@@ -375,3 +375,23 @@ def test_help_shows_the_real_defaults() -> None:
 
     assert exactly_once.HELP_COMMIT_EVERY == f"{DEFAULT_COMMIT_ROWS},{DEFAULT_COMMIT_SECONDS:g}s"
     assert exactly_once.HELP_PROGRESS_TOPIC == DEFAULT_PROGRESS_TOPIC
+
+
+def test_transactional_id_and_progress_topic_can_be_named(broker, topic, tmp_path) -> None:
+    bs = broker.bootstrap_servers
+    f = _write(tmp_path, "jsonl", "rows", range(1500))
+    name = topic()
+    progress = f"progress-{name}"
+    args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100"]
+    args += ["--transactional-id", f"loader-{name}", "--progress-topic", progress]
+    committed = _kill_once_committed(bs, name, 200, *args, "--rate", "400")
+    assert 200 <= committed < 1500
+    done = _run(bs, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resumed at row {committed + 1:,} of {f}" in done.stdout
+    assert f"transactional.id loader-{name}, progress in topic '{progress}'" in done.stdout
+    _check_once_in_order("jsonl", _committed(bs, name), 1500, keyed=False)
+    last = json.loads(
+        [r for r in _committed(bs, progress) if r.key == f"loader-{name}".encode()][-1].value
+    )
+    assert last["done"] and last["rows"] == 1500 and last["topic"] == name
