@@ -236,6 +236,120 @@ def run(
     return out
 
 
+#: --exactly-once throughput at least this times the plain import's
+EXACTLY_ONCE_TARGET = 0.7
+
+
+def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3) -> dict[str, Any]:
+    """``cykafka import --exactly-once`` against the plain (``ordered``) import of the
+    same lines file, with the import's own config, in interleaved rounds (the order
+    alternates).  Each exactly-once run uses a fresh topic and transactional.id
+    (``--restart``), so it imports every row in transactions plus their progress
+    records: once with the default ``--commit-every`` (the target) and once committing
+    every ``rows // 10`` rows, for the cost of commits.  Ratios are medians of the
+    per-round ratios."""
+    import statistics
+    import uuid
+
+    from cykafka.importer import ExactlyOnce, import_files
+
+    def timed(commit_rows: Optional[int] = None) -> float:
+        topic = fresh_topic(bootstrap_servers, "bench-import-eo", 1)
+        eo = None
+        if commit_rows is not None:
+            kw = {"commit_rows": commit_rows} if commit_rows else {}
+            eo = ExactlyOnce(transactional_id=f"bench-{uuid.uuid4().hex}", restart=True, **kw)
+        with open(os.devnull, "w") as devnull:
+            result = import_files(
+                [lines],
+                topic,
+                {"bootstrap.servers": bootstrap_servers},
+                fmt="lines",
+                progress=False,
+                log=devnull,
+                exactly_once=eo,
+            )
+        assert result.ok, result.summary_lines()
+        return float(result.rows_per_second)
+
+    small = max(rows // 10, 1)
+    kinds = {"plain": None, "exactly_once": 0, f"exactly_once_commit_every_{small}": small}
+    runs: dict[str, list[float]] = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-") as tmp:
+        lines = os.path.join(tmp, "lines.txt")
+        _write_lines(lines, rows)
+        for r in range(max(repeat, 1)):
+            for kind in list(kinds)[:: 1 if r % 2 == 0 else -1]:
+                runs[kind].append(timed(kinds[kind]))
+    out: dict[str, Any] = {"rows": rows}
+    for kind, values in runs.items():
+        out[f"{kind}_rows_per_s"] = round(statistics.median(values))
+        out[f"{kind}_runs_rows_per_s"] = [round(v) for v in values]
+        if kind != "plain":
+            ratios = [v / p for v, p in zip(values, runs["plain"])]
+            out[f"{kind}_ratio_median"] = round(statistics.median(ratios), 2)
+    out["ratio_median"] = out["exactly_once_ratio_median"]
+    out["target_ratio"] = EXACTLY_ONCE_TARGET
+    return out
+
+
+def _verify_rss_child(bootstrap: str, path: str, topic: str) -> dict[str, Any]:
+    """In a fresh process: ``cykafka verify`` of ``path`` against ``topic``."""
+    from cykafka.verify import verify_files
+
+    t = time.perf_counter()
+    report = verify_files([path], topic, {"bootstrap.servers": bootstrap})
+    assert report.ok, report.lines()
+    return {
+        "rows": report.expected,
+        "seconds": round(time.perf_counter() - t, 1),
+        "peak_rss_mb": round(_vm_kb("VmHWM") / 1024, 1),
+    }
+
+
+def verify_memory(
+    bootstrap_servers: str, big_rows: int = 3_000_000, small_rows: int = 300_000
+) -> dict[str, Any]:
+    """Peak RSS of ``cykafka verify`` of a ``big_rows``-line file against a topic holding
+    it, vs a ``small_rows`` one (100-byte lines, 2 partitions), each verified by a fresh
+    child process: the comparison spills to disk, so memory must not grow with the
+    input.  Target: big <= 1.5 x small."""
+    from confluent_kafka.admin import AdminClient
+
+    out: dict[str, Any] = {"target_ratio": MEMORY_TARGET_RATIO}
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-verify-") as tmp:
+        for tag, rows in (("small", small_rows), ("big", big_rows)):
+            path = os.path.join(tmp, f"{tag}.txt")
+            _write_lines(path, rows)
+            topic = fresh_topic(bootstrap_servers, f"bench-verify-{tag}", 2)
+            try:
+                _import_for_memory(bootstrap_servers, path, topic)
+                proc = subprocess.run(
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        "--verify-rss-child",
+                        bootstrap_servers,
+                        path,
+                        topic,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=3600,
+                    check=False,
+                )
+            finally:
+                admin.delete_topics([topic])[topic].result(60)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{tag} verify failed: {proc.stderr[-2000:]}")
+            out[tag] = json.loads(proc.stdout.strip().splitlines()[-1])
+            out[tag]["rows_per_s"] = round(out[tag]["rows"] / out[tag]["seconds"])
+    out["ratio"] = round(out["big"]["peak_rss_mb"] / out["small"]["peak_rss_mb"], 2)
+    out["pass"] = out["ratio"] <= MEMORY_TARGET_RATIO
+    return out
+
+
 #: peak RSS of the big import at most this times the small one's
 MEMORY_TARGET_RATIO = 1.5
 
@@ -336,6 +450,9 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--peak-rss-child"]:
         print(json.dumps(_peak_rss_child(*sys.argv[2:5])))
         sys.exit(0)
+    if sys.argv[1:2] == ["--verify-rss-child"]:
+        print(json.dumps(_verify_rss_child(*sys.argv[2:5])))
+        sys.exit(0)
 
     ap = argparse.ArgumentParser(description="cykafka import throughput")
     ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
@@ -351,12 +468,22 @@ if __name__ == "__main__":
         "--memory", action="store_true", help="peak RSS of a 500 MB vs a 50 MB lines import"
     )
     ap.add_argument(
+        "--exactly-once", action="store_true", help="--exactly-once vs the plain import"
+    )
+    ap.add_argument(
+        "--verify-memory", action="store_true", help="peak RSS of verify, 3M vs 300k rows"
+    )
+    ap.add_argument(
         "--big-mb", type=int, default=500, help="--memory: size of the big file (5000: 5 GB)"
     )
     a = ap.parse_args()
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
         if a.memory:
             print(json.dumps(memory(bs, big_mb=a.big_mb)))
+        elif a.verify_memory:
+            print(json.dumps(verify_memory(bs)))
+        elif a.exactly_once:
+            print(json.dumps(exactly_once(bs, a.rows, max(a.repeat, 3))))
         else:
             conf = {} if a.import_defaults else None
             result = run(bs, a.rows, a.c_floor, a.c_floor_idem, a.partitions, conf, a.repeat)

@@ -184,7 +184,15 @@ def _lines() -> list[Line]:
 
 LINES = _lines()
 BY_NAME = {ln.name: ln for ln in LINES}
-EXTRA_STEPS = ("memory", "inspector", "import", "import_memory", "spark")
+EXTRA_STEPS = (
+    "memory",
+    "inspector",
+    "import",
+    "import_memory",
+    "import_exactly_once",
+    "verify_memory",
+    "spark",
+)
 
 # (label, line, reference line, minimum ratio)
 RATIO_TARGETS = [
@@ -269,6 +277,24 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
                 "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
                 f"({mem['ratio']:.2f}x)",
                 "pass": mem["ratio"] <= mem["target_ratio"],
+            }
+        )
+    add(
+        "import --exactly-once >= 0.7 x plain import (ordered)",
+        etl.get("import_exactly_once", {}).get("ratio_median"),
+        0.7,
+    )
+    ver = etl.get("verify_memory", {})
+    if "ratio" in ver:
+        big, small = ver["big"], ver["small"]
+        out.append(
+            {
+                "target": f"verify of {big['rows']:,} rows: peak RSS <= "
+                f"{ver['target_ratio']} x {small['rows']:,} rows'",
+                "value": ver["ratio"],
+                "shown": f"{small['peak_rss_mb']:.0f} -> {big['peak_rss_mb']:.0f} MB "
+                f"({ver['ratio']:.2f}x)",
+                "pass": ver["ratio"] <= ver["target_ratio"],
             }
         )
     sp = etl.get("spark", {})
@@ -659,6 +685,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                 ],
             ),
             ("import_memory", "import_bench.py", ["--memory"]),
+            (
+                "import_exactly_once",
+                "import_bench.py",
+                ["--exactly-once", f"--repeat={args.repeat}"],
+            ),
+            ("verify_memory", "import_bench.py", ["--verify-memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:

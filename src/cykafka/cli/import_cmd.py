@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any, Optional
 
+from .exactly_once import add_exactly_once, exactly_once_from_args
 from .options import (
     BOOTSTRAP_ENV,
     UsageError,
@@ -41,6 +42,46 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_preset(
         p, "ordered", "config preset(s), joined with '+' (default: ordered; 'none' for none)"
     )
+    add_input_options(p)
+    m = p.add_argument_group("pace")
+    m.add_argument("--rate", type=float, metavar="ROWS_PER_S", help="at most this many rows/s")
+    add_overrides(p)
+    p.add_argument(
+        "-F", "--config-file", metavar="FILE", help="producer properties file (or .json)"
+    )
+    p.add_argument(
+        "--dead-letter", metavar="FILE", help="write rows not delivered, with the error, as JSONL"
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="read and check the input, show it; send nothing"
+    )
+    p.add_argument(
+        "--inspect", action="store_true", help="also show where messages wait (accumulator view)"
+    )
+    p.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="create the topic with N partitions if it does not exist (embedded default: 3)",
+    )
+    p.add_argument(
+        "--keep-broker",
+        action="store_true",
+        help="keep the embedded broker running after the import until Ctrl-C",
+    )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="import N generated sample orders (id,user,amount,ts; key field user) instead of FILEs",
+    )
+    p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
+    add_exactly_once(p)
+    p.set_defaults(handler=run)
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """How input files become records (also ``cykafka verify``'s, which must match)."""
     p.add_argument("--format", choices=["csv", "jsonl", "parquet", "lines"], help="input format")
     f = p.add_argument_group("fields (csv, jsonl, parquet)")
     f.add_argument("--key-field", metavar="F", help="field that becomes the message key")
@@ -76,39 +117,6 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="header on every message (repeatable)",
     )
     m.add_argument("-p", dest="partition", type=int, metavar="N", help="send to partition N")
-    m.add_argument("--rate", type=float, metavar="ROWS_PER_S", help="at most this many rows/s")
-    add_overrides(p)
-    p.add_argument(
-        "-F", "--config-file", metavar="FILE", help="producer properties file (or .json)"
-    )
-    p.add_argument(
-        "--dead-letter", metavar="FILE", help="write rows not delivered, with the error, as JSONL"
-    )
-    p.add_argument(
-        "--dry-run", action="store_true", help="read and check the input, show it; send nothing"
-    )
-    p.add_argument(
-        "--inspect", action="store_true", help="also show where messages wait (accumulator view)"
-    )
-    p.add_argument(
-        "--partitions",
-        type=int,
-        metavar="N",
-        help="create the topic with N partitions if it does not exist (embedded default: 3)",
-    )
-    p.add_argument(
-        "--keep-broker",
-        action="store_true",
-        help="keep the embedded broker running after the import until Ctrl-C",
-    )
-    p.add_argument(
-        "--sample",
-        type=int,
-        metavar="N",
-        help="import N generated sample orders (id,user,amount,ts; key field user) instead of FILEs",
-    )
-    p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
-    p.set_defaults(handler=run)
 
 
 def _char(flag: str, value: Optional[str], empty_ok: bool = False) -> Optional[str]:
@@ -215,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         fmt = "csv"
     elif not files:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
+    exactly_once = exactly_once_from_args(args, config)
     guarantees = _guarantees(config, preset)
     check_config(config, preset)  # a bad -X fails before a broker starts
     if args.sample is None:
@@ -243,7 +252,16 @@ def run(args: argparse.Namespace) -> int:
     from .import_run import run_import
 
     return run_import(
-        args, config, bootstrap, preset, fields, options, fmt, files, _static_headers(args)
+        args,
+        config,
+        bootstrap,
+        preset,
+        fields,
+        options,
+        fmt,
+        files,
+        _static_headers(args),
+        exactly_once,
     )
 
 

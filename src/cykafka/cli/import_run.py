@@ -23,6 +23,7 @@ def run_import(
     fmt: Optional[str],
     files: list[str],
     static_headers: list[tuple[str, bytes]],
+    exactly_once: Any = None,
 ) -> int:
     from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
     from ..importer.cluster import ClusterError, prepare_topic
@@ -61,7 +62,8 @@ def run_import(
         config["bootstrap.servers"] = bootstrap
         # The producer starts now, so its set-up (connection, metadata and, when
         # idempotent, the producer id) overlaps generating the sample.
-        producer = open_producer(config, preset)
+        if exactly_once is None:  # (an exactly-once import makes transactional producers)
+            producer = open_producer(config, preset)
         if args.sample is not None:
             print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
             sample = write_sample_csv(args.sample)
@@ -82,6 +84,7 @@ def run_import(
                 partition=args.partition,
                 rate=args.rate,
                 static_headers=static_headers,
+                exactly_once=exactly_once,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Callable, Optional
 
-from . import broker, explain, import_cmd, presets, top
+from . import broker, explain, import_cmd, presets, top, verify
 from .options import UsageError
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main", "subcommand"]
@@ -20,7 +20,7 @@ SetupFn = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None
 
 #: Subcommand name -> function that registers it on the subparsers.
 SUBCOMMANDS: dict[str, SetupFn] = {
-    m.NAME: m.setup for m in (import_cmd, broker, top, explain, presets)
+    m.NAME: m.setup for m in (import_cmd, verify, broker, top, explain, presets)
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from .engine import IMPORT_DEFAULTS, import_files, open_producer, plan_files, resolve_import
 from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
 from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
+from .resume import ExactlyOnce, ResumeRefused
 from .sample import write_sample_csv
 from .sink import Sink
 from .sources import Source
@@ -32,12 +33,14 @@ __all__ = [
     "IMPORT_DEFAULTS",
     "READERS",
     "Chunk",
+    "ExactlyOnce",
     "Fields",
     "ImportInputError",
     "ImportResult",
     "Problem",
     "ReadOptions",
     "Reader",
+    "ResumeRefused",
     "Sink",
     "Source",
     "SourcePosition",

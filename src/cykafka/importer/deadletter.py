@@ -1,5 +1,7 @@
 """The dead-letter file: one JSON line per row that was not delivered.
 
+An exactly-once import opens it to append and cuts it back to the size its last commit
+recorded (:meth:`size`, :meth:`truncate`), so a resumed run neither loses nor repeats rows.
 It is refused when it is one of the inputs (opening it would empty that input), and a
 write that fails (a full disk) never goes unnoticed: the rows it should have held are
 kept in :attr:`DeadLetter.lost` and the import stops and says so.
@@ -21,7 +23,7 @@ _KEEP_LOST = 20
 
 
 class DeadLetter:
-    def __init__(self, path: str, sources: Sequence[Source]) -> None:
+    def __init__(self, path: str, sources: Sequence[Source], append: bool = False) -> None:
         self.path = path
         self.error: Optional[str] = None
         self.lost: list[Problem] = []
@@ -38,7 +40,7 @@ class DeadLetter:
                         "destroy that input"
                     )
         try:
-            self._f: Optional[TextIO] = open(path, "w", encoding="utf-8")  # noqa: SIM115
+            self._f: Optional[TextIO] = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
             raise ImportInputError(f"--dead-letter {path}: {e.strerror}") from None
 
@@ -55,6 +57,20 @@ class DeadLetter:
         if len(self.lost) < _KEEP_LOST:
             self.lost.append(p)
         return False
+
+    def size(self) -> int:
+        """Bytes written so far (an exactly-once import records it with each commit)."""
+        if self._f is None:
+            return 0
+        self._f.flush()
+        return os.fstat(self._f.fileno()).st_size
+
+    def truncate(self, size: int) -> None:
+        """Drop what was written after ``size`` bytes (rows of transactions that did not
+        commit; a resumed import reports them again)."""
+        if self._f is not None:
+            self._f.flush()
+            self._f.truncate(size)
 
     def close(self) -> None:
         if self._f is None:

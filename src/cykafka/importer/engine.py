@@ -137,6 +137,7 @@ def import_files(
     rate: Optional[float] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     sink: Optional[Sink] = None,
+    exactly_once: Any = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -151,7 +152,10 @@ def import_files(
     accumulator view.  ``partition``: send every row to this partition.  ``rate``: at
     most this many rows per second.  ``static_headers``: added to every message.
     ``sink``: a :class:`Sink` (subclass) to send through, e.g. one that records
-    progress as batches are delivered.
+    progress as batches are delivered.  ``exactly_once``: an
+    :class:`~cykafka.importer.resume.ExactlyOnce`: send in transactions that also commit
+    the input position, resuming a run that stopped (its own producers; no
+    ``producer``).
     """
     from .. import explain
     from ..producer import Producer
@@ -168,7 +172,8 @@ def import_files(
     )
     result.guarantees = explain(resolved).summary()
     options = _with_max_record(options, resolved.librdkafka())
-    dl = DeadLetter(dead_letter, [s for s, _ in plan]) if dead_letter else None
+    resuming = exactly_once is not None and not exactly_once.restart
+    dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None
     report_lock = threading.Lock()  # the reader thread reports too
 
     def report(p: Problem) -> None:
@@ -185,7 +190,9 @@ def import_files(
                 result.dead_letter_error = dl.error
                 result.lost, result.lost_count = dl.lost, dl.lost_count
 
-    own = producer is None
+    if exactly_once is not None and producer is not None:
+        raise ValueError("exactly_once makes its own transactional producers: pass no producer")
+    own = producer is None and exactly_once is None
     if own:
         producer = Producer(resolved)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
@@ -202,6 +209,8 @@ def import_files(
     else:
         sink.producer, sink.topic, sink.result, sink.report = producer, topic, result, report
     sink.static_headers = list(static_headers)
+    if exactly_once is not None:
+        from .resume import ResumeRefused, import_plan
     t0 = time.monotonic()
     done_bytes = 0
     try:
@@ -209,7 +218,26 @@ def import_files(
             if live_view is not None:
                 stack.enter_context(live_view(0.25, file=log))
             try:
-                for source, f in plan:
+                if exactly_once is not None:
+                    import_plan(
+                        plan,
+                        topic,
+                        config,
+                        exactly_once,
+                        preset=preset,
+                        fields=fields,
+                        options=options,
+                        result=result,
+                        report=report,
+                        dead_letter=dl,
+                        bar=bar,
+                        t0=t0,
+                        rate=rate,
+                        partition=partition,
+                        static_headers=static_headers,
+                        log=lambda line: print(f"cykafka import: {line}", file=log),
+                    )
+                for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
                     reader = READERS[f].read(source, fields, options, report)
                     for chunk in _prefetch(reader):
@@ -236,6 +264,8 @@ def import_files(
             except _Stop:
                 pass
             except ImportInputError as e:
+                if exactly_once is not None and isinstance(e, ResumeRefused):
+                    raise
                 result.fatal = str(e)
             except Exception as e:  # a fatal producer error: report what happened so far
                 result.fatal = f"{type(e).__name__}: {e}"
@@ -249,7 +279,7 @@ def import_files(
         # left is reported unconfirmed, so do not wait for it again.
         if own:
             producer.close(0.5 if result.interrupted else None)
-        elif not result.interrupted:  # the caller's producer stays open, drained
+        elif producer is not None and not result.interrupted:  # the caller's, drained
             producer.flush(None)
         if dl is not None:
             dl.close()

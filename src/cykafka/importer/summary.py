@@ -42,6 +42,8 @@ class ImportResult:
     lost: list[Problem] = field(default_factory=list)
     lost_count: int = 0
     dead_letter_error: Optional[str] = None
+    #: What an ``--exactly-once`` import did: where it resumed, its transactions.
+    exactly_once: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -93,6 +95,8 @@ class ImportResult:
         )
         if self.guarantees:
             out.append(f"  guarantees  {self.guarantees}")
+        for line in self.exactly_once:
+            out.append(f"  exactly-once {line}")
         if self.problem_count:
             out.append(f"  problems    {self.problem_count:,} rows not delivered:")
             for p in self.problems[:_SHOW_PROBLEMS]:

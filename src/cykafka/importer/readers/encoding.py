@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from ..model import ImportInputError
 
-__all__ = ["utf8_stream"]
+__all__ = ["is_utf8", "utf8_stream"]
 
 _BOM = codecs.BOM_UTF8
 
@@ -48,10 +48,14 @@ class _Prefixed:
         return self._rest.read(n)
 
 
+def is_utf8(encoding: str) -> bool:
+    """Whether text in ``encoding`` is read as it is (byte offsets are file offsets)."""
+    return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+
+
 def utf8_stream(f: IO[bytes], name: str, encoding: str) -> tuple[Any, int]:
     """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
-    enc = codecs.lookup(encoding).name
-    if enc not in ("utf-8", "utf-8-sig"):
+    if not is_utf8(encoding):
         return _Transcoded(f, encoding, name), 0
     head = f.read(len(_BOM))
     if head == _BOM:

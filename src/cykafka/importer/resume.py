@@ -1,0 +1,352 @@
+"""``cykafka import --exactly-once``: a load that resumes where it stopped.
+
+The rows go out in transactions of a transactional producer.  Each transaction also
+writes the position of the first row after it to the progress topic
+(:mod:`~cykafka.importer.progress_topic`), so rows and position commit or abort
+together, as Kafka Connect does for exactly-once sources (KIP-618).
+
+A rerun with the same arguments uses the same ``transactional.id`` (derived from the
+topic and the input paths): ``init_transactions`` fences the producer of the run that
+died and aborts its open transaction; the run then reads the last committed position
+(through :mod:`~cykafka.importer.committed`, which is right on brokers that do not hide
+aborted transactions) and reads each file again from there.  A ``read_committed``
+consumer sees every row exactly once, in file order.
+
+The same path recovers within a run: when a transaction fails (a broker stalled past
+``transaction.timeout.ms``, a producer fenced after a coordinator change) the run
+aborts it or starts a new producer, rereads the committed position and goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from .progress_topic import (
+    DEFAULT_PROGRESS_TOPIC,
+    ensure_progress_topic,
+    read_progress,
+)
+from .resume_state import (
+    Input,
+    Outcome,
+    ResumeRefused,
+    check_saved,
+    fresh_state,
+    note_start,
+    start_position,
+    sync_dead_letter,
+    unseekable,
+)
+from .txn_sink import TransactionalSink
+
+__all__ = [
+    "DEFAULT_COMMIT_ROWS",
+    "DEFAULT_COMMIT_SECONDS",
+    "ExactlyOnce",
+    "ResumeRefused",
+    "Input",
+    "derive_transactional_id",
+    "parse_commit_every",
+    "run_exactly_once",
+]
+
+#: Rows per transaction unless ``--commit-every`` says otherwise ...
+DEFAULT_COMMIT_ROWS = 1_000_000
+#: ... or seconds, whichever comes first (well under librdkafka's default
+#: transaction.timeout.ms of 60 s).
+DEFAULT_COMMIT_SECONDS = 10.0
+# Failed transactions in a row (no commit in between) before the import gives up.
+_MAX_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class ExactlyOnce:
+    """The ``--exactly-once`` options."""
+
+    transactional_id: Optional[str] = None  # None: derived from topic + inputs
+    progress_topic: str = DEFAULT_PROGRESS_TOPIC
+    commit_rows: int = DEFAULT_COMMIT_ROWS
+    commit_seconds: float = DEFAULT_COMMIT_SECONDS
+    restart: bool = False  # ignore saved progress, begin at the first row
+    timeout: float = 60.0  # init/commit/abort and reading the progress topic
+
+
+def parse_commit_every(text: str) -> tuple[int, float]:
+    """``"100000"``, ``"5s"``, ``"100000,5s"`` -> (rows, seconds); a part not given
+    keeps its default."""
+    rows, secs = DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            if part.endswith(("ms", "s")):
+                n = float(part[:-2]) / 1000 if part.endswith("ms") else float(part[:-1])
+                if not n > 0:
+                    raise ValueError
+                secs = n
+            else:
+                rows = int(part.replace("_", ""))
+                if rows < 1:
+                    raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"--commit-every {text!r}: give rows (100000), seconds (5s) or both "
+                f"(100000,5s), each > 0"
+            ) from None
+    return rows, secs
+
+
+def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
+    """Stable across reruns of the same import, different for other topics or inputs."""
+    ident = "\0".join([topic] + [os.path.abspath(n) if n != "<stdin>" else n for n in names])
+    return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def _run_inputs(
+    tx: TransactionalSink, inputs: Sequence[Input], on_file: Callable[[int], None]
+) -> None:
+    """Send every row after the committed state, committing as transactions fill."""
+    for index, inp in enumerate(inputs):
+        fp = tx.state.files[index]
+        if fp.done:
+            continue
+        on_file(index)
+        end = None
+        start = start_position(fp) if fp.started else None
+        held = functools.partial(tx.read_problem, index)
+        for chunk in inp.rows(start, held):
+            a, n = 0, len(chunk)
+            while a < n:
+                b = min(n, a + tx.room())
+                tx.send(chunk if (a, b) == (0, n) else chunk.slice(a, b))
+                inp.on_rows(b - a, chunk.bytes_done)
+                a = b
+                if tx.due():
+                    tx.commit(index, chunk.position(a) if a < n else chunk.end, False)
+            end = chunk.end
+        tx.commit(index, end, True)  # the file is done, with the rest of its rows
+
+
+def run_exactly_once(
+    inputs: Sequence[Input],
+    topic: str,
+    config: Mapping[str, Any],
+    *,
+    preset: Any,
+    fmt: str,
+    fields: dict[str, Any],
+    eo: ExactlyOnce,
+    result: Any,
+    report: Callable[[Any], None],
+    on_file: Callable[[int], None] = lambda index: None,
+    on_rewind: Callable[[int], None] = lambda rows: None,
+    partition: Optional[int] = None,
+    static_headers: Optional[list[tuple[str, bytes]]] = None,
+    dead_letter: Any = None,
+    rate: Optional[float] = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> Outcome:
+    """Import ``inputs`` in transactions, resuming from the committed progress; rows
+    count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
+    transaction commits, problems go to ``report`` then.  ``on_rewind(n)``: an aborted
+    transaction's ``n`` rows will be read again; ``rate``: rows are paced at this many
+    per second (by ``Input.on_rows``).  ``dead_letter``: the import's
+    :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
+    the commits.  Raises :class:`ResumeRefused` before
+    anything is produced when the saved progress cannot be resumed, and the last
+    :class:`~cykafka.KafkaError` when transactions keep failing."""
+    from .._native import KafkaError
+    from ..producer import Producer
+
+    if not eo.restart:
+        for inp in inputs:
+            if not inp.seekable:
+                raise ResumeRefused(
+                    f"{inp.name}: --exactly-once resumes by reading the input again from "
+                    f"a position, and {unseekable(inp)} cannot be read from a position; "
+                    f"pass --restart to import it in transactions from the first row (a "
+                    f"rerun then starts over)"
+                )
+    key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
+    outcome = Outcome(transactional_id=key)
+    client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
+    ensure_progress_topic(client, eo.progress_topic, eo.timeout)
+    presets = [p for p in ([preset] if isinstance(preset, str) else list(preset or [])) if p]
+    presets = [p for p in presets if p not in ("ordered", "exactly_once")] + ["exactly_once"]
+    from .engine import resolve_import
+
+    resolved = resolve_import({**config, "transactional.id": key}, "+".join(presets))
+    # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
+    txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
+    commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
+    # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
+    slice_rows = max(1, int(rate * commit_seconds / 4)) if rate else None
+    skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
+
+    failures, last_commits, first = 0, 0, True
+    while True:
+        restart = eo.restart and outcome.transactions == 0  # only until the first commit
+        producer = Producer(resolved)
+        tx: Optional[TransactionalSink] = None
+        try:
+            producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
+            saved = None if restart else read_progress(client, eo.progress_topic, key, eo.timeout)
+            if saved is None:
+                state = fresh_state(topic, fmt, fields, inputs)
+            else:
+                check_saved(saved, topic, fmt, fields, inputs)
+                state = saved
+            if first:
+                first = False
+                outcome.earlier = state.rows
+                note_start(state, inputs, restart, outcome)
+            sync_dead_letter(dead_letter, state, saved is not None, outcome)
+            if state.done:
+                return outcome
+            tx = TransactionalSink(
+                producer,
+                topic,
+                eo.progress_topic,
+                key,
+                state,
+                result,
+                report,
+                skip,
+                commit_rows=eo.commit_rows,
+                commit_seconds=commit_seconds,
+                timeout=eo.timeout,
+                partition=partition,
+                static_headers=static_headers,
+                dead_letter=dead_letter,
+                names=[i.name for i in inputs],
+                slice_rows=slice_rows,
+            )
+            try:
+                _run_inputs(tx, inputs, on_file)
+            finally:
+                outcome.transactions += tx.transactions
+                outcome.committed = result.delivered
+            return outcome
+        except KafkaError as e:
+            failures = 1 if outcome.transactions > last_commits else failures + 1
+            last_commits = outcome.transactions
+            if tx is not None and tx.open_rows:
+                on_rewind(tx.open_rows)
+            if failures > _MAX_RETRIES:
+                raise
+            outcome.retries += 1
+            log(f"transaction failed ({e.name}: {e.message}); resuming from the last commit")
+            time.sleep(min(0.2 * failures, 2.0))
+        finally:
+            producer.close(eo.timeout)
+
+
+def import_plan(
+    plan: Sequence[tuple[Any, str]],
+    topic: str,
+    config: Mapping[str, Any],
+    eo: ExactlyOnce,
+    *,
+    preset: Any,
+    fields: Any,
+    options: Any,
+    result: Any,
+    report: Callable[[Any], None],
+    bar: Any,
+    t0: float,
+    dead_letter: Any = None,
+    rate: Optional[float] = None,
+    partition: Optional[int] = None,
+    static_headers: Sequence[tuple[str, bytes]] = (),
+    log: Callable[[str], None] = lambda line: None,
+) -> None:
+    """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
+    checked ``plan``: the readers, rate, progress bar and result of the import."""
+    import dataclasses
+    import json
+
+    from .engine import _pace, _prefetch
+    from .readers import READERS
+    from .readers.encoding import is_utf8
+
+    seen_notes: set[str] = set()
+
+    def route(held: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Notes go to the summary (once: a rewind reads rows again); problems of rows
+        wait for the commit that covers them."""
+
+        def to(p: Any) -> None:
+            if p.stage != "note":
+                held(p)
+            elif p.describe() not in seen_notes:
+                seen_notes.add(p.describe())
+                report(p)
+
+        return to
+
+    utf8 = is_utf8(options.encoding)
+    starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
+    inputs = []
+    for index, (source, fmt) in enumerate(plan):
+
+        def rows(start: Any, held: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
+            return _prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
+
+        def on_rows(n: int, done: int, base: int = starts[index]) -> None:
+            result.rows_read += n
+            if rate:
+                _pace(result.rows_read, rate, t0)
+            result.bytes_read = base + done
+            bar.update(result.rows_read, result.bytes_read, result.delivered)
+
+        seekable = source.is_regular and source.compression is None and (fmt != "csv" or utf8)
+        inputs.append(Input(source.name, source.path, seekable, rows, on_rows))
+
+    # What the records are made of: a resume with other settings would mix two imports.
+    spec = {
+        "fields": dataclasses.asdict(fields),
+        "read": {
+            k: repr(v)
+            for k, v in dataclasses.asdict(options).items()
+            if k not in ("block_bytes", "batch_rows")
+        },
+        "partition": partition,
+        "headers": [[k, repr(v)] for k, v in static_headers],
+    }
+
+    def rewind(n: int) -> None:
+        result.rows_read -= n
+
+    outcome = run_exactly_once(
+        inputs,
+        topic,
+        config,
+        preset=preset,
+        fmt="+".join(f for _, f in plan),
+        fields=json.loads(json.dumps(spec)),
+        eo=eo,
+        result=result,
+        report=report,
+        on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
+        on_rewind=rewind,
+        partition=partition,
+        static_headers=list(static_headers),
+        dead_letter=dead_letter,
+        rate=rate,
+        log=log,
+    )
+    result.exactly_once = [
+        *outcome.notes,
+        f"{outcome.transactions:,} transactions committed "
+        f"(transactional.id {outcome.transactional_id}, progress in topic "
+        f"{eo.progress_topic!r})"
+        + (
+            f"; {outcome.retries} failed and {'was' if outcome.retries == 1 else 'were'} redone"
+            if outcome.retries
+            else ""
+        ),
+    ]

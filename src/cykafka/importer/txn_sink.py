@@ -1,0 +1,215 @@
+"""Rows into transactions, each committing its rows and its progress record together.
+
+Rows go out through the import's :class:`~cykafka.importer.sink.Sink` (partition
+override, static headers, per-row outcomes), but into a result and a problem list of the
+open transaction.  Problems (malformed rows, delivery failures) are held until the
+transaction that covers their row commits: they are written to the dead-letter file just
+before the commit, whose progress record carries the file's size then.  An aborted
+transaction's rows are read and sent again, and a resumed run cuts the dead-letter file
+back to the committed size, so no rejected row is lost or listed twice.
+
+A row the broker refuses for good (too large, invalid) makes the whole commit fail; it
+is reported with the commit that covers it, and skipped when the transaction is tried
+again, so one bad row cannot stall the import.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
+
+from .identity import block_digest
+from .model import Chunk, Problem
+from .progress_topic import Progress
+from .sink import Sink
+from .summary import ImportResult
+
+__all__ = ["PERMANENT_ERRORS", "TransactionalSink"]
+
+#: Delivery errors no retry can fix: the row is reported and skipped.
+PERMANENT_ERRORS = frozenset(
+    {
+        "MSG_SIZE_TOO_LARGE",
+        "_MSG_SIZE_TOO_LARGE",
+        "INVALID_RECORD",
+        "INVALID_MSG",
+        "CORRUPT_MESSAGE",
+        "INVALID_TIMESTAMP",
+        "_UNKNOWN_PARTITION",
+    }
+)
+
+
+class TransactionalSink:
+    """One producer's transactions, from the committed ``state`` on."""
+
+    def __init__(
+        self,
+        producer: Any,
+        topic: str,
+        progress_topic: str,
+        key: str,
+        state: Progress,
+        result: ImportResult,
+        report: Callable[[Problem], None],
+        skip: dict[tuple[str, int], tuple[int, Optional[Problem]]],
+        *,
+        commit_rows: int,
+        commit_seconds: float,
+        timeout: float,
+        partition: Optional[int] = None,
+        static_headers: Optional[list[tuple[str, bytes]]] = None,
+        dead_letter: Any = None,
+        names: Optional[list[str]] = None,
+        slice_rows: Optional[int] = None,
+    ) -> None:
+        self.producer, self.topic, self.progress_topic, self.key = (
+            producer,
+            topic,
+            progress_topic,
+            key,
+        )
+        self.state = state  # the last committed state
+        self.result, self.report, self.skip = result, report, skip
+        self.commit_rows, self.commit_seconds, self.timeout = commit_rows, commit_seconds, timeout
+        self.partition = partition
+        self.static_headers = list(static_headers or [])
+        self.dead_letter = dead_letter
+        self.names = list(names or [])  # input names, by index (as chunks name them)
+        self.slice_rows = slice_rows  # rows sent before the clock is looked at again
+        #: problems the readers found, (input index, problem), until their rows commit
+        self._read: list[tuple[int, Problem]] = []
+        self._lock = threading.Lock()  # the reader thread reports too
+        self._released: list[tuple[str, int]] = []  # skipped rows reported by this commit
+        self.transactions = 0
+        self.open_rows = 0  # rows in the open transaction
+        self._began: Optional[float] = None
+        self._fresh()
+
+    def _fresh(self) -> None:
+        r = self.result
+        self._res = ImportResult(r.topic, r.files, r.fmt, r.bootstrap_servers)
+        self._problems: list[Problem] = []
+        self._sink = Sink(self.producer, self.topic, self._res, self._problems.append)
+        self._sink.static_headers = self.static_headers
+
+    def read_problem(self, index: int, p: Problem) -> None:
+        with self._lock:
+            self._read.append((index, p))
+
+    def room(self) -> int:
+        """Rows to send before asking :meth:`due` again: what the open transaction takes
+        before it is due, in slices when rows are paced (``--rate``)."""
+        room = max(1, self.commit_rows - self.open_rows)
+        return room if self.slice_rows is None else min(room, self.slice_rows)
+
+    def send(self, chunk: Chunk) -> None:
+        if self._began is None:
+            self.producer.begin_transaction()
+            self._began = time.monotonic()
+        for part in self._without_skipped(chunk):
+            self._sink.send(part, self.partition)
+        self.open_rows += len(chunk)
+
+    def _without_skipped(self, chunk: Chunk) -> Iterator[Chunk]:
+        if not self.skip or not any(
+            (chunk.file, chunk.row_of(i)) in self.skip for i in range(len(chunk))
+        ):
+            yield chunk
+            return
+        a = 0
+        for i in range(len(chunk) + 1):
+            if i == len(chunk) or (chunk.file, chunk.row_of(i)) in self.skip:
+                if i > a:
+                    yield chunk.slice(a, i)
+                a = i + 1
+
+    def due(self) -> bool:
+        return self._began is not None and (
+            self.open_rows >= self.commit_rows
+            or time.monotonic() - self._began >= self.commit_seconds
+        )
+
+    def commit(self, index: int, pos: Any, done: bool) -> None:
+        """Commit the open transaction (begun now if none is open) with input ``index``
+        read up to ``pos`` (the first row not in it; None: unchanged) and ``done``."""
+        from .._native import KafkaError
+
+        new = copy.deepcopy(self.state)
+        fp = new.files[index]
+        if pos is not None:
+            fp.row, fp.offset, fp.line = pos.row, pos.offset, pos.line
+            fp.row_group, fp.group_row = pos.row_group, pos.group_row
+            fp.before = block_digest(fp.identity.path, pos.offset) if pos.offset else None
+        fp.done = done
+        new.rows += self.open_rows
+        new.done = all(f.done for f in new.files)
+        if self._began is None:
+            self.producer.begin_transaction()
+        r = self.result
+        counts = (r.problem_count, r.malformed, len(r.problems), r.failed)
+        try:
+            # Every delivery report first: failed rows are reported with this commit.
+            self.producer.flush(self.timeout)
+            self._sink.finish(self.timeout)
+            for p in self._release(index, fp.row, done):
+                self.report(p)
+            if self.dead_letter is not None:
+                new.dead_letter_bytes = self.dead_letter.size()
+            self.producer.produce(self.progress_topic, new.to_json(), key=self.key.encode())
+            self.producer._commit_or_abort(self.timeout)
+        except KafkaError:
+            # Not committed: these problems come again with the rows.  (The dead-letter
+            # file is cut back when the transaction is tried again.)
+            r.problem_count, r.malformed, r.failed = counts[0], counts[1], counts[3]
+            del r.problems[counts[2] :]
+            self._released.clear()
+            self._learn_permanent_failures()
+            raise
+        self._merge()
+        for key in self._released:  # reported once, though the row stays skipped
+            self.skip[key] = (self.skip[key][0], None)
+        self._released.clear()
+        self.state = new
+        self.transactions += 1
+        self.open_rows = 0
+        self._began = None
+        self._fresh()
+
+    def _release(self, index: int, row: int, done: bool) -> list[Problem]:
+        """The problems of rows this commit covers: found by the readers, refused for
+        good earlier (skipped rows), and this transaction's delivery failures."""
+
+        def covered(i: int, p: Problem) -> bool:
+            return i < index or (i == index and (done or p.row is None or p.row < row))
+
+        with self._lock:
+            out = [p for i, p in self._read if covered(i, p)]
+            self._read = [(i, p) for i, p in self._read if not covered(i, p)]
+        for key, (i, refused) in self.skip.items():
+            if refused is not None and covered(i, refused):
+                out.append(refused)
+                self.result.failed += 1
+                self._released.append(key)
+        out.extend(self._problems)
+        return sorted(out, key=lambda p: (p.file, p.row or 0))
+
+    def _merge(self) -> None:
+        r, t = self.result, self._res
+        r.delivered += t.delivered
+        r.failed += t.failed
+        for p, lo in t.first_offsets.items():
+            r.first_offsets[p] = min(lo, r.first_offsets.get(p, lo))
+        for p, hi in t.last_offsets.items():
+            r.last_offsets[p] = max(hi, r.last_offsets.get(p, hi))
+
+    def _learn_permanent_failures(self) -> None:
+        """After a failed commit: rows refused for good are reported and skipped from
+        now on; the others are sent again."""
+        self._sink.finish(min(self.timeout, 5.0))
+        for p in self._problems:
+            if p.error.split(":", 1)[0] in PERMANENT_ERRORS and p.row is not None:
+                self.skip[(p.file, p.row)] = (self.names.index(p.file), p)
