@@ -13,7 +13,13 @@ from ._load import load_native
 
 load_native()  # finds librdkafka before the import below needs it
 
-from ._native import KafkaError, NativeProducer  # noqa: E402
+from ._native import (  # noqa: E402
+    BatchFuture,
+    DeliveryFuture,
+    KafkaError,
+    NativeProducer,
+    _produce_serialized,
+)
 from .config import CYKAFKA_KEYS, is_secret_key, mask_secrets, translate  # noqa: E402
 
 if TYPE_CHECKING:
@@ -194,6 +200,75 @@ class Producer(NativeProducer):
         line every ``log_interval`` s."""
         with _inspector.live_view(lambda: [self], interval, console, file, log_interval, max_rows):
             yield self
+
+    # -- serializers (cykafka.schema_registry, or any confluent-style callable) --
+
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: Any = None,
+        timestamp: Any = None,
+        headers: Any = None,
+        on_delivery: Any = None,
+        *,
+        value_serializer: Optional[Callable[[Any, Any], Any]] = None,
+        key_serializer: Optional[Callable[[Any, Any], Any]] = None,
+    ) -> DeliveryFuture:
+        """Queue one message; return its :class:`DeliveryFuture`.  With
+        ``value_serializer`` / ``key_serializer`` (confluent-style ``ser(obj, ctx)``,
+        e.g. :class:`cykafka.schema_registry.AvroSerializer`) ``value`` / ``key`` are
+        objects serialized first; a serializer's error is raised here."""
+        if value_serializer is not None or key_serializer is not None:
+            from confluent_kafka.serialization import MessageField, SerializationContext
+
+            if value_serializer is not None:
+                ctx = SerializationContext(topic, MessageField.VALUE, headers)
+                value = value_serializer(value, ctx)
+            if key_serializer is not None:
+                key = key_serializer(key, SerializationContext(topic, MessageField.KEY, headers))
+        return NativeProducer.produce(
+            self, topic, value, key, partition, timestamp, headers, on_delivery
+        )
+
+    def produce_batch(
+        self,
+        topic: str,
+        values: Any,
+        keys: Any = None,
+        *,
+        partitions: Any = None,
+        timestamps: Any = None,
+        headers: Any = None,
+        on_delivery: Any = None,
+        value_serializer: Any = None,
+        key_serializer: Any = None,
+    ) -> BatchFuture:
+        """Queue a whole column of messages in one C loop; return a
+        :class:`BatchFuture`.  With ``value_serializer`` (e.g.
+        :class:`cykafka.schema_registry.AvroSerializer`) ``values`` is data: a pyarrow
+        Table/RecordBatch (one message per row) or a list of records; likewise
+        ``keys`` with ``key_serializer``.  A row that does not fit the schema fails on
+        its own (its error in the report names the row and field); a registry that
+        cannot be reached or refuses the schema raises before anything is produced."""
+        if value_serializer is None and key_serializer is None:
+            return NativeProducer.produce_batch(
+                self,
+                topic,
+                values,
+                keys,
+                partitions=partitions,
+                timestamps=timestamps,
+                headers=headers,
+                on_delivery=on_delivery,
+            )
+        from .schema_registry._produce import serialized_chunks
+
+        chunks = serialized_chunks(
+            topic, values, keys, value_serializer, key_serializer, partitions, timestamps, headers
+        )
+        return _produce_serialized(self, topic, chunks, on_delivery)
 
     # -- transactions -------------------------------------------------------
 

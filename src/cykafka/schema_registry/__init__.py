@@ -1,0 +1,14 @@
+"""Confluent Schema Registry serializers: Avro (encoded from Arrow columns in C), JSON
+Schema and Protobuf, with confluent-kafka's constructors, conf keys and bytes.
+
+    from cykafka.schema_registry import AvroSerializer
+    ser = AvroSerializer("http://registry:8081", schema_str)
+    producer.produce_batch("orders", table, value_serializer=ser).result()
+"""
+
+from __future__ import annotations
+
+from ._common import SchemaRegistryFailure, registry_client
+from .avro import AvroSerializer
+
+__all__ = ["AvroSerializer", "SchemaRegistryFailure", "registry_client"]
