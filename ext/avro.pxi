@@ -270,12 +270,19 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
             if not n.sgn and v < 0:
                 err_node[0] = n.id
                 return _AE_RANGE
+        elif n.sgn:   # (no ternaries here: int32/uint32 would meet as unsigned)
+            if n.width == 4:
+                v = (<const int32_t *>n.data)[k]
+            elif n.width == 2:
+                v = (<const int16_t *>n.data)[k]
+            else:
+                v = (<const int8_t *>n.data)[k]
         elif n.width == 4:
-            v = (<const int32_t *>n.data)[k] if n.sgn else (<const uint32_t *>n.data)[k]
+            v = (<const uint32_t *>n.data)[k]
         elif n.width == 2:
-            v = (<const int16_t *>n.data)[k] if n.sgn else (<const uint16_t *>n.data)[k]
+            v = (<const uint16_t *>n.data)[k]
         else:
-            v = (<const int8_t *>n.data)[k] if n.sgn else n.data[k]
+            v = n.data[k]
         if n.op == _AO_FLOAT:
             f = <float>v
             return cyk_put_raw(b, &f, 4)
@@ -290,7 +297,10 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
             return _AE_RANGE
         return cyk_put_long(b, v)
     if n.src == _AS_F32 or n.src == _AS_F64:
-        d = (<const float *>n.data)[k] if n.src == _AS_F32 else (<const double *>n.data)[k]
+        if n.src == _AS_F32:
+            d = (<const float *>n.data)[k]
+        else:
+            d = (<const double *>n.data)[k]
         if n.op == _AO_FLOAT:
             f = <float>d
             return cyk_put_raw(b, &f, 4)

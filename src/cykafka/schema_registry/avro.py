@@ -136,7 +136,8 @@ class AvroSerializer:
 
     def _arrow_chunks(self, data: Any, prefix: bytes, writer: Any) -> Iterator[Chunk]:
         for arr in arrow_chunks(data):
-            yield self._plan(prefix, writer, arr.type).encode(arr)
+            out, bad = self._plan(prefix, writer, arr.type).encode(arr)
+            yield out, [(row, f"field {path!r} {why}") for row, path, why in bad]
 
     def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
         atype = arrow_type_for(writer)
