@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pyarrow as pa
 from hypothesis import strategies as st
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 _counter = iter(range(10**9))  # unique names for named types
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from avro_cases import table_cases
 from confluent_kafka.schema_registry import (
     SchemaRegistryClient,
     record_subject_name_strategy,
@@ -23,6 +22,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
 from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import HealthCheck, given, settings
 
+from avro_cases import table_cases
 from cykafka import Producer
 from cykafka.schema_registry import AvroSerializer, SchemaRegistryFailure
 
@@ -82,7 +82,7 @@ SCHEMA = {
 
 
 def order_rows(n: int) -> list[dict[str, Any]]:
-    at = datetime.datetime(2024, 5, 1, tzinfo=datetime.timezone.utc)
+    at = datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC)
     return [
         {
             "id": i,

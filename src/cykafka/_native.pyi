@@ -5,7 +5,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future as _CFuture
 from typing import Any, NamedTuple, Optional, SupportsIndex, Union
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, disjoint_base
 
 _Bytesish = Union[bytes, bytearray, memoryview, str, None]
 _Headers = Union[Sequence[tuple[str, _Bytesish]], Mapping[str, _Bytesish]]
@@ -165,6 +165,7 @@ class NativeProducer:
     def abort_transaction(self, timeout: float = ...) -> None: ...
     def __del__(self) -> None: ...
 
+@disjoint_base
 class _AvroPlan:
     arrow_type: Any
     def __init__(self, schema: Any, arrow_type: Any, prefix: bytes = ...) -> None: ...

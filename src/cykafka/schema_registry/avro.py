@@ -16,6 +16,7 @@ from ._common import (
     LIST_CHUNK,
     Chunk,
     RegistryLike,
+    SchemaRegistryFailure,
     arrow_chunks,
     frame,
     is_arrow,
@@ -92,7 +93,10 @@ class AvroSerializer:
         if got is None:
             schema = Schema(text, "AVRO") if text is not None else None
             schema_id, registered = resolve_schema_id(ref, topic, is_key, schema)
-            writer = json.loads(registered.schema.schema_str if registered else text)
+            used = registered.schema.schema_str if registered is not None else text
+            if used is None:  # resolve_schema_id raised already when neither is known
+                raise SchemaRegistryFailure(f"no schema for topic {topic!r}")
+            writer = json.loads(used)
             got = self._resolved[key] = (frame(schema_id), writer)
         return got
 
