@@ -10,5 +10,13 @@ from __future__ import annotations
 
 from ._common import SchemaRegistryFailure, registry_client
 from .avro import AvroSerializer
+from .json_schema import JSONSerializer
+from .protobuf import ProtobufSerializer
 
-__all__ = ["AvroSerializer", "SchemaRegistryFailure", "registry_client"]
+__all__ = [
+    "AvroSerializer",
+    "JSONSerializer",
+    "ProtobufSerializer",
+    "SchemaRegistryFailure",
+    "registry_client",
+]

@@ -152,3 +152,39 @@ def merge_rejects(a: Rejected, b: Rejected) -> Rejected:
     for row, why in a + b:
         seen[row] = f"{seen[row]}; {why}" if row in seen else why
     return sorted(seen.items())
+
+
+def python_rows(data: Any) -> Iterator[list[Any]]:
+    """Input as lists of Python records, chunk by chunk (Arrow: one list per batch)."""
+    if is_arrow(data):
+        for arr in arrow_chunks(data):
+            yield arr.to_pylist()
+        return
+    if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
+        raise TypeError(
+            f"data must be a pyarrow Table/RecordBatch/Array or a list of records, "
+            f"not {type(data).__name__}"
+        )
+    rows = list(data)
+    for start in range(0, len(rows), LIST_CHUNK):
+        yield rows[start : start + LIST_CHUNK]
+
+
+def encoded_chunks(
+    data: Any, prefix: bytes, encode: Any, errors: tuple[type[BaseException], ...]
+) -> Iterator[Chunk]:
+    """Per-record serialization for formats without a C encoder: ``encode(record)``
+    gives the payload after ``prefix``; a record it raises ``errors`` on is rejected."""
+    for rows in python_rows(data):
+        out: list[Optional[bytes]] = []
+        rejected: Rejected = []
+        for i, row in enumerate(rows):
+            if row is None:
+                out.append(None)
+                continue
+            try:
+                out.append(prefix + encode(row))
+            except errors as exc:
+                rejected.append((i, f"{type(exc).__name__}: {exc}"))
+                out.append(None)
+        yield pa.array(out, pa.large_binary()), rejected
