@@ -113,7 +113,7 @@ class _ABuilder:
             if atype is not None and not pa.types.is_null(atype):
                 raise TypeError(f"{path}: Arrow type {atype} cannot be written as Avro null")
             return nid
-        if atype is not None and isinstance(atype, pa.ExtensionType):
+        if atype is not None and isinstance(atype, pa.BaseExtensionType):
             spec["storage"] = True
             if atype.extension_name == "arrow.uuid":
                 spec["uuid"] = True

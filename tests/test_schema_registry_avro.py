@@ -60,6 +60,60 @@ def test_bytes_equal_confluent_for_generated_schemas(case: Any) -> None:
     listed, rejected = encode(AvroSerializer(registry, text), rows)
     assert rejected == []
     assert listed == ours
+    # a slice (every Arrow buffer read at an offset) and a table of several chunks
+    k = len(rows) // 2
+    sliced, _ = encode(AvroSerializer(registry, text), table.slice(k))
+    assert sliced == ours[k:]
+    chunked = pa.concat_tables([table.slice(0, k), table.slice(k)])
+    assert encode(AvroSerializer(registry, text), chunked)[0] == ours
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=table_cases(max_rows=30))
+def test_generated_tables_round_trip_through_the_broker(
+    case: Any, broker: Any, topic: Any, read_back: Any
+) -> None:
+    schema, rows, table = case
+    registry = mock_registry()
+    name = topic()
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        ser = AvroSerializer(registry, json.dumps(schema))
+        report = p.produce_batch(name, table, value_serializer=ser).result(30)
+    assert report.delivered == len(rows)
+    got = [
+        r
+        for part in read_back(broker.bootstrap_servers, name, expected=len(rows)).values()
+        for r in part
+    ]
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    expected = [ref(r, ctx(name)) for r in rows]
+    assert [r.value for r in got] == expected
+    deser = AvroDeserializer(registry)
+    assert [deser(r.value, ctx(name)) for r in got] == [deser(v, ctx(name)) for v in expected]
+
+
+def test_arrow_uuid_and_dictionary_enum_columns() -> None:
+    registry = mock_registry()
+    schema = {
+        "type": "record",
+        "name": "U",
+        "fields": [
+            {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
+            {"name": "e", "type": ["null", {"type": "enum", "name": "C", "symbols": ["x", "y"]}]},
+        ],
+    }
+    ids = [uuid.UUID(int=i * 7919) for i in range(4)]
+    table = pa.table(
+        {
+            "u": pa.array(ids, pa.uuid()),
+            "e": pa.array(["y", None, "x", "y"]).dictionary_encode(),
+        }
+    )
+    ours, rejected = encode(AvroSerializer(registry, json.dumps(schema)), table)
+    assert rejected == []
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    rows = [{"u": u, "e": e} for u, e in zip(ids, ["y", None, "x", "y"])]
+    assert ours == [ref(r, ctx("t")) for r in rows]
 
 
 SCHEMA = {

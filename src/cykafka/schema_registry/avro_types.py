@@ -49,7 +49,7 @@ def _name(text: str) -> str:
 
 def _avro_of(t: pa.DataType, path: str) -> Any:
     T = pa.types
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         if t.extension_name == "arrow.uuid":
             return {"type": "string", "logicalType": "uuid"}
         t = t.storage_type
