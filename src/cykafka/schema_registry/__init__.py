@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from ._common import SchemaRegistryFailure, registry_client
 from .avro import AvroSerializer
+from .formats import FORMATS, serializer_for, serializers_for
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
 __all__ = [
+    "FORMATS",
     "AvroSerializer",
     "JSONSerializer",
     "ProtobufSerializer",
     "SchemaRegistryFailure",
     "registry_client",
+    "serializer_for",
+    "serializers_for",
 ]

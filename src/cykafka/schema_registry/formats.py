@@ -1,0 +1,102 @@
+"""The front doors' glue: a serializer from a format name and a schema argument, as
+``cykafka import --value-format avro --schema-registry URL [--value-schema FILE]`` and
+``write_kafka(df, ..., value_format="avro", schema_registry=URL)`` take them."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any, Optional, Union
+
+from ._common import RegistryLike, registry_client
+from .avro import AvroSerializer
+from .json_schema import JSONSerializer
+from .protobuf import ProtobufSerializer
+
+__all__ = ["FORMATS", "serializer_for", "serializers_for"]
+
+#: the registry formats a front door accepts
+FORMATS = ("avro", "json-schema", "protobuf")
+
+Serializer = Union[AvroSerializer, JSONSerializer, ProtobufSerializer]
+
+
+def _schema_text(schema: Optional[str], what: str) -> Optional[str]:
+    """A schema given inline (JSON text) or as a file path."""
+    if schema is None:
+        return None
+    text = str(schema)
+    if text.lstrip()[:1] in ("{", "[", '"'):
+        return text
+    if not os.path.isfile(text):
+        raise FileNotFoundError(f"{what}: schema file {text!r} does not exist")
+    with open(text, encoding="utf-8") as f:
+        return f.read()
+
+
+def _message_type(spec: Optional[str], what: str) -> Any:
+    """A protobuf message class named ``package.module:Message`` (a protoc-generated
+    ``*_pb2`` module on the path)."""
+    if not spec or ":" not in str(spec):
+        raise ValueError(
+            f"{what}: protobuf needs the message class as module:Message "
+            f"(e.g. orders_pb2:Order, a protoc-generated module), not {spec!r}"
+        )
+    module, _, name = str(spec).partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{what}: cannot load protobuf message {spec!r}: {exc}") from None
+    if not hasattr(cls, "DESCRIPTOR"):
+        raise ValueError(f"{what}: {spec!r} is not a protobuf message class")
+    return cls
+
+
+def serializer_for(
+    fmt: str,
+    registry: RegistryLike,
+    schema: Optional[str] = None,
+    *,
+    conf: Optional[Mapping[str, Any]] = None,
+    what: str = "value",
+) -> Serializer:
+    """The serializer for ``fmt`` (one of :data:`FORMATS`).  ``schema``: Avro/JSON
+    Schema as a file path or inline JSON (Avro: optional, derived from the data when
+    omitted); protobuf: ``module:Message``.  ``what`` names the argument in errors."""
+    client = registry_client(registry)
+    if fmt == "avro":
+        return AvroSerializer(client, _schema_text(schema, what), conf=conf)
+    if fmt == "json-schema":
+        text = _schema_text(schema, what)
+        if text is None:
+            raise ValueError(f"{what}: json-schema needs a schema (a file or inline JSON)")
+        return JSONSerializer(text, client, conf=conf)
+    if fmt == "protobuf":
+        return ProtobufSerializer(_message_type(schema, what), client, conf)
+    raise ValueError(f"{what} format {fmt!r} is not a registry format; choose from {FORMATS}")
+
+
+def serializers_for(
+    value_format: Optional[str],
+    registry: RegistryLike,
+    value_schema: Optional[str] = None,
+    key_format: Optional[str] = None,
+    key_schema: Optional[str] = None,
+    *,
+    conf: Optional[Mapping[str, Any]] = None,
+) -> tuple[Optional[Serializer], Optional[Serializer]]:
+    """(value serializer, key serializer) sharing one registry client; None for a side
+    whose format is None (its bytes are produced as they are)."""
+    client = registry_client(registry)
+    value = (
+        serializer_for(value_format, client, value_schema, conf=conf, what="value")
+        if value_format
+        else None
+    )
+    key = (
+        serializer_for(key_format, client, key_schema, conf=conf, what="key")
+        if key_format
+        else None
+    )
+    return value, key

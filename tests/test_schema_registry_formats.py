@@ -1,0 +1,85 @@
+"""serializer_for / serializers_for: the front doors' way to a registry serializer."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from cykafka import Producer
+from cykafka.schema_registry import (
+    AvroSerializer,
+    JSONSerializer,
+    ProtobufSerializer,
+    serializer_for,
+    serializers_for,
+)
+
+
+def mock_url() -> str:
+    return f"mock://{uuid.uuid4().hex}"
+
+
+def test_parquet_file_to_registry_avro_with_a_schema_file(
+    tmp_path: Path, broker: Any, topic: Any, read_back: Any
+) -> None:
+    table = pa.table({"id": list(range(50)), "city": [f"c{i % 3}" for i in range(50)]})
+    pq.write_table(table, tmp_path / "in.parquet")
+    schema = {
+        "type": "record",
+        "name": "Visit",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "city", "type": "string"},
+            {"name": "source", "type": "string", "default": "parquet"},
+        ],
+    }
+    (tmp_path / "visit.avsc").write_text(json.dumps(schema))
+    # (each new_client() of a mock:// URL is a registry of its own: share the client)
+    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    value_ser, key_ser = serializers_for(
+        "avro", registry, str(tmp_path / "visit.avsc"), key_format="avro", key_schema='"long"'
+    )
+    assert isinstance(value_ser, AvroSerializer) and isinstance(key_ser, AvroSerializer)
+    name = topic()
+    data = pq.read_table(tmp_path / "in.parquet")
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        report = p.produce_batch(
+            name, data, data.column("id"), value_serializer=value_ser, key_serializer=key_ser
+        ).result(30)
+    assert report.delivered == 50
+    got = [
+        r for part in read_back(broker.bootstrap_servers, name, expected=50).values() for r in part
+    ]
+    deser = AvroDeserializer(registry)
+    value_ctx = SerializationContext(name, MessageField.VALUE)
+    key_ctx = SerializationContext(name, MessageField.KEY)
+    assert deser(got[7].value, value_ctx) == {"id": 7, "city": "c1", "source": "parquet"}
+    assert deser(got[7].key, key_ctx) == 7
+
+
+def test_each_format_and_the_errors_name_the_culprit(tmp_path: Path) -> None:
+    url = mock_url()
+    assert isinstance(serializer_for("avro", url), AvroSerializer)  # schema derived later
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object"}')
+    assert isinstance(serializer_for("json-schema", url, str(schema)), JSONSerializer)
+    assert isinstance(serializer_for("protobuf", url, "proto_types:Order"), ProtobufSerializer)
+    with pytest.raises(ValueError, match=r"value format 'xml' is not a registry format"):
+        serializer_for("xml", url)
+    with pytest.raises(FileNotFoundError, match=r"key: schema file '/nope.avsc' does not exist"):
+        serializers_for("avro", url, None, "avro", "/nope.avsc")
+    with pytest.raises(ValueError, match=r"json-schema needs a schema"):
+        serializer_for("json-schema", url)
+    with pytest.raises(ValueError, match=r"protobuf needs the message class as module:Message"):
+        serializer_for("protobuf", url, "orders.proto")
+    with pytest.raises(ValueError, match=r"cannot load protobuf message 'proto_types:Nope'"):
+        serializer_for("protobuf", url, "proto_types:Nope")
