@@ -14,7 +14,12 @@ round:
 * ``encode_only``: the serializer alone (no Kafka);
 * ``confluent``: confluent's ``AvroSerializer(row, ctx)`` over the rows as dicts,
   serialize only, on the first ``--confluent-rows`` rows (its rate does not depend on
-  the count; a million rows would take ~10 s a round).
+  the count; a million rows would take ~10 s a round);
+* ``json_*`` / ``protobuf_*`` (information): cykafka's JSONSerializer and
+  ProtobufSerializer (per record in Python) from the Arrow table against confluent's
+  from the same rows as dicts (protobuf: building each message from its dict
+  included), serialize only, on ``--format-rows`` rows of the JSON-representable
+  columns.
 
 Ratios are of the medians over the rounds; every run is in the JSON (last stdout line).
 """
@@ -70,6 +75,42 @@ def make_table(rows: int) -> pa.Table:
     )
 
 
+JSON_SCHEMA = {
+    "title": "Row",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": ["string", "null"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "amount": {"type": "number"},
+        "flag": {"type": "boolean"},
+    },
+    "required": ["id"],
+}
+
+
+def proto_row_type() -> Any:
+    """A message with the same five fields (built from a descriptor: no protoc here)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(
+        name="bench_row.proto", package="bench", syntax="proto3"
+    )
+    msg = fd.message_type.add(name="Row")
+    for name, num, typ, label in (
+        ("id", 1, F.TYPE_INT64, F.LABEL_OPTIONAL),
+        ("name", 2, F.TYPE_STRING, F.LABEL_OPTIONAL),
+        ("tags", 3, F.TYPE_STRING, F.LABEL_REPEATED),
+        ("amount", 4, F.TYPE_DOUBLE, F.LABEL_OPTIONAL),
+        ("flag", 5, F.TYPE_BOOL, F.LABEL_OPTIONAL),
+    ):
+        msg.field.add(name=name, number=num, type=typ, label=label)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Row"))
+
+
 def timed(fn: Any) -> float:
     t0 = time.perf_counter()
     fn()
@@ -82,14 +123,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--confluent-rows", type=int, default=100_000)
+    ap.add_argument("--format-rows", type=int, default=20_000)
     args = ap.parse_args(argv)
 
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer as ConfluentJSON
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentProto
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from cykafka import Producer
-    from cykafka.schema_registry import AvroSerializer
+    from cykafka.schema_registry import AvroSerializer, JSONSerializer, ProtobufSerializer
 
     table = make_table(args.rows)
     registry = SchemaRegistryClient.new_client({"url": f"mock://bench-{uuid.uuid4().hex}"})
@@ -104,8 +148,29 @@ def main(argv: list[str]) -> int:
     assert check == encoded.slice(0, 1000).to_pylist(), "bytes differ from confluent's"
     payload_mb = sum(len(v) for v in encoded.to_pylist()[:10000]) / 10000 * args.rows / 1e6
 
+    small = table.select(["id", "name", "tags", "amount", "flag"]).slice(0, args.format_rows)
+    small_rows = [{k: v for k, v in r.items() if v is not None} for r in small.to_pylist()]
+    json_ours = JSONSerializer(json.dumps(JSON_SCHEMA), registry)
+    json_ref = ConfluentJSON(json.dumps(JSON_SCHEMA), registry)
+    row_type = proto_row_type()
+    pconf = {"use.deprecated.format": False}
+    proto_ours = ProtobufSerializer(row_type, registry, pconf)
+    proto_ref = ConfluentProto(row_type, registry, pconf)
+    ((jout, jrej),) = list(json_ours.serialize_batch(small_rows, "bench-sr"))
+    assert not jrej and jout.to_pylist()[:100] == [json_ref(r, ctx) for r in small_rows[:100]]
+
     runs: dict[str, list[float]] = {
-        k: [] for k in ("cykafka", "pre_encoded", "encode_only", "confluent")
+        k: []
+        for k in (
+            "cykafka",
+            "pre_encoded",
+            "encode_only",
+            "confluent",
+            "json_cykafka",
+            "json_confluent",
+            "protobuf_cykafka",
+            "protobuf_confluent",
+        )
     }
     with bootstrap_or_local(args.bootstrap and [args.bootstrap] or []) as bootstrap:
         conf = {"bootstrap.servers": bootstrap, "linger.ms": 5}
@@ -129,6 +194,17 @@ def main(argv: list[str]) -> int:
             runs["confluent"].append(
                 len(dict_rows) / timed(lambda: [ref(r, ctx) for r in dict_rows])
             )
+            n = len(small_rows)
+            runs["json_cykafka"].append(
+                n / timed(lambda: list(json_ours.serialize_batch(small, "bench-sr")))
+            )
+            runs["json_confluent"].append(n / timed(lambda: [json_ref(r, ctx) for r in small_rows]))
+            runs["protobuf_cykafka"].append(
+                n / timed(lambda: list(proto_ours.serialize_batch(small, "bench-sr")))
+            )
+            runs["protobuf_confluent"].append(
+                n / timed(lambda: [proto_ref(row_type(**r), ctx) for r in small_rows])
+            )
             print(
                 f"[schema_registry] round {rnd + 1}: "
                 + ", ".join(f"{k} {v[-1]:,.0f} rows/s" for k, v in runs.items()),
@@ -144,6 +220,8 @@ def main(argv: list[str]) -> int:
         "median_rows_per_s": med,
         "speedup_vs_confluent_median": med["cykafka"] / med["confluent"],
         "ratio_to_pre_encoded_median": med["cykafka"] / med["pre_encoded"],
+        "json_speedup_vs_confluent_median": med["json_cykafka"] / med["json_confluent"],
+        "protobuf_speedup_vs_confluent_median": med["protobuf_cykafka"] / med["protobuf_confluent"],
         "paired_ratio_to_pre_encoded": statistics.median(
             a / b for a, b in zip(runs["cykafka"], runs["pre_encoded"])
         ),

