@@ -55,3 +55,16 @@ def _produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None
     bf._sealed = True
     bf._maybe_complete(None)
     return bf
+
+
+cdef tuple _serialize_one(object topic, object value, object key, object headers,
+                          object value_serializer, object key_serializer):
+    """produce()'s serializers (kept out of its fast path): confluent's calling
+    convention, ``ser(obj, SerializationContext(topic, field, headers))``."""
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    if value_serializer is not None:
+        value = value_serializer(value, SerializationContext(topic, MessageField.VALUE,
+                                                             headers))
+    if key_serializer is not None:
+        key = key_serializer(key, SerializationContext(topic, MessageField.KEY, headers))
+    return value, key

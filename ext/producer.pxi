@@ -94,8 +94,14 @@ cdef class NativeProducer:
         return core
 
     def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
-                headers=None, on_delivery=None):
-        """Queue one message; return its DeliveryFuture."""
+                headers=None, on_delivery=None, *, value_serializer=None,
+                key_serializer=None):
+        """Queue one message; return its DeliveryFuture.  With value_serializer /
+        key_serializer (confluent-style ``ser(obj, ctx)``) value / key are objects,
+        serialized first (avro_batch.pxi)."""
+        if value_serializer is not None or key_serializer is not None:
+            value, key = _serialize_one(topic, value, key, headers, value_serializer,
+                                        key_serializer)
         cdef _Core core = self._usable()
         cdef _Topic t
         cdef int32_t part = _partition_arg(partition)

@@ -127,6 +127,9 @@ class NativeProducer:
         timestamp: _Timestamp = ...,
         headers: Optional[_Headers] = ...,
         on_delivery: Optional[_OnDelivery] = ...,
+        *,
+        value_serializer: Optional[Callable[[Any, Any], Any]] = ...,
+        key_serializer: Optional[Callable[[Any, Any], Any]] = ...,
     ) -> DeliveryFuture: ...
     def produce_batch(
         self,

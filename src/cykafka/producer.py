@@ -15,7 +15,6 @@ load_native()  # finds librdkafka before the import below needs it
 
 from ._native import (  # noqa: E402
     BatchFuture,
-    DeliveryFuture,
     KafkaError,
     NativeProducer,
     _produce_serialized,
@@ -202,35 +201,6 @@ class Producer(NativeProducer):
             yield self
 
     # -- serializers (cykafka.schema_registry, or any confluent-style callable) --
-
-    def produce(
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: Any = None,
-        timestamp: Any = None,
-        headers: Any = None,
-        on_delivery: Any = None,
-        *,
-        value_serializer: Optional[Callable[[Any, Any], Any]] = None,
-        key_serializer: Optional[Callable[[Any, Any], Any]] = None,
-    ) -> DeliveryFuture:
-        """Queue one message; return its :class:`DeliveryFuture`.  With
-        ``value_serializer`` / ``key_serializer`` (confluent-style ``ser(obj, ctx)``,
-        e.g. :class:`cykafka.schema_registry.AvroSerializer`) ``value`` / ``key`` are
-        objects serialized first; a serializer's error is raised here."""
-        if value_serializer is not None or key_serializer is not None:
-            from confluent_kafka.serialization import MessageField, SerializationContext
-
-            if value_serializer is not None:
-                ctx = SerializationContext(topic, MessageField.VALUE, headers)
-                value = value_serializer(value, ctx)
-            if key_serializer is not None:
-                key = key_serializer(key, SerializationContext(topic, MessageField.KEY, headers))
-        return NativeProducer.produce(
-            self, topic, value, key, partition, timestamp, headers, on_delivery
-        )
 
     def produce_batch(
         self,
