@@ -19,6 +19,7 @@ from cykafka.schema_registry import (
     AvroSerializer,
     JSONSerializer,
     ProtobufSerializer,
+    serialize_column,
     serializer_for,
     serializers_for,
 )
@@ -83,3 +84,35 @@ def test_each_format_and_the_errors_name_the_culprit(tmp_path: Path) -> None:
         serializer_for("protobuf", url, "orders.proto")
     with pytest.raises(ValueError, match=r"cannot load protobuf message 'proto_types:Nope'"):
         serializer_for("protobuf", url, "proto_types:Nope")
+
+
+def test_serialize_column_gives_one_column_and_the_bad_rows() -> None:
+    schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": "int"}]}
+    ser = serializer_for("avro", mock_url(), json.dumps(schema))
+    table = pa.concat_tables([pa.table({"n": [1, 2**40]}), pa.table({"n": [3, 2**35]})])
+    column, bad = serialize_column(ser, table, "t")
+    assert len(column) == 4 and column.null_count == 2
+    assert sorted(bad) == [1, 3] and "out of range" in bad[3]
+    assert column[2].as_py() == b"\x00\x00\x00\x00\x01\x06"
+
+
+def test_produce_batch_takes_confluent_serializers_too(
+    broker: Any, topic: Any, read_back: Any
+) -> None:
+    from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
+
+    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}]}
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    name = topic()
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        report = p.produce_batch(
+            name, [{"n": 1}, {"n": "x"}, {"n": 3}], value_serializer=ref
+        ).result(30)
+    assert (report.delivered, report.failed) == (2, 1)
+    assert report.errors[0][0] == 1 and "row 1" in str(report.errors[0][1])
+    got = [
+        r for part in read_back(broker.bootstrap_servers, name, expected=2).values() for r in part
+    ]
+    ctx = SerializationContext(name, MessageField.VALUE)
+    assert [r.value for r in got] == [ref({"n": 1}, ctx), ref({"n": 3}, ctx)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._common import SchemaRegistryFailure, registry_client
 from .avro import AvroSerializer
-from .formats import FORMATS, serializer_for, serializers_for
+from .formats import FORMATS, serialize_column, serializer_for, serializers_for
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
@@ -21,6 +21,7 @@ __all__ = [
     "ProtobufSerializer",
     "SchemaRegistryFailure",
     "registry_client",
+    "serialize_column",
     "serializer_for",
     "serializers_for",
 ]

@@ -9,12 +9,14 @@ import os
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
+import pyarrow as pa
+
 from ._common import RegistryLike, registry_client
 from .avro import AvroSerializer
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
-__all__ = ["FORMATS", "serializer_for", "serializers_for"]
+__all__ = ["FORMATS", "serialize_column", "serializer_for", "serializers_for"]
 
 #: the registry formats a front door accepts
 FORMATS = ("avro", "json-schema", "protobuf")
@@ -100,3 +102,22 @@ def serializers_for(
         else None
     )
     return value, key
+
+
+def serialize_column(
+    serializer: Any, data: Any, topic: str, *, is_key: bool = False
+) -> tuple[pa.Array, dict[int, str]]:
+    """``data`` (an Arrow batch, table, array or a list of records) serialized into one
+    large_binary column, and the rows that did not fit ({row: why}, null in the
+    column): what a front door that reports bad rows itself (the importer's dead
+    letters) needs.  Registry failures raise here, before anything is produced."""
+    parts, bad, base = [], {}, 0
+    for arr, rejected in serializer.serialize_batch(data, topic, is_key=is_key):
+        parts.append(arr)
+        for row, why in rejected:
+            bad[base + row] = why
+        base += len(arr)
+    if not parts:
+        return pa.array([], pa.large_binary()), bad
+    column = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+    return column, bad
