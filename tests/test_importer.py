@@ -67,7 +67,7 @@ def test_csv_key_field_and_record_json(broker, topic, read_back, tmp_path, capsy
         w = csv.DictWriter(fh, ["id", "user", "note"])
         w.writeheader()
         w.writerows(rows)
-    assert _import(broker, str(f), "-t", name, "--key-field", "user") == 0
+    assert _import(broker, str(f), "-t", name, "--key-field", "user", "--csv-types", "string") == 0
     recs = read_back(broker.bootstrap_servers, name, expected=200)
     got = {json.loads(r.value)["id"]: (r.key, json.loads(r.value)) for r in _all(recs)}
     for row in rows:
@@ -90,7 +90,7 @@ def test_malformed_csv_row_reported_rest_imported(
     assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
     captured = capsys.readouterr()
     recs = read_back(broker.bootstrap_servers, name, expected=4)
-    assert [json.loads(r.value)["id"] for r in recs[0]] == ["1", "2", "4", "6"]
+    assert [json.loads(r.value)["id"] for r in recs[0]] == [1, 2, 4, 6]
     out = captured.out
     assert "2 malformed rows skipped" in out and "NOT OK" in out
     assert f"{f}:4: expected 2 columns, got 3" in out
@@ -149,10 +149,12 @@ def test_csv_problems_name_physical_lines(broker, topic, read_back, tmp_path, ca
 
 @pytest.mark.parametrize("seed", range(4))
 def test_csv_record_lines_match_csv_module(tmp_path, seed: int) -> None:
-    """_CsvRecords (NumPy, block by block) against Python's csv module's line_num, on
-    random CSV with quoted newlines, doubled quotes, blank lines and CRLF, with blocks
-    small enough to cut records and quotes anywhere."""
-    from cykafka.importer import _CsvRecords
+    """The CSV block split (NumPy, block by block) against Python's csv module's
+    line_num, on random CSV with quoted newlines, doubled quotes, blank lines and CRLF,
+    with blocks small enough to cut records and quotes anywhere."""
+    import numpy as np
+
+    from cykafka.importer.readers.blocks import Block, blocks, record_starts
 
     rng = random.Random(seed)
     pieces = ["a", "b,c", '"q,\nr"', '"x""y"', '"\n\n"', '""', "z"]
@@ -174,8 +176,18 @@ def test_csv_record_lines_match_csv_module(tmp_path, seed: int) -> None:
                 want.append(prev + 1)
             prev = reader.line_num
     for block in (3, 17, 1 << 20):
-        recs = _CsvRecords(str(f), block_bytes=block)
-        assert [recs.line_of(r) for r in range(1, len(want) + 1)] == want
+        got = []
+        line = 1
+        with open(f, "rb") as fh:
+            for b in blocks(fh, block, 1 << 30, ord('"')):
+                assert isinstance(b, Block)
+                starts, nls = record_starts(b.data, b.end, ord('"'))
+                ends = np.append(starts[1:], b.end)
+                for s_, n_, e_ in zip(starts.tolist(), nls.tolist(), ends.tolist()):
+                    if b.data[s_:e_] not in (b"\n", b"\r\n"):
+                        got.append(line + n_)
+                line += b.data.count(b"\n", 0, b.end)
+        assert got == want
 
 
 def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path, capsys) -> None:
@@ -228,8 +240,7 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     queued ones and the one never sent, with their line numbers and values."""
     from cykafka import importer
 
-    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)  # 5 lines a chunk
-    monkeypatch.setattr(importer, "_INTERRUPT_WAIT_S", 0.2)
+    monkeypatch.setattr(importer.engine, "INTERRUPT_WAIT_S", 0.2)
     f = _lines_file(tmp_path, 40)
     dead = tmp_path / "dead.jsonl"
     cfg = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}  # nothing listens there
@@ -240,6 +251,7 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
             "t",
             cfg,
             producer=_StopsAt(real, 4, KeyboardInterrupt()),
+            options=importer.ReadOptions(block_bytes=40),  # 5 lines a chunk
             dead_letter=str(dead),
             progress=False,
             log=io.StringIO(),
@@ -265,7 +277,6 @@ def test_fatal_error_writes_unsent_rows_to_dead_letter(
 ) -> None:
     from cykafka import importer
 
-    monkeypatch.setattr(importer, "BLOCK_BYTES", 40)
     f = _lines_file(tmp_path, 40)
     dead = tmp_path / "dead.jsonl"
     name = topic()
@@ -277,6 +288,7 @@ def test_fatal_error_writes_unsent_rows_to_dead_letter(
             name,
             cfg,
             producer=_StopsAt(real, 3, RuntimeError("boom")),
+            options=importer.ReadOptions(block_bytes=40),
             dead_letter=str(dead),
             progress=False,
             log=io.StringIO(),

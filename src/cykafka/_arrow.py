@@ -8,6 +8,8 @@ only as a fallback for types Arrow cannot render itself (lists, structs, maps).
 
 from __future__ import annotations
 
+import base64
+import datetime
 import json
 from typing import Any
 
@@ -24,13 +26,55 @@ _CONTROL_LEFT = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 _SIMPLE_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
 
 
+def _json_default(v: Any) -> Any:
+    """JSON for what the json module cannot spell: bytes as base64 text, times in
+    RFC 3339 (naive ones taken as UTC), anything else as its text."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=datetime.timezone.utc)
+        return v.isoformat().replace("+00:00", "Z")
+    if isinstance(v, (datetime.date, datetime.time)):
+        return v.isoformat()
+    return str(v)
+
+
 def _dumps(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=_json_default)
 
 
 def _py_json(col: pa.Array) -> pa.Array:
-    """Per-row fallback: JSON text of each value (``null`` for nulls)."""
-    return pa.array([_dumps(v) for v in col.to_pylist()], pa.string())
+    """Per-row fallback: JSON text of each value (``null`` for nulls); maps become
+    objects (a key that is not text is written as its JSON text)."""
+    return pa.array(
+        [None if v is None else _dumps(v) for v in col.to_pylist(maps_as_pydicts="lossy")],
+        pa.string(),
+    )
+
+
+def _float_json(col: pa.Array) -> pa.Array:
+    """Doubles stay doubles: Arrow writes 1.0 as "1", JSON readers then see an int."""
+    text = pc.cast(col, pa.string())
+    whole = pc.match_substring_regex(text, r"^-?[0-9]+$")
+    text = pc.if_else(whole, pc.binary_join_element_wise(text, ".0", ""), text)
+    # NaN and infinities have no JSON spelling: null, like JSON.stringify.
+    return pc.if_else(pc.is_finite(col), text, pa.scalar(None, pa.string()))
+
+
+def _timestamp_text(col: pa.Array) -> pa.Array:
+    """RFC 3339 with its offset: UTC, "T" between date and time, "Z" at the end
+    (naive timestamps are taken as UTC)."""
+    t = col.type
+    if t.tz is not None:
+        col = pc.cast(col, pa.timestamp(t.unit, "UTC"))
+        col = pc.cast(col, pa.timestamp(t.unit))  # same instant, without the zone
+    text = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")  # %S has the fraction
+    return pc.binary_join_element_wise(text, "Z", "")
+
+
+def _timestamp_json(col: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise('"', _timestamp_text(col), '"', "")
 
 
 def _needs_escape(col: pa.Array) -> bool:
@@ -81,25 +125,20 @@ def _json_values(col: pa.Array) -> pa.Array:
     if _is_text(t):
         return pc.cast(_json_string(col), pa.string())
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        try:
-            as_text = pc.cast(
-                col, pa.large_string() if pa.types.is_large_binary(t) else pa.string()
-            )
-        except pa.ArrowInvalid:  # not UTF-8: JSON cannot hold raw bytes; decode leniently
-            return pa.array(
-                [
-                    None if v is None else _dumps(v.decode("utf-8", "replace"))
-                    for v in col.to_pylist()
-                ],
-                pa.string(),
-            )
-        return _json_values(as_text)
+        # JSON has no bytes: binary is base64 text, always (never a lossy decode).
+        return pa.array(
+            [
+                None if v is None else '"' + base64.b64encode(v).decode() + '"'
+                for v in col.to_pylist()
+            ],
+            pa.string(),
+        )
     if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_decimal(t):
-        return pc.cast(col, pa.string())  # bare JSON numbers / true / false
+        return pc.cast(col, pa.string())  # bare JSON numbers / true / false (decimals exact)
     if pa.types.is_floating(t):
-        text = pc.cast(col, pa.string())
-        # NaN and infinities have no JSON spelling: null, like JSON.stringify.
-        return pc.if_else(pc.is_finite(col), text, pa.scalar(None, pa.string()))
+        return _float_json(col)
+    if pa.types.is_timestamp(t):
+        return _timestamp_json(col)
     if pa.types.is_temporal(t):
         return pc.cast(_json_string(pc.cast(col, pa.string())), pa.string())
     return _py_json(col)
@@ -158,14 +197,16 @@ def as_message_column(col: Any, what: str) -> Any:
         return col
     if pa.types.is_null(t):
         return pa.nulls(len(col), pa.binary())
+    if pa.types.is_timestamp(t):
+        return _timestamp_text(col)
+    if pa.types.is_floating(t):
+        return _float_json(col)
     if (
         pa.types.is_integer(t)
         or pa.types.is_boolean(t)
         or pa.types.is_decimal(t)
         or pa.types.is_temporal(t)
     ):
-        return pc.cast(col, pa.string())
-    if pa.types.is_floating(t):
         return pc.cast(col, pa.string())
     try:
         return _json_values(col)

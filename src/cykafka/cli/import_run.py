@@ -1,0 +1,134 @@
+"""``cykafka import`` once its arguments are checked: the broker (embedded, or the
+cluster checked before any input is read), the producer, the import and its summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Optional
+
+from .options import UsageError
+
+__all__ = ["run_import"]
+
+
+def run_import(
+    args: argparse.Namespace,
+    config: dict[str, Any],
+    bootstrap: Optional[str],
+    preset: Any,
+    fields: Any,
+    options: Any,
+    fmt: Optional[str],
+    files: list[str],
+    static_headers: list[tuple[str, bytes]],
+) -> int:
+    from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
+    from ..importer.cluster import ClusterError, prepare_topic
+
+    broker = None
+    producer = None
+    sample: Optional[str] = None
+    try:
+        if bootstrap is None:
+            from ..broker import LocalBroker
+
+            broker = LocalBroker()
+            broker.start()
+            partitions = args.partitions or 3
+            broker.create_topic(args.topic, partitions=partitions)
+            bootstrap = broker.bootstrap_servers
+            print(
+                f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
+                f"topic {args.topic!r} created with {partitions} partitions",
+                file=sys.stderr,
+            )
+        else:
+            try:
+                if prepare_topic(bootstrap, config, args.topic, args.partitions):
+                    print(
+                        f"cykafka import: created topic {args.topic!r} with {args.partitions} "
+                        "partitions",
+                        file=sys.stderr,
+                    )
+            except ClusterError as e:
+                if e.usage:
+                    raise UsageError(str(e)) from None
+                print(f"cykafka import: error: {e}", file=sys.stderr)
+                return 1
+        config["bootstrap.servers"] = bootstrap
+        # The producer starts now, so its set-up (connection, metadata and, when
+        # idempotent, the producer id) overlaps generating the sample.
+        producer = open_producer(config, preset)
+        if args.sample is not None:
+            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            sample = write_sample_csv(args.sample)
+            files = [sample]
+        try:
+            result = import_files(
+                files,
+                args.topic,
+                config,
+                preset=preset,
+                fmt=fmt,
+                fields=fields,
+                options=options,
+                dead_letter=args.dead_letter,
+                progress=False if args.no_progress else None,
+                inspect=args.inspect,
+                producer=producer,
+                partition=args.partition,
+                rate=args.rate,
+                static_headers=static_headers,
+            )
+        except ImportInputError as e:
+            raise UsageError(str(e)) from None
+        if sample is not None:
+            result.files = [f"sample of {args.sample:,} orders"]
+        for line in result.summary_lines():
+            print(line, flush=True)
+        if broker is not None and not result.interrupted:
+            if args.keep_broker:
+                print(
+                    f"Embedded broker still running: bootstrap.servers={bootstrap} "
+                    f"(pid {broker.pid}). Press Ctrl-C to stop it.",
+                    flush=True,
+                )
+                _wait_for_ctrl_c(broker)
+            else:
+                print(
+                    f"Embedded broker on {bootstrap} stopped (its data was in memory); use "
+                    f"--keep-broker to read the topic afterwards, or run `cykafka broker` and "
+                    f"pass --bootstrap-servers."
+                )
+        return result.exit_status
+    finally:
+        if producer is not None:
+            # After Ctrl-C the import already waited; do not wait again.
+            producer.close(1.0)
+        if broker is not None:
+            broker.stop()
+        if sample is not None:
+            os.unlink(sample)
+
+
+def _wait_for_ctrl_c(broker: Any) -> None:
+    """Block until Ctrl-C or SIGTERM (or the broker exits)."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    restore = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore.append((sig, signal.signal(sig, lambda *_: stop.set())))
+    try:
+        while not stop.wait(0.25):
+            if not broker.is_running():
+                print("cykafka import: the embedded broker exited", file=sys.stderr)
+                return
+        print("stopping broker...", file=sys.stderr)
+    finally:
+        for sig, handler in restore:
+            signal.signal(sig, handler)

@@ -1,0 +1,73 @@
+"""The ``cykafka`` command: one module per subcommand, registered in ``SUBCOMMANDS``.
+
+A command module has ``NAME`` and ``setup(subparsers)``, which adds its parser and sets
+``handler`` (``args -> exit code``).  Imports of cykafka modules happen inside handlers
+so that ``cykafka --help`` stays fast and never loads the extension.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Optional
+
+from . import broker, explain, import_cmd, presets, top
+from .options import UsageError
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main", "subcommand"]
+
+SetupFn = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+#: Subcommand name -> function that registers it on the subparsers.
+SUBCOMMANDS: dict[str, SetupFn] = {
+    m.NAME: m.setup for m in (import_cmd, broker, top, explain, presets)
+}
+
+
+def subcommand(name: str) -> Callable[[SetupFn], SetupFn]:
+    """Register a subcommand setup function under ``name`` (for code outside cli/)."""
+
+    def register(fn: SetupFn) -> SetupFn:
+        SUBCOMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cykafka")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cykafka", description="cykafka: a fast Kafka producer for Python."
+    )
+    parser.add_argument("--version", action="version", version=f"cykafka {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for setup in SUBCOMMANDS.values():
+        setup(sub)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Entry point of the ``cykafka`` script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(handler(args))
+    except UsageError as e:
+        print(f"cykafka {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The engine of ``cykafka import``: files into a topic through the bulk C path.
+
+* :mod:`.sources`: what the arguments name (files, ``-``, globs, directories of part
+  files, compressed files);
+* :mod:`.readers`: one module per format behind one interface (``readers/base.py``),
+  registered in ``readers/__init__.py``; every row carries its source position;
+* :mod:`.encode`: rows -> key, value, partition, timestamp and headers;
+* :mod:`.sink`: chunks into ``produce_batch``, every row's outcome into the result;
+* :mod:`.deadletter`, :mod:`.progress`, :mod:`.summary`; :mod:`.engine` ties them.
+
+Nothing is lost silently: every row is delivered, or counted as failed, listed in the
+summary and written to the dead-letter file when one is given.
+"""
+
+from __future__ import annotations
+
+from .engine import IMPORT_DEFAULTS, import_files, open_producer, plan_files, with_import_defaults
+from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
+from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
+from .sample import write_sample_csv
+from .sink import Sink
+from .sources import Source
+from .summary import ImportResult
+
+__all__ = [
+    "FORMATS",
+    "IMPORT_DEFAULTS",
+    "READERS",
+    "Chunk",
+    "Fields",
+    "ImportInputError",
+    "ImportResult",
+    "Problem",
+    "ReadOptions",
+    "Reader",
+    "Sink",
+    "Source",
+    "SourcePosition",
+    "detect_format",
+    "import_files",
+    "open_producer",
+    "plan_files",
+    "with_import_defaults",
+    "write_sample_csv",
+]

@@ -1,0 +1,232 @@
+"""Rows -> message columns: which field is the key, the value, the partition, the
+timestamp and the headers, for Arrow batches (CSV, Parquet) and for JSON records.
+
+Without a value field the value is the whole record as compact JSON
+(:func:`cykafka._arrow.record_json`).  A row whose fields cannot become a message (a
+partition that is not an int >= 0, a timestamp that is not a time) is reported and
+dropped, the rest of its batch goes on.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Optional
+
+from .model import Chunk, Fields, Problem
+
+__all__ = ["batch_chunk", "json_record_fields", "row_json"]
+
+
+def _field_bytes(v: Any) -> Optional[bytes]:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _timestamp_ms(v: Any, name: str) -> Optional[int]:
+    """A JSON value as milliseconds since the epoch: an int (ms) or RFC 3339 text."""
+    if v is None:
+        return None
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return v
+    if isinstance(v, str):
+        try:
+            t = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            if t.tzinfo is None:
+                t = t.replace(tzinfo=_dt.UTC)
+            return int(t.timestamp() * 1000)
+    raise ValueError(f"timestamp field {name!r} is {v!r}, not ms since the epoch or RFC 3339")
+
+
+def json_record_fields(
+    rec: dict[str, Any], fields: Fields, text: bytes, out: dict[str, list[Any]]
+) -> Optional[bytes]:
+    """Pick the fields out of one JSON record (appending to ``out["keys"]`` etc.);
+    returns the value.  ValueError names a field that cannot be used."""
+    if fields.value:
+        if fields.value not in rec:
+            # A missing value would be a null message: a tombstone on compacted topics.
+            raise ValueError(f"value field {fields.value!r} is missing")
+        value = _field_bytes(rec[fields.value])
+    else:
+        value = text
+    part = None
+    if fields.partition:
+        p = rec.get(fields.partition)
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 0):
+            raise ValueError(f"partition field {fields.partition!r} is {p!r}, not an int >= 0")
+        part = p
+    ts = _timestamp_ms(rec.get(fields.timestamp), fields.timestamp) if fields.timestamp else None
+    if fields.key:
+        out["keys"].append(_field_bytes(rec.get(fields.key)))
+    if fields.partition:
+        out["partitions"].append(part)
+    if fields.timestamp:
+        out["timestamps"].append(ts)
+    if fields.headers:
+        out["headers"].append([(h, _field_bytes(rec.get(h))) for h in fields.headers])
+    return value
+
+
+def _partitions(pcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(pcol.type) or pa.types.is_large_string(pcol.type):
+        pcol = pc.utf8_trim_whitespace(pcol)
+        pcol = pc.if_else(pc.equal(pcol, ""), pa.scalar(None, pcol.type), pcol)
+    try:
+        parts = pc.cast(pcol, pa.int64()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        parts = []
+        for i, v in enumerate(pcol.to_pylist()):
+            try:
+                parts.append(None if v is None else int(v))
+            except (TypeError, ValueError):
+                parts.append(None)
+                bad[i] = f"partition field {name!r} is {v!r}, not an int"
+    for i, p in enumerate(parts):
+        if p is not None and p < 0 and i not in bad:
+            bad[i] = f"partition field {name!r} is {p}, not >= 0"
+    return parts
+
+
+def _timestamps(tcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = tcol.type
+    if pa.types.is_timestamp(t):
+        ms = pc.cast(pc.cast(tcol, pa.timestamp("ms", t.tz)), pa.int64())
+        return ms.to_pylist()
+    if pa.types.is_date(t):
+        return pc.cast(pc.cast(tcol, pa.timestamp("ms")), pa.int64()).to_pylist()
+    if pa.types.is_integer(t):
+        return tcol.to_pylist()
+    out: list[Optional[int]] = []
+    for i, v in enumerate(tcol.to_pylist()):
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)
+        try:
+            out.append(_timestamp_ms(v if v != "" else None, name))
+        except ValueError as e:
+            out.append(None)
+            bad[i] = str(e)
+    return out
+
+
+def batch_chunk(
+    batch: Any, fields: Fields, chunk: Chunk, record: Optional[Any] = None
+) -> tuple[Chunk, list[Problem]]:
+    """Fill ``chunk`` (positions already set, one element per row of ``batch``) with
+    the message columns of the Arrow record batch; returns it and the rows dropped.
+    ``record``: how to render a whole row as JSON (default ``record_json``)."""
+    import pyarrow as pa
+
+    from .._arrow import as_message_column, record_json
+
+    def col(name: str) -> Any:
+        return batch.column(batch.schema.get_field_index(name))
+
+    bad: dict[int, str] = {}
+    parts = _partitions(col(fields.partition), fields.partition, bad) if fields.partition else None
+    stamps = _timestamps(col(fields.timestamp), fields.timestamp, bad) if fields.timestamp else None
+    if fields.value:
+        values = as_message_column(col(fields.value), fields.value)
+    else:
+        values = (record or record_json)(batch)
+    keys = as_message_column(col(fields.key), fields.key) if fields.key else None
+    headers = None
+    if fields.headers:
+        hvals = [as_message_column(col(h), h).to_pylist() for h in fields.headers]
+        headers = [
+            [
+                (h, v.encode("utf-8") if isinstance(v, str) else v)
+                for h, v in zip(fields.headers, vs)
+            ]
+            for vs in zip(*hvals)
+        ]
+    problems = [
+        Problem(
+            chunk.file,
+            "parse",
+            msg,
+            line=chunk.line_of(i),
+            row=chunk.row_of(i),
+            offset=chunk.offset_of(i),
+            text=row_json(batch, i),
+        )
+        for i, msg in sorted(bad.items())
+    ]
+    if bad:
+        # Drop the rows that cannot be produced; keep the positions of the rest.
+        keep = [i for i in range(batch.num_rows) if i not in bad]
+        mask = pa.array([i not in bad for i in range(batch.num_rows)])
+        values = values.filter(mask)
+        keys = keys.filter(mask) if keys is not None else None
+        parts = [parts[i] for i in keep] if parts is not None else None
+        stamps = [stamps[i] for i in keep] if stamps is not None else None
+        headers = [headers[i] for i in keep] if headers is not None else None
+        _keep_positions(chunk, keep)
+    chunk.values, chunk.keys, chunk.partitions = values, keys, parts
+    chunk.headers, chunk.timestamps = headers, stamps
+    return chunk, problems
+
+
+def _keep_positions(chunk: Chunk, keep: list[int]) -> None:
+    import numpy as np
+
+    idx = np.asarray(keep, np.int64)
+    chunk.rows = np.asarray([chunk.row_of(i) for i in keep], np.int64)
+    if chunk.lines is not None:
+        chunk.lines = np.asarray(chunk.lines)[idx]
+    if chunk.offsets is not None:
+        if callable(chunk.offsets):
+            chunk.offsets = chunk.offsets()
+        chunk.offsets = np.asarray(chunk.offsets)[idx]
+
+
+def row_json(batch: Any, i: int) -> str:
+    """Record i of a batch as JSON text (for dead-letter entries)."""
+    row = {name: batch.column(j)[i].as_py() for j, name in enumerate(batch.schema.names)}
+    return json.dumps(row, ensure_ascii=False, default=str)
+
+
+#: CSV text sent as a bare JSON number or boolean when types are inferred: numbers as
+#: written (exact: "2.50" stays 2.50), at most 15 integer digits (what a double holds
+#: exactly), no leading zeros (a zip code "02134" stays text).
+_PLAIN_JSON = r"^(-?(0|[1-9][0-9]{0,14})(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?|true|false)$"
+
+
+def csv_record_json(batch: Any, infer: bool = True) -> Any:
+    """Each CSV row as a JSON object; with ``infer`` numbers and true/false are bare
+    JSON values (as written), everything else a string; nulls (--null-value) null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._arrow import _json_string, record_json
+
+    if not infer:
+        return record_json(batch)
+    parts: list[Any] = []
+    literal = "{"
+    for i, name in enumerate(batch.schema.names):
+        col = batch.column(i)
+        literal += ("," if i else "") + json.dumps(str(name), ensure_ascii=False) + ":"
+        plain = pc.match_substring_regex(col, _PLAIN_JSON)
+        if pc.any(plain).as_py():
+            text = pc.if_else(plain, col, pc.cast(_json_string(col), pa.string()))
+        else:
+            text = pc.cast(_json_string(col), pa.string())
+        parts += [literal, pc.fill_null(text, "null")]
+        literal = ""
+    parts.append(literal + "}")
+    return pc.binary_join_element_wise(*parts, "")

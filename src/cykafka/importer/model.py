@@ -1,0 +1,182 @@
+"""The small types every part of an import shares: what to pick out of a record
+(:class:`Fields`), where a row came from (:class:`SourcePosition`), one batch on its way
+to ``produce_batch`` (:class:`Chunk`) and a row that was not delivered (:class:`Problem`)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+__all__ = ["Chunk", "Fields", "ImportInputError", "Problem", "SourcePosition"]
+
+
+class ImportInputError(ValueError):
+    """Bad input named by the message: a missing file, an unknown format or field."""
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Which fields of a record become the key, value, partition, timestamp and headers."""
+
+    key: Optional[str] = None
+    value: Optional[str] = None  # None: the whole record as JSON
+    partition: Optional[str] = None
+    headers: tuple[str, ...] = ()
+    timestamp: Optional[str] = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.key or self.value or self.partition or self.headers or self.timestamp)
+
+    def named(self) -> list[tuple[str, str]]:
+        """``(flag, field)`` for every field that is set, as the user spelled it."""
+        out = [
+            ("--key-field", self.key),
+            ("--value-field", self.value),
+            ("--partition-field", self.partition),
+            ("--timestamp-field", self.timestamp),
+        ] + [("--header-fields", h) for h in self.headers]
+        return [(flag, name) for flag, name in out if name]
+
+    def used(self) -> list[str]:
+        """The columns an import reads when the value is one field (not the record)."""
+        return list(dict.fromkeys(name for _, name in self.named()))
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """Where a row is in its input: enough to name it to a person and to start reading
+    again there.  ``offset`` is the byte offset of the row's first byte in the
+    (decompressed) stream, for text formats; Parquet rows are ``row_group`` +
+    ``group_row`` (0-based) instead."""
+
+    file: str
+    row: int  # 1-based record number in the file (malformed rows counted)
+    offset: Optional[int] = None
+    line: Optional[int] = None  # physical line (what an editor shows), when known
+    row_group: Optional[int] = None
+    group_row: Optional[int] = None
+
+
+@dataclass
+class Chunk:
+    """One batch for produce_batch, plus where each of its rows came from.
+
+    Element ``i`` is record :meth:`row_of` ``(i)`` of ``file``; :meth:`position` gives
+    its full :class:`SourcePosition`.  ``end`` is where the row after the chunk starts
+    (every row before it has been read into this or an earlier chunk): the point to
+    resume from once the chunk is delivered."""
+
+    values: Any
+    keys: Any = None
+    partitions: Any = None
+    headers: Optional[list[Any]] = None
+    timestamps: Any = None
+    file: str = ""
+    first_row: int = 1  # record number (1-based, in its file) of element 0
+    rows: Any = None  # record numbers when rows were dropped in between (ascending)
+    #: physical line number of each element, when known (None for Parquet)
+    lines: Any = None
+    #: the lines format: element i is on line ``first_row + i``
+    line_is_row: bool = False
+    #: byte offset of each element's row start (a NumPy int array, or a function
+    #: making one when asked: most chunks never need it)
+    offsets: Any = None
+    row_group: Optional[int] = None  # Parquet: every element is in this row group ...
+    group_first: int = 0  # ... and element 0 is its row number group_first (0-based)
+    end: Optional[SourcePosition] = None
+    bytes_done: int = 0  # input bytes consumed once this chunk was read
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def row_of(self, index: int) -> int:
+        return int(self.rows[index]) if self.rows is not None else self.first_row + index
+
+    def line_of(self, index: int) -> Optional[int]:
+        if self.lines is not None:
+            return int(self.lines[index])
+        return self.row_of(index) if self.line_is_row else None
+
+    def offset_of(self, index: int) -> Optional[int]:
+        if self.offsets is None:
+            return None
+        if callable(self.offsets):
+            self.offsets = self.offsets()
+        return int(self.offsets[index])
+
+    def position(self, index: int) -> SourcePosition:
+        group_row = None
+        if self.row_group is not None:
+            group_row = self.group_first + self.row_of(index) - self.first_row
+        return SourcePosition(
+            self.file,
+            self.row_of(index),
+            offset=self.offset_of(index),
+            line=self.line_of(index),
+            row_group=self.row_group,
+            group_row=group_row,
+        )
+
+    def items(self, col: Any) -> list[Optional[bytes]]:
+        """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
+        if col is None:
+            return [None] * len(self)
+        vals = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
+        return [v.encode("utf-8") if isinstance(v, str) else v for v in vals]
+
+    def item(self, col: Any, index: int) -> Optional[bytes]:
+        if col is None:
+            return None
+        v = col[index]
+        if hasattr(v, "as_py"):
+            v = v.as_py()
+        if isinstance(v, str):
+            return v.encode("utf-8")
+        return v
+
+
+@dataclass
+class Problem:
+    """A row that was not delivered: malformed input or a delivery failure."""
+
+    file: str
+    stage: str  # "parse" | "delivery"
+    error: str
+    line: Optional[int] = None  # physical line number in the file, when known
+    row: Optional[int] = None  # 1-based record number in the file
+    text: Optional[str] = None  # the raw row (parse problems)
+    key: Optional[bytes] = None
+    value: Optional[bytes] = None
+    raw: Optional[bytes] = None  # the raw row when it is not valid text
+    offset: Optional[int] = None  # byte offset of the row's start
+
+    def to_json(self) -> str:
+        d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
+        for name in ("line", "row", "offset", "text"):
+            v = getattr(self, name)
+            if v is not None:
+                d[name] = v
+        for name in ("key", "value", "raw"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            try:
+                d[name] = v.decode("utf-8")
+            except UnicodeDecodeError:
+                d[name + "_base64"] = base64.b64encode(v).decode("ascii")
+        return json.dumps(d, ensure_ascii=False)
+
+    def describe(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        elif self.row is not None:
+            where += f" row {self.row}"
+        return f"{where}: {self.error}"
+
+
+#: How a reader hands a malformed row to the import (counted, listed, dead-lettered).
+Report = Callable[[Problem], None]

@@ -1,0 +1,105 @@
+"""Progress while an import runs: a rich bar on a terminal, log lines elsewhere."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+__all__ = ["PlainProgress", "RichProgress", "isatty"]
+
+
+def isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class PlainProgress:
+    """Log lines on a non-terminal: one per file and one every ``every`` seconds."""
+
+    def __init__(self, out: TextIO, total_bytes: int, every: float = 5.0) -> None:
+        self.out = out
+        self.total = total_bytes
+        self.every = every
+        self.t0 = time.monotonic()
+        self.last = self.t0
+
+    def file(self, path: str, fmt: str, size: int = 0) -> None:
+        shown = f", {size / 1e6:,.1f} MB" if size else ""
+        print(f"cykafka import: reading {path} ({fmt}{shown})", file=self.out)
+
+    def update(self, rows: int, nbytes: int, delivered: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.every:
+            return
+        self.last = now
+        dt = max(now - self.t0, 1e-9)
+        pct = f" {100 * nbytes / self.total:.0f}%," if self.total else ""
+        print(
+            f"cykafka import:{pct} {rows:,} rows read, {delivered:,} delivered, "
+            f"{rows / dt:,.0f} rows/s, {nbytes / 1e6 / dt:,.1f} MB/s",
+            file=self.out,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class RichProgress:
+    """A rich progress bar (rows, MB, rows/s, ETA from the file sizes); with
+    ``producer`` (``--inspect``) the producer's accumulator view is drawn under it,
+    in the same live display (two rich Lives cannot share a terminal)."""
+
+    def __init__(
+        self, out: TextIO, total_bytes: int, console: Any = None, producer: Any = None
+    ) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        class _BarAndAccumulator(Progress):
+            def get_renderables(self) -> Iterator[Any]:
+                yield self.make_tasks_table(self.tasks)
+                if producer is not None:
+                    try:
+                        yield producer.accumulator().table(30)
+                    except Exception as e:  # the view must never stop the import
+                        yield f"(accumulator view failed: {e})"
+
+        self.t0 = time.monotonic()
+        self.progress = _BarAndAccumulator(
+            TextColumn("[bold]{task.description:.20}"),
+            BarColumn(bar_width=20),
+            TextColumn("{task.fields[mb]}"),
+            TextColumn("{task.fields[rows]:>11,} rows {task.fields[rate]:>9,.0f} rows/s"),
+            TimeRemainingColumn(),
+            console=console if console is not None else Console(file=out),
+            transient=False,
+            refresh_per_second=4 if producer is not None else 10,
+        )
+        self.total = total_bytes
+        self.task = self.progress.add_task(
+            "import", total=total_bytes or None, rows=0, rate=0.0, mb=self._mb(0)
+        )
+        self.progress.start()
+
+    def file(self, path: str, fmt: str, size: int = 0) -> None:
+        self.progress.update(self.task, description=os.path.basename(path))
+
+    def update(self, rows: int, nbytes: int, delivered: int, force: bool = False) -> None:
+        rate = rows / max(time.monotonic() - self.t0, 1e-9)
+        self.progress.update(self.task, completed=nbytes, rows=rows, rate=rate, mb=self._mb(nbytes))
+
+    def _mb(self, nbytes: int) -> str:
+        return f"{nbytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"
+
+    def close(self) -> None:
+        self.progress.stop()

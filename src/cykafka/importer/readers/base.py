@@ -1,0 +1,73 @@
+"""The interface every input format implements, and the options readers share.
+
+A reader turns one :class:`~cykafka.importer.sources.Source` into :class:`Chunk` s
+(columns for ``produce_batch``, each row carrying its :class:`SourcePosition`), and
+reports rows it cannot read as problems instead of stopping.  A new format is one
+module defining a :class:`Reader` plus one line in ``readers/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+from ..model import Chunk, Fields, ImportInputError, Report
+from ..sources import Source
+
+__all__ = ["ReadOptions", "Reader", "check_columns"]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read the input (the CLI's reading flags)."""
+
+    #: Bytes per read of text formats.
+    block_bytes: int = 8 << 20
+    #: Rows per batch of row-group formats (Parquet).
+    batch_rows: int = 65536
+    #: A record longer than this is skipped and reported, never held in memory
+    #: (the producer's ``message.max.bytes``: it could not be sent anyway).
+    max_record_bytes: int = 1_000_000
+    # CSV
+    delimiter: Optional[str] = None  # None: "," ("\t" for .tsv)
+    quote_char: Optional[str] = '"'  # None or "": no quoting
+    encoding: str = "utf-8"
+    header: bool = True
+    column_names: Optional[tuple[str, ...]] = None
+    null_value: Optional[str] = None  # this exact field text is null (default: none)
+    csv_types: str = "infer"  # "infer": numbers and true/false as JSON; "string": all text
+    # lines
+    key_delimiter: Optional[bytes] = None  # -K: the line is KEY<delim>VALUE
+
+
+class Reader(Protocol):
+    """One input format."""
+
+    #: The --format name.
+    name: str
+    #: File extensions that select it (compression extensions are stripped first).
+    extensions: tuple[str, ...]
+    #: Whether records have named fields (--key-field and friends).
+    has_fields: bool
+
+    def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        """The field names, read without consuming the input (only regular files), for
+        checks before anything is produced; None when they cannot be known early."""
+        ...
+
+    def read(
+        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+    ) -> Iterator[Chunk]:
+        """The rows of ``source`` in order; unreadable rows go to ``report``.  Raises
+        :class:`ImportInputError` when the input as a whole is unusable."""
+        ...
+
+
+def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
+    """Every field the user named is a column of ``name``."""
+    for flag, field in fields.named():
+        if field not in names:
+            raise ImportInputError(
+                f"{name}: {flag} {field!r} is not a column; columns are {list(names)}"
+            )

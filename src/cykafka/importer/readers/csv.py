@@ -1,0 +1,382 @@
+"""``csv``: blocks of whole records (a newline inside quotes does not end one), each
+parsed by ``pyarrow.csv`` with every column as bytes, so that one bad row (wrong
+column count, bytes that are not text in the encoding) is reported with its line and
+the others are imported.  Each record's byte offset and physical line come from the
+block split itself, which also makes pipes, FIFOs and compressed input work."""
+
+from __future__ import annotations
+
+import codecs
+import csv as _pycsv
+from collections.abc import Iterator
+from typing import IO, Any, Optional
+
+from ..encode import batch_chunk, csv_record_json
+from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
+from ..sources import Source
+from .base import ReadOptions, check_columns
+from .blocks import Block, blocks, record_starts
+
+__all__ = ["READER"]
+
+_BOM = codecs.BOM_UTF8
+#: Delimiters a one-column header is checked for (a wrong --delimiter).
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
+class _Transcoded:
+    """A stream in another encoding, read as UTF-8 (positions are then offsets in the
+    UTF-8 text)."""
+
+    def __init__(self, raw: IO[bytes], encoding: str, name: str) -> None:
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)()
+        self._name = name
+        self._encoding = encoding
+        self._done = 0
+
+    def read(self, n: int) -> bytes:
+        data = self._raw.read(n)
+        try:
+            text = self._decoder.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            raise ImportInputError(
+                f"{self._name}: not valid {self._encoding} near byte {self._done + e.start:,}"
+            ) from None
+        self._done += len(data)
+        return text.encode("utf-8")
+
+
+class _Prefixed:
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, n: int) -> bytes:
+        if self._head:
+            head, self._head = self._head, b""
+            return head + self._rest.read(max(n - len(head), 1))
+        return self._rest.read(n)
+
+
+def _delimiter(source: Source, options: ReadOptions) -> str:
+    if options.delimiter:
+        return options.delimiter
+    return "\t" if source.stem.lower().endswith(".tsv") else ","
+
+
+def _quote(options: ReadOptions) -> Optional[str]:
+    return options.quote_char or None
+
+
+def _stream(f: IO[bytes], source: Source, options: ReadOptions) -> tuple[Any, int]:
+    """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
+    enc = codecs.lookup(options.encoding).name
+    if enc not in ("utf-8", "utf-8-sig"):
+        return _Transcoded(f, options.encoding, source.name), 0
+    head = f.read(len(_BOM))
+    if head == _BOM:
+        return f, len(_BOM)
+    return _Prefixed(head, f), 0
+
+
+def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
+    rows = list(
+        _pycsv.reader(
+            [text.rstrip("\r\n")],
+            delimiter=delimiter,
+            quotechar=quote or '"',
+            quoting=_pycsv.QUOTE_MINIMAL if quote else _pycsv.QUOTE_NONE,
+        )
+    )
+    return rows[0] if rows else []
+
+
+class CsvReader:
+    name = "csv"
+    extensions: tuple[str, ...] = (".csv", ".tsv")
+    has_fields = True
+
+    def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        if options.column_names:
+            return list(options.column_names)
+        if not source.is_regular or not options.header:
+            return None
+        with source.open() as f:
+            stream, bom = _stream(f, source, options)
+            for b in blocks(
+                stream, options.block_bytes, options.max_record_bytes, self._q(options)
+            ):
+                if isinstance(b, Block):
+                    names, _ = self._header(source, b, options)
+                    if names is not None:
+                        return names
+                    continue
+                raise ImportInputError(
+                    f"{source.name}: the header is longer than message.max.bytes"
+                )
+        raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    @staticmethod
+    def _q(options: ReadOptions) -> Optional[int]:
+        q = _quote(options)
+        return ord(q) if q else None
+
+    def _header(
+        self, source: Source, b: Block, options: ReadOptions
+    ) -> tuple[Optional[list[str]], int]:
+        """The header's names and the offset in ``b.data`` after it (None: no
+        non-blank record in the block)."""
+        starts, _ = record_starts(b.data, b.end, self._q(options))
+        ends = list(starts[1:]) + [b.end]
+        for s, e in zip(starts.tolist(), ends):
+            raw = b.data[s:e]
+            if raw.strip(b"\r\n"):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ImportInputError(
+                        f"{source.name}: the header is not valid {options.encoding}"
+                    ) from None
+                names = _parse_record(text, _delimiter(source, options), _quote(options))
+                if len(set(names)) != len(names):
+                    dup = sorted({n for n in names if names.count(n) > 1})
+                    raise ImportInputError(
+                        f"{source.name}: duplicate column names {dup} in the header"
+                    )
+                return names, int(e)
+        return None, b.end
+
+    def read(
+        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+    ) -> Iterator[Chunk]:
+        delimiter = _delimiter(source, options)
+        quote = self._q(options)
+        names: Optional[list[str]] = list(options.column_names) if options.column_names else None
+        need_header = options.header
+        row = 1
+        line = 1
+        with source.open() as f:
+            stream, bom = _stream(f, source, options)
+            for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
+                if not isinstance(b, Block):
+                    report(
+                        Problem(
+                            source.name,
+                            "parse",
+                            f"record of {b.size:,} bytes is longer than message.max.bytes "
+                            f"({options.max_record_bytes:,}); skipped",
+                            line=line,
+                            row=row,
+                            offset=b.start,
+                            raw=b.head,
+                        )
+                    )
+                    line += b.newlines + 1
+                    row += 1
+                    continue
+                skip = 0
+                if need_header:
+                    header, skip = self._header(source, b, options)
+                    if header is None:
+                        line += b.data.count(b"\n", 0, b.end)
+                        continue
+                    need_header = False
+                    line += b.data.count(b"\n", 0, skip)
+                    names = names or header
+                    self._warn_one_column(source, names, delimiter, report)
+                    check_columns(source.name, names, fields)
+                chunk, row, line, names = self._block(
+                    source, b, skip, names, fields, options, report, row, line
+                )
+                if b.torn:
+                    report(
+                        Problem(
+                            source.name,
+                            "note",
+                            "the last record has no final newline (was the file still being "
+                            "written?); it was read as it is",
+                            line=line - 1,
+                        )
+                    )
+                if chunk is not None:
+                    yield chunk
+        if need_header:
+            raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    def _warn_one_column(
+        self, source: Source, names: list[str], delimiter: str, report: Report
+    ) -> None:
+        if len(names) != 1:
+            return
+        for d in _OTHER_DELIMITERS:
+            if d != delimiter and d in names[0]:
+                report(
+                    Problem(
+                        source.name,
+                        "note",
+                        f"the header has one column, {names[0]!r}, which contains {d!r}: "
+                        f"if that is the delimiter, pass --delimiter {d!r}",
+                        line=1,
+                    )
+                )
+                return
+
+    def _block(
+        self,
+        source: Source,
+        b: Block,
+        skip: int,
+        names: Optional[list[str]],
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        row: int,
+        line: int,
+    ) -> tuple[Optional[Chunk], int, int, Optional[list[str]]]:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        starts, nls = record_starts(b.data, b.end, self._q(options))
+        first_line = line - int(np.count_nonzero(np.frombuffer(b.data, np.uint8, skip) == 10))
+        keep = starts >= skip
+        starts, nls = starts[keep], nls[keep]
+        ends = np.append(starts[1:], b.end)
+        length = ends - starts
+        a = np.frombuffer(b.data, np.uint8, b.end)
+        blank = (length == 1) | ((length == 2) & (a[np.minimum(starts, b.end - 1)] == 13))
+        starts, nls, ends = starts[~blank], nls[~blank], ends[~blank]
+        line_after = first_line + b.data.count(b"\n", 0, b.end)
+        n = len(starts)
+        if n == 0:
+            return None, row, line_after, names
+        rows = np.arange(row, row + n, dtype=np.int64)
+        lines = first_line + nls
+        offsets = b.start + starts
+        if names is None:  # --no-header without --column-names: c1, c2, ...
+            first = b.data[int(starts[0]) : int(ends[0])].decode("utf-8", "replace")
+            count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
+            names = [f"c{i}" for i in range(1, count + 1)]
+            check_columns(source.name, names, fields)
+        invalid: list[int] = []
+
+        def on_invalid(bad: Any) -> str:
+            i = bad.number - 1  # bad.number counts the non-blank records of the buffer
+            invalid.append(i)
+            report(
+                Problem(
+                    source.name,
+                    "parse",
+                    f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
+                    line=int(lines[i]),
+                    row=int(rows[i]),
+                    offset=int(offsets[i]),
+                    text=bad.text,
+                )
+            )
+            return "skip"
+
+        null = [options.null_value] if options.null_value is not None else []
+        buf = pa.py_buffer(b.data)[int(starts[0]) : b.end]
+        try:
+            table = pcsv.read_csv(
+                buf,
+                read_options=pcsv.ReadOptions(
+                    column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=_delimiter(source, options),
+                    quote_char=_quote(options) or False,
+                    double_quote=True,
+                    newlines_in_values=self._q(options) is not None,
+                    invalid_row_handler=on_invalid,
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={c: pa.binary() for c in names},
+                    null_values=null,
+                    strings_can_be_null=bool(null),
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+        except pa.ArrowInvalid as e:
+            raise ImportInputError(
+                f"{source.name}: CSV parse error in lines {int(lines[0])}..{line_after - 1}: {e}"
+            ) from None
+        if invalid:
+            ok = np.ones(n, bool)
+            ok[invalid] = False
+            rows, lines, offsets = rows[ok], lines[ok], offsets[ok]
+        batch = table.combine_chunks().to_batches()
+        batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
+        batch, rows, lines, offsets = _decode(batch, rows, lines, offsets, source, options, report)
+        next_row = row + n
+        if batch.num_rows == 0:
+            return None, next_row, line_after, names
+        chunk = Chunk(
+            None,
+            file=source.name,
+            first_row=int(rows[0]),
+            rows=None if rows[-1] - rows[0] + 1 == len(rows) else rows,
+            lines=lines,
+            offsets=offsets,
+            end=SourcePosition(source.name, next_row, b.start + b.end, line_after),
+            bytes_done=b.start + b.end,
+        )
+        infer = options.csv_types != "string"
+        chunk, problems = batch_chunk(
+            batch, fields, chunk, record=lambda t: csv_record_json(t, infer)
+        )
+        for p in problems:
+            report(p)
+        return chunk, next_row, line_after, names
+
+
+def _decode(
+    batch: Any,
+    rows: Any,
+    lines: Any,
+    offsets: Any,
+    source: Source,
+    options: ReadOptions,
+    report: Report,
+) -> tuple[Any, Any, Any, Any]:
+    """Every column as text; a row with bytes that are not UTF-8 is reported and dropped."""
+    import numpy as np
+    import pyarrow as pa
+
+    cols = []
+    bad = np.zeros(batch.num_rows, bool)
+    for col in batch.columns:
+        try:
+            cols.append(col.cast(pa.string()))
+        except pa.ArrowInvalid:
+            for i, v in enumerate(col.to_pylist()):
+                if v is not None:
+                    try:
+                        v.decode("utf-8")
+                    except UnicodeDecodeError:
+                        bad[i] = True
+            cols.append(None)
+    if bad.any():
+        for i in np.flatnonzero(bad).tolist():
+            raw = {n: batch.column(j)[i].as_py() for j, n in enumerate(batch.schema.names)}
+            report(
+                Problem(
+                    source.name,
+                    "parse",
+                    f"not valid {options.encoding} text",
+                    line=int(lines[i]),
+                    row=int(rows[i]),
+                    offset=int(offsets[i]),
+                    text=repr(raw),
+                )
+            )
+        ok = pa.array(~bad)
+        batch = batch.filter(ok)
+        rows, lines, offsets = rows[~bad], lines[~bad], offsets[~bad]
+        cols = [c.cast(pa.string()) for c in batch.columns]
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), rows, lines, offsets
+
+
+READER = CsvReader()

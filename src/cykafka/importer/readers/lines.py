@@ -1,0 +1,148 @@
+"""``lines``: every line is one message (empty lines too; a final newline does not make
+an extra one; ``\\r\\n`` counts as a newline).  A block of the input is split by one C
+pass into a binary array: no Python object per line.  With a key delimiter (``-K``)
+each line is ``KEY<delim>VALUE``; a line without it is reported, not sent keyless."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from ..model import Chunk, Fields, Problem, Report, SourcePosition
+from ..sources import Source
+from .base import ReadOptions
+from .blocks import Block, blocks
+
+__all__ = ["READER"]
+
+
+def _line_offsets(data: bytes, end: int, start: int) -> Any:
+    import numpy as np
+
+    a = np.frombuffer(data, np.uint8, end)
+    nl = np.flatnonzero(a == 10)
+    return start + np.concatenate(([0], nl[:-1] + 1)).astype(np.int64)
+
+
+def _split_keys(values: Any, delim: bytes) -> tuple[Any, Any, Any]:
+    """``(keys, values, missing)``: each line cut at its first ``delim``; ``missing``
+    is a boolean array of lines without it (or None when every line has one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = pc.find_substring(values, delim.decode("latin-1"))
+    missing = pc.less(at, 0)
+    has_missing = pc.any(missing).as_py()
+    lists = pc.split_pattern(values, delim.decode("latin-1"), max_splits=1)
+    keys = pc.list_element(lists, 0)
+    rest = pc.if_else(missing, pa.scalar(b"", values.type), values)
+    vals = (
+        pc.list_element(pc.split_pattern(rest, delim.decode("latin-1"), max_splits=1), 1)
+        if has_missing
+        else pc.list_element(lists, 1)
+    )
+    return keys, vals, (missing if has_missing else None)
+
+
+class LinesReader:
+    name = "lines"
+    extensions: tuple[str, ...] = (".txt", ".log", ".lines")
+    has_fields = False
+
+    def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        return None
+
+    def read(
+        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+    ) -> Iterator[Chunk]:
+        from ..._arrow import lines_array
+
+        row = 1
+        with source.open() as f:
+            for b in blocks(f, options.block_bytes, options.max_record_bytes):
+                if not isinstance(b, Block):
+                    report(_oversized(source, b, row, options))
+                    row += 1
+                    continue
+                values = lines_array(b.data, b.end)
+                chunk = Chunk(
+                    values,
+                    file=source.name,
+                    first_row=row,
+                    line_is_row=True,
+                    offsets=lambda d=b.data, e=b.end, s=b.start: _line_offsets(d, e, s),
+                    end=SourcePosition(
+                        source.name, row + len(values), b.start + b.end, row + len(values)
+                    ),
+                    bytes_done=b.start + b.end,
+                )
+                if b.torn:
+                    report(_torn(source, row + len(values) - 1, b.start + b.end))
+                if options.key_delimiter is not None:
+                    chunk = _with_keys(chunk, options.key_delimiter, report)
+                row += len(values)
+                if len(chunk):
+                    yield chunk
+
+
+def _with_keys(chunk: Chunk, delim: bytes, report: Report) -> Chunk:
+    import numpy as np
+
+    keys, values, missing = _split_keys(chunk.values, delim)
+    if missing is not None:
+        bad = np.flatnonzero(np.asarray(missing.to_numpy(zero_copy_only=False), bool))
+        for i in bad.tolist():
+            report(
+                Problem(
+                    chunk.file,
+                    "parse",
+                    f"no key delimiter {delim.decode('utf-8', 'replace')!r} in the line",
+                    line=chunk.line_of(i),
+                    row=chunk.row_of(i),
+                    offset=chunk.offset_of(i),
+                    raw=chunk.item(chunk.values, i),
+                )
+            )
+        keep = np.flatnonzero(~np.asarray(missing.to_numpy(zero_copy_only=False), bool))
+        import pyarrow as pa
+
+        idx = pa.array(keep)
+        keys, values = keys.take(idx), values.take(idx)
+        chunk.rows = chunk.first_row + keep
+        chunk.line_is_row = False
+        chunk.lines = chunk.rows
+        if chunk.offsets is not None:
+            if callable(chunk.offsets):
+                chunk.offsets = chunk.offsets()
+            chunk.offsets = chunk.offsets[keep]
+    chunk.values, chunk.keys = values, keys
+    return chunk
+
+
+def _oversized(source: Source, b: Any, row: int, options: ReadOptions) -> Problem:
+    return Problem(
+        source.name,
+        "parse",
+        f"line of {b.size:,} bytes is longer than message.max.bytes "
+        f"({options.max_record_bytes:,}); skipped",
+        line=row,
+        row=row,
+        offset=b.start,
+        raw=b.head,
+    )
+
+
+def _torn(source: Source, row: int, offset: int) -> Problem:
+    """Not a failure: a note that the last line had no newline (the summary shows it)."""
+    return Problem(
+        source.name,
+        "note",
+        "the last line has no final newline (was the file still being written?); "
+        "it was sent as it is",
+        line=row,
+        row=row,
+        offset=offset,
+    )
+
+
+READER = LinesReader()

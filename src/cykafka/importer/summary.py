@@ -1,0 +1,131 @@
+"""What an import did (:class:`ImportResult`) and the summary people read."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import Problem
+
+__all__ = ["ImportResult"]
+
+# The first N problems are listed on the terminal (all are in the dead-letter file).
+_SHOW_PROBLEMS = 10
+
+
+@dataclass
+class ImportResult:
+    """What an import did; :meth:`summary_lines` renders it for people."""
+
+    topic: str
+    files: list[str]
+    fmt: str
+    bootstrap_servers: str
+    rows_read: int = 0
+    bytes_read: int = 0
+    delivered: int = 0
+    failed: int = 0  # delivery failures
+    malformed: int = 0  # rows that could not be parsed (never produced)
+    problems: list[Problem] = field(default_factory=list)
+    problem_count: int = 0
+    first_offsets: dict[int, int] = field(default_factory=dict)
+    last_offsets: dict[int, int] = field(default_factory=dict)
+    elapsed: float = 0.0
+    guarantees: str = ""
+    interrupted: bool = False
+    fatal: Optional[str] = None
+    dead_letter: Optional[str] = None
+    #: Things a person should know that lost nothing (a torn last line, a suspicious header).
+    notes: list[Problem] = field(default_factory=list)
+    #: Rows not delivered whose dead-letter write failed: named here, nowhere else.
+    lost: list[Problem] = field(default_factory=list)
+    lost_count: int = 0
+    dead_letter_error: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        """Every row read was delivered (and nothing was malformed or cut short)."""
+        return (
+            not self.interrupted
+            and self.fatal is None
+            and self.failed == 0
+            and self.malformed == 0
+            and self.delivered == self.rows_read
+            and self.dead_letter_error is None
+        )
+
+    @property
+    def exit_status(self) -> int:
+        """The process exit status: 0 all delivered, 130 interrupted, 1 otherwise."""
+        if self.interrupted:
+            return 130
+        return 0 if self.ok else 1
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows_read / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_read / 1e6 / self.elapsed if self.elapsed > 0 else 0.0
+
+    def summary_lines(self) -> list[str]:
+        names = ", ".join(os.path.basename(f) for f in self.files) or "-"
+        lost = self.rows_read - self.delivered - self.failed
+        out = [
+            f"Imported {names} ({self.fmt}) into topic {self.topic!r} on {self.bootstrap_servers}",
+            f"  rows read   {self.rows_read:,}  ({self.bytes_read / 1e6:,.1f} MB)"
+            + (f", {self.malformed:,} malformed rows skipped" if self.malformed else ""),
+            f"  delivered   {self.delivered:,}",
+            f"  failed      {self.failed:,}"
+            + (f"  (+{lost:,} never confirmed)" if lost > 0 else ""),
+        ]
+        if self.last_offsets:
+            ranges = "  ".join(
+                f"{p}: {self.first_offsets.get(p, '?')}..{self.last_offsets[p]}"
+                for p in sorted(self.last_offsets)
+            )
+            out.append(f"  offsets     {ranges}")
+        out.append(
+            f"  elapsed     {self.elapsed:.2f} s  ({self.rows_per_second:,.0f} rows/s, "
+            f"{self.mb_per_second:,.1f} MB/s)"
+        )
+        if self.guarantees:
+            out.append(f"  guarantees  {self.guarantees}")
+        if self.problem_count:
+            out.append(f"  problems    {self.problem_count:,} rows not delivered:")
+            for p in self.problems[:_SHOW_PROBLEMS]:
+                out.append(f"    {p.describe()}")
+            if self.problem_count > _SHOW_PROBLEMS:
+                more = self.problem_count - _SHOW_PROBLEMS
+                out.append(
+                    f"    ... and {more:,} more"
+                    + (f" (all in {self.dead_letter})" if self.dead_letter else "")
+                )
+            elif self.dead_letter:
+                out.append(f"    written to {self.dead_letter}")
+        if self.dead_letter_error:
+            out.append(f"  stopped     {self.dead_letter_error}")
+            out.append(
+                f"  unaccounted {self.lost_count:,} rows not delivered and not in the "
+                "dead-letter file:"
+            )
+            for p in self.lost[:_SHOW_PROBLEMS]:
+                out.append(f"    {p.describe()}")
+            if self.lost_count > _SHOW_PROBLEMS:
+                out.append(f"    ... and {self.lost_count - _SHOW_PROBLEMS:,} more")
+        for p in self.notes[:_SHOW_PROBLEMS]:
+            out.append(f"  note        {p.describe()}")
+        if self.fatal:
+            out.append(f"  stopped     {self.fatal}")
+        if self.interrupted:
+            out.append("  stopped     interrupted (Ctrl-C) before the end of the input")
+        if self.ok:
+            out.append("  result      OK: every row was delivered")
+        else:
+            out.append(
+                "  result      NOT OK: some rows were not delivered "
+                f"(exit status {self.exit_status})"
+            )
+        return out

@@ -1,0 +1,224 @@
+"""`cykafka import` on the files real users have: bad bytes, other delimiters and
+encodings, deep or huge records, torn last lines, pipes, FIFOs, standard input,
+compressed files, globs and directories of part files.  Read back from the real broker."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cykafka.cli import main
+
+
+def _all(recs: dict[int, list]) -> list:
+    return [r for rs in recs.values() for r in rs]
+
+
+def _import(broker, *args: str) -> int:
+    return main(["import", "-b", broker.bootstrap_servers, "--no-progress", *args])
+
+
+def _values(broker, read_back, name: str, n: int) -> list[bytes]:
+    return [r.value for r in read_back(broker.bootstrap_servers, name, expected=n)[0]]
+
+
+def _dead(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_bad_utf8_row_dead_lettered_others_imported(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "orders.csv"
+    rows = [b"id,name"] + [b"%d,n%d" % (i, i) for i in range(1, 3001)]
+    rows[1500] = b"1500,bad\xff\xfebytes"  # line 1501 of the file
+    f.write_bytes(b"\n".join(rows) + b"\n")
+    dead = tmp_path / "dead.jsonl"
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
+    out = capsys.readouterr().out
+    assert f"{f}:1501: not valid utf-8 text" in out
+    got = [json.loads(v) for v in _values(broker, read_back, name, 2999)]
+    assert [g["id"] for g in got] == [i for i in range(1, 3001) if i != 1500]
+    (entry,) = _dead(dead)
+    assert (entry["file"], entry["line"], entry["stage"]) == (str(f), 1501, "parse")
+
+
+def test_semicolon_csv_with_options(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "eu.csv"
+    # A BOM, ';' delimiter, "'" quotes, NA for null.
+    text = "id;name;amount\n1;'Smith; J.';2,50\n2;NA;3\n"
+    f.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    rc = _import(
+        broker, str(f), "-t", name, "--delimiter", ";", "--quote-char", "'",
+        "--encoding", "utf-8-sig", "--null-value", "NA",
+    )  # fmt: skip
+    assert rc == 0
+    got = [json.loads(v) for v in _values(broker, read_back, name, 2)]
+    assert got == [
+        {"id": 1, "name": "Smith; J.", "amount": "2,50"},
+        {"id": 2, "name": None, "amount": 3},
+    ]
+
+
+def test_latin1_no_header_column_names(broker, topic, read_back, tmp_path):
+    name = topic()
+    f = tmp_path / "legacy.csv"
+    f.write_bytes("1,Müller\n2,Zoë\n".encode("latin-1"))
+    rc = _import(
+        broker, str(f), "-t", name, "--encoding", "latin-1", "--no-header",
+        "--column-names", "id,name", "--key-field", "name",
+    )  # fmt: skip
+    assert rc == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=2)[0]
+    assert [(r.key, json.loads(r.value)) for r in recs] == [
+        ("Müller".encode(), {"id": 1, "name": "Müller"}),
+        ("Zoë".encode(), {"id": 2, "name": "Zoë"}),
+    ]
+
+
+def test_one_column_header_warns(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "semi.csv"
+    f.write_text("id;name\n1;a\n")
+    assert _import(broker, str(f), "-t", name) == 0
+    out = capsys.readouterr().out
+    assert "the header has one column, 'id;name', which contains ';'" in out
+    assert "--delimiter ';'" in out
+
+
+def test_deep_json_line_dead_lettered(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "deep.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    f.write_text('{"a":1}\n' + deep + '\n{"a":2}\n')
+    dead = tmp_path / "dead.jsonl"
+    rc = _import(broker, str(f), "-t", name, "--key-field", "a", "--dead-letter", str(dead))
+    assert rc == 1
+    assert f"{f}:2: " in capsys.readouterr().out
+    assert _values(broker, read_back, name, 2) == [b'{"a":1}', b'{"a":2}']
+    assert [e["line"] for e in _dead(dead)] == [2]
+
+
+def test_line_longer_than_message_max_bytes_skipped(broker, topic, read_back, tmp_path, capsys):
+    """A 30 MB line with message.max.bytes=100000: reported with its line and size,
+    never held whole (blocks of 1 MB: the reader never joins more than one extra)."""
+    name = topic()
+    f = tmp_path / "long.txt"
+    with open(f, "wb") as fh:
+        fh.write(b"first\n")
+        fh.write(b"x" * (30 << 20) + b"\n")
+        fh.write(b"last\n")
+    dead = tmp_path / "dead.jsonl"
+    rc = _import(
+        broker, str(f), "-t", name, "-X", "message.max.bytes=100000", "--dead-letter", str(dead)
+    )
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert f"{f}:2: line of 31,457,280 bytes is longer than message.max.bytes (100,000)" in out
+    got = [r.value[:20] for r in _all(read_back(broker.bootstrap_servers, name))]
+    assert got == [b"first", b"last"]
+    (entry,) = _dead(dead)
+    assert entry["offset"] == 6 and entry["raw"] == "x" * 256
+
+
+def test_torn_last_line_is_reported(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "growing.log"
+    f.write_bytes(b"a\nb\nhalf-writ")
+    assert _import(broker, str(f), "-t", name) == 0
+    out = capsys.readouterr().out
+    assert f"note        {f}:3: the last line has no final newline" in out
+
+
+def test_stdin_needs_format_and_is_read(broker, topic, read_back, tmp_path):
+    name = topic()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "-"]  # fmt: skip
+    p = subprocess.run(cmd, input=b"x\n", capture_output=True, env=env, timeout=60)
+    assert p.returncode == 2 and b"- (standard input) needs --format" in p.stderr
+    p = subprocess.run(
+        [*cmd, "--format", "csv", "--key-field", "k"],
+        input=b"k,v\na,1\nb,2\n",
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    recs = read_back(broker.bootstrap_servers, name, expected=2)[0]
+    assert [(r.key, r.value) for r in recs] == [
+        (b"a", b'{"k":"a","v":1}'),
+        (b"b", b'{"k":"b","v":2}'),
+    ]
+
+
+def test_fifo_header_is_not_consumed(broker, topic, read_back, tmp_path):
+    name = topic()
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as fh:
+            fh.write("id,v\n1,a\n2,b\n")
+
+    t = threading.Thread(target=write)
+    t.start()
+    try:
+        rc = _import(broker, str(fifo), "-t", name, "--key-field", "id")
+    finally:
+        t.join(10)
+    assert rc == 0
+    assert [json.loads(v)["v"] for v in _values(broker, read_back, name, 2)] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "ext,compress",
+    [
+        (".gz", gzip.compress),
+        (".bz2", bz2.compress),
+        (".xz", lzma.compress),
+        (".zst", lambda b: pa.Codec("zstd").compress(b).to_pybytes()),
+    ],
+)
+def test_compressed_by_extension(broker, topic, read_back, tmp_path, ext, compress):
+    name = topic()
+    f = tmp_path / f"rows.jsonl{ext}"
+    f.write_bytes(compress(b"".join(b'{"i":%d}\n' % i for i in range(1000))))
+    assert _import(broker, str(f), "-t", name) == 0
+    assert _values(broker, read_back, name, 1000) == [b'{"i":%d}' % i for i in range(1000)]
+
+
+def test_quoted_glob_and_part_directory(broker, topic, read_back, tmp_path):
+    name = topic()
+    for i in range(3):
+        (tmp_path / f"day{i}.txt").write_bytes(b"g%d\n" % i)
+    assert _import(broker, str(tmp_path / "day*.txt"), "-t", name) == 0
+    assert _values(broker, read_back, name, 3) == [b"g0", b"g1", b"g2"]
+
+    name = topic()
+    out = tmp_path / "spark_out"
+    out.mkdir()
+    for i in range(2):
+        pq.write_table(
+            pa.table({"i": [i * 10, i * 10 + 1]}), out / f"part-0000{i}-x.snappy.parquet"
+        )
+    (out / "_SUCCESS").write_bytes(b"")
+    (out / ".part-00000-x.snappy.parquet.crc").write_bytes(b"crc")
+    assert _import(broker, str(out), "-t", name, "--value-field", "i") == 0
+    assert _values(broker, read_back, name, 4) == [b"0", b"1", b"10", b"11"]
+
+
+def test_glob_matching_nothing_is_an_error(broker, tmp_path, capsys):
+    assert _import(broker, str(tmp_path / "nope*.csv"), "-t", "x") == 2
+    assert "no file matches this pattern" in capsys.readouterr().err
