@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from ._common import SchemaRegistryFailure, registry_client
 from .avro import AvroSerializer
-from .formats import FORMATS, serialize_column, serializer_for, serializers_for
+from .formats import (
+    FORMATS,
+    ColumnEncoders,
+    serialize_column,
+    serializer_for,
+    serializers_for,
+)
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
 __all__ = [
     "FORMATS",
     "AvroSerializer",
+    "ColumnEncoders",
     "JSONSerializer",
     "ProtobufSerializer",
     "SchemaRegistryFailure",

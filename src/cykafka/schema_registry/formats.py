@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import pyarrow as pa
@@ -16,7 +17,7 @@ from .avro import AvroSerializer
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
-__all__ = ["FORMATS", "serialize_column", "serializer_for", "serializers_for"]
+__all__ = ["FORMATS", "ColumnEncoders", "serialize_column", "serializer_for", "serializers_for"]
 
 #: the registry formats a front door accepts
 FORMATS = ("avro", "json-schema", "protobuf")
@@ -121,3 +122,26 @@ def serialize_column(
         return pa.array([], pa.large_binary()), bad
     column = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
     return column, bad
+
+
+@dataclass(frozen=True)
+class ColumnEncoders:
+    """The importer's hook: serializers for one topic's values and keys, each turning
+    a batch (or a column) into a message column and adding the rows that did not fit
+    to ``bad`` ({row: why}), which the importer reports and dead-letters."""
+
+    topic: str
+    value: Optional[Serializer] = None
+    key: Optional[Serializer] = None
+
+    def _encode(self, ser: Any, data: Any, bad: dict[int, str], what: str, is_key: bool) -> Any:
+        column, rejected = serialize_column(ser, data, self.topic, is_key=is_key)
+        for row, why in rejected.items():
+            bad[row] = f"{bad[row]}; {what}: {why}" if row in bad else f"{what}: {why}"
+        return column
+
+    def encode_value(self, data: Any, bad: dict[int, str]) -> Any:
+        return self._encode(self.value, data, bad, "value", False)
+
+    def encode_key(self, data: Any, bad: dict[int, str]) -> Any:
+        return self._encode(self.key, data, bad, "key", True)
