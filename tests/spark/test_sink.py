@@ -3,41 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import cykafka
-from cykafka.spark import KafkaWriteError, WriteReport, kafka_partition, write_kafka
+from cykafka.partitioning import partition_for
+from cykafka.spark import KafkaWriteError, WriteReport, write_kafka
 
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Spark's Python workers must import this cykafka (a src checkout is not installed).
-    pkg_root = str(Path(cykafka.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [pkg_root, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("cykafka-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        session.stop()
+# Classic local session only: these tests look at what only it exposes (sparkContext,
+# RDD placement, worker reuse); tests/spark/test_deployments.py runs on every deployment.
+pytestmark = pytest.mark.parametrize("spark", ["local"], indirect=True)
 
 
 def _all(recs: dict[int, list]) -> list:
@@ -119,7 +98,7 @@ def test_ordered_preset_keeps_each_keys_order(spark, broker, topic, read_back) -
         # One writer per partition and the DataFrame's order: the whole partition is sorted.
         assert seqs == sorted(seqs)
         for r in rs:
-            assert zlib.crc32(r.key) % 3 == p == kafka_partition(r.key, 3, "consistent_random")
+            assert zlib.crc32(r.key) % 3 == p == partition_for("consistent_random", r.key, 3)
     # repartition=False trusts the DataFrame's own partitioning: no shuffle.
     other = topic(partitions=3)
     keyed = df.repartition(2, "key").sortWithinPartitions(F.col("value").cast("long"))
@@ -183,7 +162,7 @@ def test_java_compatible_partitioner_and_row_json(spark, broker, topic, read_bac
             assert set(row) == {"user", "n", "note", "x"}
             i = row["n"]
             assert row == {"user": f"id-{i}", "n": i, "note": rows[i][2], "x": i * 0.5}
-            assert kafka_partition(r.key, 4, "murmur2_random") == p
+            assert partition_for("murmur2_random", r.key, 4) == p
             ns.append(i)
         assert ns == sorted(ns)
 
@@ -326,30 +305,81 @@ def test_bad_arguments_name_the_culprit(spark, broker, topic) -> None:
         write_kafka(df, name, bootstrap_servers=bs, key=None, on_error="ignore")
 
 
-def test_murmur2_matches_java() -> None:
-    # Values from Kafka's own UtilsTest.testMurmur2 (signed 32-bit there).
-    cases = {
-        b"21": -973932308,
-        b"foobar": -790332482,
-        b"a-little-bit-long-string": -985981536,
-        b"a-little-bit-longer-string": -1486304829,
-        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
-        b"abc": 479470107,
-    }
-    from cykafka.spark import _murmur2
-
-    for data, java in cases.items():
-        assert _murmur2(data) == java & 0xFFFFFFFF
-
-
 def test_routing_matches_sparks_hash_partitioning(spark) -> None:
-    from cykafka.spark import _spark_hash_long, _surrogates
+    from cykafka.spark.routing import spark_hash_long, surrogates
 
     ids = [0, 1, 2, 41, 2**31, 2**40 + 7, -1, -(2**63)]
     got = spark.createDataFrame([(i,) for i in ids], "id long").select(F.hash("id")).collect()
-    assert [r[0] for r in got] == [_spark_hash_long(i) for i in ids]
+    assert [r[0] for r in got] == [spark_hash_long(i) for i in ids]
     for n in (1, 3, 7):
-        route = _surrogates(n)
+        route = surrogates(n)
         df = spark.createDataFrame([(r,) for r in route], "r long").repartition(n, "r")
         placed = df.rdd.mapPartitionsWithIndex(lambda i, it: [(i, row.r) for row in it]).collect()
         assert sorted(placed) == sorted(enumerate(route))
+
+
+@pytest.fixture
+def python_without_cykafka(tmp_path: Path) -> str:
+    """An interpreter like the executors' but without cykafka: this venv's Python with
+    its site-packages minus cykafka (what a cluster node without the package has)."""
+    site = Path(cykafka.__file__).resolve().parent.parent
+    lib = tmp_path / "site"
+    lib.mkdir()
+    for entry in site.iterdir():
+        if not entry.name.startswith("cykafka"):
+            (lib / entry.name).symlink_to(entry)
+    exe = tmp_path / "python"
+    exe.write_text(f'#!/bin/sh\nPYTHONPATH={lib} exec {sys.executable} -S "$@"\n')
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_executors_without_cykafka_fail_with_one_clear_message(
+    spark, broker, topic, python_without_cykafka
+) -> None:
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    sc = spark.sparkContext
+    kept = sc.pythonExec
+    sc.pythonExec = python_without_cykafka  # what spark.pyspark.python sets for executors
+    try:
+        with pytest.raises(KafkaWriteError) as info:
+            write_kafka(df, topic(), bootstrap_servers=broker.bootstrap_servers)
+    finally:
+        sc.pythonExec = kept
+    msg = str(info.value)
+    assert "\n" not in msg and "No module named 'cykafka'" in msg
+    assert msg.startswith("cannot import cykafka in the executors' Python (")
+    assert "--archives" in msg and "spark.pyspark.python" in msg
+    assert info.value.__suppress_context__
+
+
+@pytest.mark.parametrize("writers", [1, 2])
+def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
+    spark, broker, topic, read_back, writers
+) -> None:
+    name = topic(partitions=4)
+    n = 3000
+    df = (
+        spark.range(n, numPartitions=3)
+        .select(
+            F.concat(F.lit("u"), (F.col("id") % 17).cast("string")).alias("key"),
+            F.col("id").cast("string").alias("value"),
+        )
+        .orderBy(F.col("value").cast("long"))
+    )
+    report = write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=writers)
+    assert report.ok and report.ordered and report.delivered == n
+    assert len([t for t in report.tasks if t.rows]) == writers
+    owners: dict[int, set[int]] = {}
+    for t in report.tasks:
+        for _, p in t.offsets:
+            owners.setdefault(p, set()).add(t.task)
+    assert sorted(owners) == [0, 1, 2, 3] and all(len(o) == 1 for o in owners.values())
+    for p, rs in read_back(broker.bootstrap_servers, name, expected=n).items():
+        seqs = [int(r.value) for r in rs]
+        assert seqs == sorted(seqs)  # one writer per partition, the DataFrame's order
+        assert all(partition_for("consistent_random", r.key, 4) == p for r in rs)
+    with pytest.raises(ValueError, match=r"writers must be a positive int"):
+        write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=0)
+    with pytest.raises(ValueError, match=r"writers= applies to ordered writes"):
+        write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset=None, writers=2)

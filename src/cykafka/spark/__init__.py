@@ -1,0 +1,66 @@
+"""Write a PySpark DataFrame to Kafka through cykafka's bulk path.
+
+::
+
+    from cykafka.spark import write_kafka
+
+    report = write_kafka(df.orderBy("ts"), "orders", bootstrap_servers="broker:9092",
+                         key="user", value=None)          # value=None: each row as JSON
+    print(report.delivered, report.offsets)
+
+Works in classic sessions (``local[*]``, standalone, YARN, Kubernetes) and in Spark
+Connect sessions (``SparkSession.builder.remote("sc://...")``): it uses DataFrame
+operations only (``mapInArrow`` and ``collect``), never ``sparkContext`` or RDDs.
+Every Spark task writes its rows with one :class:`cykafka.Producer` and returns its
+counts and per-partition offset ranges, which the driver gathers into a
+:class:`WriteReport`.  Executors need cykafka installed (``pip install cykafka[spark]``
+into the Python that ``spark.pyspark.python`` names, or a packed virtualenv shipped
+with ``--archives``); without it the write fails with one line saying so.
+
+Columns follow Spark's own Kafka sink: ``key`` and ``value`` (string or binary),
+optional ``headers`` (array<struct<key: string, value: binary>>), ``partition`` (int)
+and ``topic`` (string; a row's topic overrides the ``topic`` argument).  Spark's option
+names work as they are: ``write_kafka(df, topic, **{"kafka.bootstrap.servers": ...})``.
+
+Ordering.  With an ordering preset (``ordered``, ``strict_ordered``, ``exactly_once``)
+and a key (or partition) column, rows are first repartitioned so that exactly one Spark
+task writes each Kafka partition: the Kafka partition of a key is computed in Spark the
+way librdkafka's partitioner will compute it (:mod:`cykafka.partitioning`), then each
+task sorts its rows back into the DataFrame's order.  So the order of a key's messages
+in Kafka is the order of its rows in ``df``: sort the DataFrame first if it has no
+meaningful order (``df.orderBy("ts")``) -- Spark itself promises no row order after a
+shuffle or a file read.  Rows without a key go to any partition (as librdkafka does
+with them).  With a ``topic`` column the rows are grouped by (topic, key) instead,
+which keeps per-key order but lets several tasks share a Kafka partition.
+
+Retries.  Spark re-runs a failed task from its first row, so a task that failed after
+some of its messages were written writes those again: delivery is **at-least-once
+across task retries**, whatever the preset (the idempotent producer only removes
+duplicates within one producer session).  ``preset="exactly_once"`` runs each task in
+one Kafka transaction with a ``transactional.id`` derived from the application id, a
+per-call token and the Spark partition id, so a retry fences off the failed attempt and
+``read_committed`` consumers see every row once.  For Structured Streaming see
+:func:`kafka_batch_writer`.
+
+Failures.  A task with undelivered messages raises (the Spark job fails, with the
+first errors and the counts in :class:`KafkaWriteError`), so rows are never dropped
+silently; ``on_error="report"`` makes the task return its failures in the report
+instead.  Under ``exactly_once`` a task is all or nothing: if any of its rows fails
+(or the commit is refused) its transaction is aborted and all its rows count as
+failed (``delivered == 0`` for that task), since none is visible to ``read_committed``
+readers.
+"""
+
+from .plan import WritePlan
+from .report import KafkaWriteError, TaskResult, WriteReport
+from .sink import write_kafka
+from .streaming import kafka_batch_writer
+
+__all__ = [
+    "KafkaWriteError",
+    "TaskResult",
+    "WritePlan",
+    "WriteReport",
+    "kafka_batch_writer",
+    "write_kafka",
+]

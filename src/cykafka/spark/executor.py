@@ -1,0 +1,291 @@
+"""The executor side: what one Spark task runs inside ``mapInArrow``.
+
+A task takes one :class:`cykafka.Producer` (created inside the executor's Python
+worker, after any fork, and kept there for the worker's next task with the same config,
+as Spark's own Kafka sink does; the config travels as a plain dict, a producer is never
+pickled), hands each Arrow batch's columns to ``produce_batch`` (read straight from the
+Arrow buffers, no Python object per row), waits for every delivery, and returns one
+JSON row: its :class:`~cykafka.spark.report.TaskResult`.
+
+Functions reach the executors through :func:`shipped`, a small function pickled by
+value: if the executors' Python cannot import cykafka it fails with one line saying
+how to ship it, instead of an unpickling traceback."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import time
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
+
+from .plan import WritePlan
+from .report import MAX_ERRORS, TaskResult
+
+__all__ = ["SETUP_MARK", "TASK_MARK", "shipped", "write_task"]
+
+TASK_MARK = "cykafka write_kafka:"  # finds our task errors inside Spark's exception text
+SETUP_MARK = "cykafka executor setup:"
+HOW_TO_SHIP = (
+    "install cykafka[spark] into the executors' Python, or ship a packed virtualenv: "
+    "venv-pack -o env.tar.gz, then --archives env.tar.gz#env --conf "
+    "spark.pyspark.python=./env/bin/python (spark-submit, or the Spark Connect server's "
+    "start command)"
+)
+
+# Producers kept by a Python worker between its tasks, like Spark's own Kafka sink does
+# (its CachedKafkaProducer): an idempotent producer's first ProducerId request is made at
+# once, finds no broker connected yet and is retried by librdkafka 500 ms later, so a
+# fresh producer per task made every `ordered` task wait ~0.5 s before its first send.
+# Keyed by the whole config; never used for transactions (their id is per task); a
+# producer is kept only after a task that delivered everything and left nothing queued.
+_KEPT: dict[tuple[tuple[str, str], ...], tuple[Any, float]] = {}
+_KEEP_IDLE_S = 600.0  # close producers no task has used for this long
+
+_SHIM = """
+def run(batches):
+    try:
+        import importlib
+        target = getattr(importlib.import_module(MODULE), NAME)
+    except ImportError as e:
+        import sys
+        raise RuntimeError(
+            MARK + " cannot import cykafka in the executors' Python (" + sys.executable
+            + ": " + str(e) + "); " + HOW
+        ) from None
+    return target(*ARGS, batches)
+"""
+
+
+def shipped(module: str, name: str, *args: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """A mapInArrow function that imports ``module.name`` on the executor and calls it
+    with ``*args`` and the batches.  Defined in a module nobody can import, so Spark's
+    cloudpickle sends it by value; ``args`` must be plain data (no cykafka classes)."""
+    ns: dict[str, Any] = {
+        "__name__": "cykafka_shipped",
+        "MODULE": module,
+        "NAME": name,
+        "ARGS": args,
+        "MARK": SETUP_MARK,
+        "HOW": HOW_TO_SHIP,
+    }
+    exec(_SHIM, ns)
+    fn: Callable[[Iterator[Any]], Iterator[Any]] = ns["run"]
+    return fn
+
+
+def _headers_list(col: Any) -> list[Any]:
+    out: list[Any] = []
+    for hs in col.to_pylist():
+        if hs is None:
+            out.append(None)
+        else:
+            out.append([(h["key"], h["value"]) for h in hs if h is not None])
+    return out
+
+
+def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict[str, Any], int]]:
+    """(topic, produce_batch keyword arguments, row count) for one Arrow batch; topic
+    None: rows that cannot be sent, with ``{"error": why}``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._arrow import record_json
+
+    def kwargs(b: Any) -> dict[str, Any]:
+        def c(name: Optional[str]) -> Any:
+            return None if name is None else b.column(b.schema.get_field_index(name))
+
+        values = c(plan.value) if plan.value else record_json(b, plan.not_json)
+        kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
+        if plan.partition:
+            kw["partitions"] = c(plan.partition)
+        if plan.headers:
+            kw["headers"] = _headers_list(c(plan.headers))
+        return kw
+
+    if plan.topic_col is None:
+        yield plan.topic, kwargs(batch), batch.num_rows
+        return
+    tcol = batch.column(batch.schema.get_field_index(plan.topic_col))
+    if plan.topic is not None:
+        tcol = pc.fill_null(tcol, plan.topic)
+    elif tcol.null_count:
+        # Not sendable anywhere: counted as failed with this error, never dropped quietly.
+        msg = f"{tcol.null_count} rows have a null topic and write_kafka() was given no topic"
+        yield None, {"error": msg}, tcol.null_count
+        keep = pc.is_valid(tcol)
+        batch, tcol = batch.filter(keep), tcol.filter(keep)
+        if batch.num_rows == 0:
+            return
+    uniq = pc.unique(tcol).to_pylist()
+    if len(uniq) == 1:
+        yield uniq[0], kwargs(batch), batch.num_rows
+        return
+    for t in uniq:  # one produce_batch per topic; filter keeps the rows' order
+        sub = batch.filter(pc.equal(tcol, pa.scalar(t, tcol.type)))
+        yield t, kwargs(sub), sub.num_rows
+
+
+def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
+    """mapInArrow function: one producer for this task, every batch through
+    produce_batch, one JSON report row out."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    from ..producer import Producer
+
+    plan = WritePlan.from_wire(wire)
+    ctx = TaskContext.get()
+    task = ctx.partitionId() if ctx is not None else 0
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    config = dict(plan.config)
+    txn_id = None
+    if plan.transactional:
+        txn_id = f"{plan.txn_prefix}-{task}"
+        config["transactional.id"] = txn_id
+    result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
+    if task in plan.committed_tasks:
+        # An earlier run of this micro-batch committed this task's rows: write nothing.
+        result.rows = sum(b.num_rows for b in batches)
+        result.delivered, result.skipped = result.rows, True
+        yield pa.record_batch({"report": [result.to_json()]})
+        return
+    key = None if txn_id else _keep_key(config, plan.preset)
+    producer = _take_kept(key)
+    if producer is None:  # (not `or`: an idle Producer is falsy, len() == 0)
+        producer = Producer(config, preset=plan.preset)
+    keep = False
+    result.producer = f"{os.getpid()}/{producer.name}"
+
+    def send() -> None:
+        futures: list[Any] = []
+        for batch in batches:
+            result.rows += batch.num_rows
+            for topic, kw, _n in _messages(batch, plan):
+                if topic is None:
+                    if len(result.errors) < MAX_ERRORS:
+                        result.errors.append(kw["error"])
+                    continue
+                futures.append(producer.produce_batch(topic, **kw))
+        progress = _progress_record(producer, plan, task, result) if txn_id else None
+        producer.flush()
+        for fut in futures:
+            rep = fut.result()
+            result.delivered += rep.delivered
+            result.failed += rep.failed
+            for index, exc in rep.errors[: max(0, MAX_ERRORS - len(result.errors))]:
+                result.errors.append(f"{rep.topic} row {index}: {exc.name}: {exc.message}")
+            result.add_offsets(rep.topic, rep.first_offsets, rep.last_offsets)
+        # Rows never handed to a produce_batch (a null topic) count as failed.
+        result.failed += result.rows - result.delivered - result.failed
+        if progress is not None:
+            progress.result()  # a lost progress record fails the task (its txn aborts)
+
+    aborted: Optional[str] = None
+    try:
+        if txn_id:
+            aborted = _send_in_transaction(producer, send, result)
+        else:
+            send()
+        keep = key is not None and not result.failed and len(producer) == 0
+    finally:
+        if keep and key is not None:
+            _KEPT[key] = (producer, time.monotonic())
+        else:
+            producer.close()
+    if result.failed and plan.on_error == "raise":
+        raise RuntimeError(
+            f"{TASK_MARK} task {task} (attempt {attempt}): {result.failed:,} of {result.rows:,} "
+            f"rows not delivered ({result.delivered:,} delivered"
+            + (f", {aborted}" if aborted else "")
+            + "); first errors: "
+            + "; ".join(result.errors[:MAX_ERRORS])
+        )
+    yield pa.record_batch({"report": [result.to_json()]})
+
+
+def _progress_record(producer: Any, plan: WritePlan, task: int, result: TaskResult) -> Any:
+    """Streaming exactly_once: record (query, batch, task) in the progress topic inside
+    the task's transaction, so it is committed exactly when the task's rows are."""
+    if plan.progress_topic is None:
+        return None
+    value = {"query": plan.query, "batch": plan.batch_id, "task": task, "rows": result.rows}
+    return producer.produce(
+        plan.progress_topic,
+        json.dumps(value).encode(),
+        key=f"{plan.query}/{task}".encode(),
+        partition=0,
+    )
+
+
+class _RollBack(Exception):
+    """Raised inside a task's transaction to abort it (some rows failed)."""
+
+
+def _send_in_transaction(producer: Any, send: Any, result: TaskResult) -> Optional[str]:
+    """Run ``send`` in one transaction: commit only if every row was delivered.
+
+    All or nothing: if any row failed (or the commit is refused; librdkafka refuses
+    to commit after a failed message, an abortable error), the transaction is aborted
+    and every row of the task is reported failed -- none of them is visible to
+    ``read_committed`` readers, whatever the delivery reports said.  Returns None
+    when committed, else what happened (for the error message)."""
+    from .._native import KafkaError
+
+    producer.init_transactions()
+    sent = False
+    try:
+        # transaction() aborts when the block raises (an exception from send() then
+        # fails the task, as without a transaction), and also when the commit fails
+        # with an abortable error (then re-raises it).
+        with producer.transaction():
+            send()
+            sent = True
+            if result.failed:
+                raise _RollBack()
+        return None
+    except _RollBack:
+        why = "transaction aborted"
+    except KafkaError as e:
+        if not sent:
+            raise  # send()'s own error, already aborted by transaction(): the task fails
+        # The commit was refused.
+        if not e.txn_requires_abort:
+            # Not aborted by transaction() (a fatal or timed-out commit): abort it
+            # here; if that fails too the outcome is unknown, so the task fails.
+            producer.abort_transaction()
+        why = f"commit refused ({e.name}: {e.message}), transaction aborted"
+    result.errors.insert(0, f"{why}: none of the task's {result.rows:,} rows committed")
+    del result.errors[MAX_ERRORS:]
+    result.failed = result.rows
+    result.delivered = 0
+    result.offsets = {}  # written, but aborted: not visible to read_committed readers
+    return why
+
+
+def _keep_key(config: dict[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
+    return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
+
+
+def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Any:
+    """A producer an earlier task of this worker left with this config, or None; also
+    closes kept producers idle for longer than _KEEP_IDLE_S."""
+    now = time.monotonic()
+    for k, (p, used) in list(_KEPT.items()):
+        if now - used > _KEEP_IDLE_S:
+            del _KEPT[k]
+            p.close()
+    if key is None or key not in _KEPT:
+        return None
+    producer, _ = _KEPT.pop(key)
+    return None if producer.closed else producer
+
+
+@atexit.register
+def _close_kept() -> None:
+    """At the worker's exit: close kept producers (nothing is queued in them)."""
+    while _KEPT:
+        _, (p, _used) = _KEPT.popitem()
+        p.close()

@@ -1,0 +1,294 @@
+"""What the driver decides before any row moves: :class:`WritePlan`, built from
+``write_kafka``'s arguments and the DataFrame's schema by :func:`make_plan`.
+
+Every check that can fail here does (bad columns, options, presets), so a mistake is
+one clear error on the driver, not a failed Spark job.  The plan travels to the
+executors as a plain dict (:meth:`WritePlan.to_wire`): unpickling it must not need
+cykafka, so that an executor without cykafka can still say so clearly."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["BOOTSTRAP_ENV", "ORDERING_PRESETS", "WritePlan", "make_plan", "producer_options"]
+
+#: Environment variable naming the brokers when ``bootstrap_servers`` is not given.
+BOOTSTRAP_ENV = "CYKAFKA_BOOTSTRAP_SERVERS"
+ORDERING_PRESETS = ("ordered", "strict_ordered", "exactly_once")
+# Helper columns added for ordered writes; never sent.
+SEQ, ROUTE, KPART = "__cykafka_seq", "__cykafka_route", "__cykafka_kpart"
+# Spark's Kafka sink options that cykafka cannot honour, with the reason.
+_SPARK_REFUSED = {
+    "key.serializer": "keys are written as the key column's bytes (string or binary)",
+    "value.serializer": "values are written as the value column's bytes (string or binary)",
+}
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """What the driver decided for one write (or one micro-batch)."""
+
+    #: producer config as given (dots, ``kafka.`` prefix removed), bootstrap included,
+    #: without ``transactional.id`` (each task gets its own)
+    config: dict[str, Any]
+    preset: Optional[str]  # "ordered+java_compatible"-style, or None
+    topic: Optional[str]
+    topic_col: Optional[str]
+    key: Optional[str]
+    value: Optional[str]  # None: each row as JSON
+    headers: Optional[str]
+    partition: Optional[str]
+    not_json: tuple[str, ...]  # columns left out of a JSON value
+    on_error: str  # "raise" | "report"
+    partitioner: str  # librdkafka's, after presets and translation
+    ordered: bool  # rows are routed so one task writes each Kafka partition
+    partition_count: Optional[int]  # of ``topic``, when routing needed it
+    writers: Optional[int]  # ordered: tasks that write (None: one per Kafka partition)
+    transactional: bool
+    txn_prefix: str  # a task's transactional.id is "<txn_prefix>-<task>"
+    # Streaming exactly_once: the progress topic each task's transaction also writes
+    # its (query, batch, task) record to, and the tasks an earlier run of this batch
+    # already committed (they write nothing).
+    progress_topic: Optional[str] = None
+    query: Optional[str] = None
+    batch_id: Optional[int] = None
+    committed_tasks: tuple[int, ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any]) -> WritePlan:
+        return cls(
+            **{
+                **d,
+                "not_json": tuple(d["not_json"]),
+                "committed_tasks": tuple(d["committed_tasks"]),
+            }
+        )
+
+    def with_batch(self, **changes: Any) -> WritePlan:
+        return dataclasses.replace(self, **changes)
+
+
+def producer_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Producer config from ``write_kafka``'s keyword options: ``linger_ms=20`` means
+    ``linger.ms``; Spark's Kafka sink names (``kafka.bootstrap.servers``, any
+    ``kafka.``-prefixed Kafka property) lose the prefix and then go through cykafka's
+    config layer like any Java property name."""
+    out: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for given, v in options.items():
+        k = given if "." in given else given.replace("_", ".")
+        if k.startswith("kafka."):
+            k = k[len("kafka.") :]
+            if k in _SPARK_REFUSED:
+                raise ValueError(f"{given}: not supported ({_SPARK_REFUSED[k]})")
+        if callable(v):
+            raise TypeError(f"producer config {given!r}: callables cannot travel to executors")
+        if k in out and str(out[k]) != str(v):
+            raise ValueError(f"{origin[k]} and {given} both set {k} with different values")
+        out[k], origin[k] = v, given
+    return out
+
+
+def _field(df: DataFrame, name: str) -> Any:
+    return next((f for f in df.schema.fields if f.name == name), None)
+
+
+def _check_text(df: DataFrame, arg: str, name: str, hint: str) -> None:
+    from pyspark.sql.types import BinaryType, StringType
+
+    f = _field(df, name)
+    if f is None:
+        raise ValueError(f"{arg}={name!r}: no such column; columns are {df.columns}")
+    if not isinstance(f.dataType, (StringType, BinaryType)):
+        raise TypeError(
+            f"{arg}={name!r}: column is {f.dataType.simpleString()}, not string or binary; {hint}"
+        )
+
+
+def _columns(
+    df: DataFrame,
+    key: Optional[str],
+    value: Optional[str],
+    headers: Optional[str],
+    partition: Optional[str],
+) -> tuple[Optional[str], Optional[str], Optional[str], Optional[str]]:
+    """The (key, headers, partition, topic) columns, checked against the schema."""
+    from pyspark.sql.types import (
+        ArrayType,
+        IntegerType,
+        LongType,
+        ShortType,
+        StringType,
+        StructType,
+    )
+
+    columns = df.columns
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"duplicate column names in the DataFrame: {columns}")
+    if key is not None:
+        if key not in columns and key == "key":
+            key = None  # the Spark convention's key column is optional
+        else:
+            _check_text(df, "key", key, "cast it, e.g. F.col(...).cast('string')")
+    if value is not None:
+        _check_text(df, "value", value, "cast it, or pass value=None to send each row as JSON")
+    if headers is None and "headers" in columns:
+        headers = "headers"
+    if headers is not None:
+        f = _field(df, headers)
+        if f is None:
+            raise ValueError(f"headers={headers!r}: no such column; columns are {columns}")
+        t = f.dataType
+        ok = (
+            isinstance(t, ArrayType)
+            and isinstance(t.elementType, StructType)
+            and t.elementType.fieldNames()[:2] == ["key", "value"]
+        )
+        if not ok:
+            raise TypeError(
+                f"headers={headers!r}: column is {t.simpleString()}, not "
+                f"array<struct<key:string,value:binary>>"
+            )
+    if partition is None and "partition" in columns:
+        partition = "partition"
+    if partition is not None:
+        f = _field(df, partition)
+        if f is None:
+            raise ValueError(f"partition={partition!r}: no such column; columns are {columns}")
+        if not isinstance(f.dataType, (IntegerType, LongType, ShortType)):
+            raise TypeError(
+                f"partition={partition!r}: column is {f.dataType.simpleString()}, not int"
+            )
+    topic_col = "topic" if "topic" in columns else None
+    if topic_col is not None:
+        t = _field(df, "topic").dataType
+        if not isinstance(t, StringType):
+            raise TypeError(f"the topic column is {t.simpleString()}, not string")
+    return key, headers, partition, topic_col
+
+
+def partition_count(config: Mapping[str, Any], topic: str) -> int:
+    """``topic``'s partition count from the cluster's metadata (one round trip)."""
+    from confluent_kafka.admin import AdminClient
+
+    passthrough = {
+        k: v
+        for k, v in config.items()
+        if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
+    }
+    admin = AdminClient({**passthrough, "bootstrap.servers": config["bootstrap.servers"]})
+    md = admin.list_topics(topic=topic, timeout=30)
+    t = md.topics.get(topic)
+    if t is None or t.error is not None or not t.partitions:
+        why = t.error if t is not None else "not in the cluster's metadata"
+        raise ValueError(
+            f"topic {topic!r} on {config['bootstrap.servers']}: {why}; create it first "
+            f"(write_kafka needs its partition count)"
+        )
+    return len(t.partitions)
+
+
+def _run_id(df: DataFrame) -> str:
+    """The Spark application id where the session exposes it (classic and Connect
+    sessions both answer ``spark.app.id``), else a random one."""
+    import uuid
+
+    try:
+        app = df.sparkSession.conf.get("spark.app.id", None)
+    except Exception:  # a session that does not expose it: any unique name will do
+        app = None
+    return f"{app or 'app'}-{uuid.uuid4().hex[:8]}"
+
+
+def make_plan(
+    df: DataFrame,
+    topic: Optional[str],
+    bootstrap_servers: Optional[str],
+    preset: Any,
+    key: Optional[str],
+    value: Optional[str],
+    headers: Optional[str],
+    partition: Optional[str],
+    on_error: str,
+    repartition: Optional[bool],
+    options: Mapping[str, Any],
+    query: Optional[str] = None,
+    writers: Optional[int] = None,
+) -> WritePlan:
+    """Check every argument against ``df``'s schema and decide the write.  ``query``
+    (streaming exactly_once) makes the transactional ids stable across runs."""
+    from .. import presets as _presets
+    from ..config import translate
+    from ..explain import explain
+
+    if on_error not in ("raise", "report"):
+        raise ValueError(f"on_error must be 'raise' or 'report', not {on_error!r}")
+    if repartition not in (None, True, False):
+        raise ValueError(f"repartition must be None, True or False, not {repartition!r}")
+    preset_names = _presets.parse(preset) if preset else []
+    config = producer_options(options)
+    servers = bootstrap_servers or config.get("bootstrap.servers") or os.environ.get(BOOTSTRAP_ENV)
+    if not servers:
+        raise ValueError(
+            f"bootstrap_servers is required (or kafka.bootstrap.servers, or ${BOOTSTRAP_ENV})"
+        )
+    config["bootstrap.servers"] = servers
+    transactional = "exactly_once" in preset_names
+    user_txn = config.pop("transactional.id", None)
+    check = dict(config, **({"transactional.id": "x"} if transactional else {}))
+    guarantees = explain(check, preset=preset_names or None)
+    if guarantees.refused:
+        raise ValueError(f"producer config refused: {guarantees.summary()}")
+    lib, _ = translate(check)  # Java names -> librdkafka's, as the Producer will do
+    effective, _ = translate(_presets.apply(lib, preset_names) if preset_names else lib)
+    partitioner = str(effective.get("partitioner", "consistent_random"))
+
+    key, headers, partition, topic_col = _columns(df, key, value, headers, partition)
+    if topic is None and topic_col is None:
+        raise ValueError("topic is required (or a string 'topic' column)")
+    wants_order = (
+        bool(set(preset_names) & set(ORDERING_PRESETS)) if repartition is None else repartition
+    )
+    ordered = wants_order and (key is not None or partition is not None)
+    if writers is not None:
+        if isinstance(writers, bool) or not isinstance(writers, int) or writers < 1:
+            raise ValueError(f"writers must be a positive int or None, not {writers!r}")
+        if not ordered:
+            raise ValueError(
+                "writers= applies to ordered writes (an ordering preset or repartition=True, "
+                "with a key or partition column)"
+            )
+    # The partition count (one metadata round trip) is only needed to route the rows.
+    single = topic is not None and topic_col is None
+    routed = ordered and single and topic is not None and writers != 1
+    n = partition_count(config, topic) if routed and topic is not None else None
+    base = str(user_txn or "cykafka-spark")
+    return WritePlan(
+        config=config,
+        preset="+".join(preset_names) or None,
+        topic=topic,
+        topic_col=topic_col,
+        key=key,
+        value=value,
+        headers=headers,
+        partition=partition,
+        not_json=tuple(c for c in (headers, partition, topic_col, SEQ, ROUTE, KPART) if c),
+        on_error=on_error,
+        partitioner=partitioner,
+        ordered=ordered,
+        partition_count=n,
+        writers=writers,
+        transactional=transactional,
+        txn_prefix=f"{base}-{query}" if query else f"{base}-{_run_id(df)}",
+        query=query,
+    )

@@ -1,0 +1,131 @@
+"""The driver side of :func:`write_kafka`: plan, route, run the tasks, gather the report."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+from .executor import SETUP_MARK, TASK_MARK, shipped
+from .plan import WritePlan, make_plan
+from .report import KafkaWriteError, TaskResult, WriteReport
+from .routing import ordered as _ordered
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["run_plan", "write_kafka"]
+
+
+def write_kafka(
+    df: DataFrame,
+    topic: Optional[str] = None,
+    bootstrap_servers: Optional[str] = None,
+    preset: Any = "ordered",
+    key: Optional[str] = "key",
+    value: Optional[str] = "value",
+    headers: Optional[str] = None,
+    partition: Optional[str] = None,
+    on_error: str = "raise",
+    repartition: Optional[bool] = None,
+    writers: Optional[int] = None,
+    **producer_config: Any,
+) -> WriteReport:
+    """Write ``df`` to Kafka with one cykafka producer per Spark task; return a report.
+
+    Runs in classic and Spark Connect sessions alike (DataFrame operations only).
+
+    Args:
+        df: the rows to write.
+        topic: the topic (a string ``topic`` column, if present, overrides it per row).
+        bootstrap_servers: brokers (default ``kafka.bootstrap.servers`` among the
+            options, then ``$CYKAFKA_BOOTSTRAP_SERVERS``).
+        preset: cykafka preset(s); ordering presets repartition by the key's Kafka
+            partition (see the package docs).  ``None`` for librdkafka's defaults.
+        key: key column (string/binary).  The default ``"key"`` is used only if the
+            DataFrame has it; ``None``: no key.
+        value: value column (string/binary), or ``None`` for each row as JSON (all
+            columns except the ``headers``/``partition``/``topic`` ones).
+        headers: header column, array<struct<key: string, value: binary>>; ``None``:
+            the ``headers`` column if there is one.
+        partition: int column with explicit partitions; ``None``: the ``partition``
+            column if there is one.
+        on_error: ``"raise"`` (a task that cannot deliver every row fails the job) or
+            ``"report"`` (failures are counted in the report).
+        repartition: ``None`` (default): repartition by Kafka partition under an
+            ordering preset with a key or partition column.  ``False`` skips that
+            shuffle: per-key order then holds only if you already put each key's rows
+            in one Spark partition in order
+            (``df.repartition(n, "key").sortWithinPartitions("ts")``).  ``True``
+            forces it under any preset.
+        writers: ordered writes: how many Spark tasks write, each owning whole Kafka
+            partitions.  ``None`` (default): one per Kafka partition, after a shuffle
+            that routes each row to its partition's task (scales out with the
+            cluster).  ``1``: one task writes every row in the DataFrame's order with
+            no shuffle at all (``coalesce(1)``): about twice as fast on a small
+            machine, but one producer's throughput is the ceiling.
+        **producer_config: producer properties: librdkafka or Java names, underscores
+            standing for dots (``linger_ms=20``), or Spark's Kafka sink options as
+            they are (``**{"kafka.bootstrap.servers": ..., "kafka.acks": "all"}``).
+
+    Raises:
+        ValueError / TypeError: a bad argument or column, named in the message.
+        KafkaWriteError: a task did not deliver all its rows (``on_error="raise"``), or
+            the executors cannot import cykafka (the message says how to ship it).
+    """
+    plan = make_plan(
+        df,
+        topic,
+        bootstrap_servers,
+        preset,
+        key,
+        value,
+        headers,
+        partition,
+        on_error,
+        repartition,
+        producer_config,
+        writers=writers,
+    )
+    return run_plan(df, plan)
+
+
+def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
+    """Route ``df`` as ``plan`` says, run one write task per Spark partition, and
+    gather their results (one ``mapInArrow`` and one ``collect``)."""
+    out = df
+    if plan.ordered:
+        out = _ordered(
+            df,
+            plan.key,
+            plan.partition,
+            plan.topic_col,
+            plan.partition_count,
+            plan.partitioner,
+            plan.writers,
+        )
+    report = WriteReport(topic=plan.topic, ordered=plan.ordered, batch_id=plan.batch_id)
+    fn = shipped("cykafka.spark.executor", "write_task", plan.to_wire())
+    t0 = time.monotonic()
+    try:
+        rows = out.mapInArrow(fn, "report string").collect()
+    except Exception as e:
+        raise _task_error(e) from e
+    report.elapsed = time.monotonic() - t0
+    for r in rows:
+        report.add(TaskResult.from_json(r["report"]))
+    return report
+
+
+def _task_error(e: Exception) -> Exception:
+    """Our one-line task error out of Spark's exception text, if it carries one."""
+    text = str(e)
+    for mark in (SETUP_MARK, TASK_MARK):
+        at = text.find(mark)
+        if at >= 0:
+            line = text[at + len(mark) :].strip().splitlines()[0]
+            err = KafkaWriteError(line)
+            if mark == SETUP_MARK:
+                # The Python traceback around it says nothing more than the line.
+                err.__suppress_context__ = True
+            return err
+    return e

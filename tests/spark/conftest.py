@@ -1,0 +1,203 @@
+"""Real Spark deployments for the PySpark tests, one at a time (session-scoped and
+parametrized, so pytest groups the tests by deployment and stops each before the next):
+
+* ``local``: a classic ``local[2]`` session in this process;
+* ``standalone``: Spark's own ``Master`` and ``Worker`` processes (``spark-class``) on
+  127.0.0.1, and a classic session whose executors run in the worker;
+* ``connect``: a Spark Connect server (``spark-submit ... SparkConnectServer``) and a
+  thin ``SparkSession.builder.remote()`` client: no ``sparkContext``, no RDDs.
+
+Executors run this interpreter (``spark.pyspark.python`` / ``PYSPARK_PYTHON``), which
+has the cykafka under test installed.  Every port is a free one chosen at start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEPLOYMENTS = ("local", "standalone", "connect")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        SPARK_HOME=str(_spark_home()),
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+    )
+    return env
+
+
+class _Proc:
+    """A JVM started in its own process group, stopped with it."""
+
+    def __init__(self, args: list[str], log: Path, env: dict[str, str]) -> None:
+        self.log = log
+        self._out = open(log, "wb")
+        self.proc = subprocess.Popen(
+            args, stdout=self._out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+
+    def wait_port(self, port: int, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.log.name} exited: {self.log.read_text()[-3000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise TimeoutError(f"{self.log.name}: port {port} not open in {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(30)
+        self._out.close()
+
+
+def _classic(builder: Any) -> Any:
+    # PySpark takes the executors' Python from the environment (spark.pyspark.python
+    # is read by spark-submit, which a session built in this process does not run).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        builder.appName("cykafka-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _local() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = _classic(SparkSession.builder.master("local[2]"))
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def _standalone(tmp: Path) -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    spark_class = str(_spark_home() / "bin" / "spark-class")
+    port, ui, wui = _free_port(), _free_port(), _free_port()
+    env = _env()
+    master = _Proc(
+        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+         "--port", str(port), "--webui-port", str(ui)],
+        tmp / "master.log",
+        env,
+    )  # fmt: skip
+    worker = None
+    session = None
+    try:
+        master.wait_port(port)
+        url = f"spark://127.0.0.1:{port}"
+        worker = _Proc(
+            [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+             "--webui-port", str(wui), "--cores", "2", "--memory", "1g",
+             "--work-dir", str(tmp / "work")],
+            tmp / "worker.log",
+            env,
+        )  # fmt: skip
+        session = _classic(
+            SparkSession.builder.master(url)
+            .config("spark.executor.memory", "512m")
+            .config("spark.cores.max", "2")
+        )
+        # The app is registered; wait until its executor (in the worker) has joined.
+        deadline = time.monotonic() + 120
+        while session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 2:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no executor joined: {(tmp / 'worker.log').read_text()}")
+            time.sleep(0.5)
+        yield session
+    finally:
+        if session is not None:
+            session.stop()
+        if worker is not None:
+            worker.stop()
+        master.stop()
+
+
+def _connect(tmp: Path) -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    port = _free_port()
+    server = _Proc(
+        [
+            str(_spark_home() / "bin" / "spark-submit"),
+            "--master", "local[2]",
+            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--conf", f"spark.connect.grpc.binding.port={port}",
+            "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+            "--conf", "spark.ui.enabled=false",
+            "--conf", "spark.sql.shuffle.partitions=4",
+            "--conf", f"spark.pyspark.python={sys.executable}",
+            "--driver-memory", "1g",
+            "spark-internal",
+        ],
+        tmp / "connect.log",
+        _env(),
+    )  # fmt: skip
+    session = None
+    try:
+        server.wait_port(port)
+        session = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+        yield session
+    finally:
+        if session is not None:
+            session.stop()
+        server.stop()
+
+
+@pytest.fixture(scope="session", params=DEPLOYMENTS)
+def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A SparkSession on one real deployment (see the module docs)."""
+    with tempfile.TemporaryDirectory(prefix=f"cykafka-spark-{request.param}-") as tmp:
+        if request.param == "local":
+            yield from _local()
+        elif request.param == "standalone":
+            yield from _standalone(Path(tmp))
+        else:
+            yield from _connect(Path(tmp))
+
+
+def is_connect(session: Any) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")

@@ -1,0 +1,78 @@
+"""kafka_batch_writer in Structured Streaming's foreachBatch (file source), on every
+deployment: a micro-batch that Spark runs again after it was committed is not written
+twice under exactly_once, and is under an at-least-once preset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import is_connect
+from cykafka.spark import WriteReport, kafka_batch_writer
+from cykafka.testing import committed_view, read_raw_log
+
+
+def _run_once(spark: Any, src: Path, chk: Path, writer: Any) -> None:
+    stream = spark.readStream.schema("key string, value string").csv(str(src))
+    q = (
+        stream.writeStream.foreachBatch(writer)
+        .option("checkpointLocation", str(chk))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination(180)
+    if q.exception() is not None:
+        raise AssertionError(f"streaming query failed: {q.exception()}")
+
+
+def _forget_commit(chk: Path, batch_id: int) -> None:
+    """What a crash after the sink wrote batch_id but before Spark's commit log
+    recorded it leaves behind: Spark runs that batch again on restart."""
+    (chk / "commits" / str(batch_id)).unlink()
+    for crc in (chk / "commits").glob(f".{batch_id}.crc"):
+        crc.unlink()
+
+
+@pytest.mark.parametrize("preset", ["exactly_once", "ordered"])
+def test_a_rerun_committed_batch(spark, broker, topic, tmp_path, preset) -> None:
+    bs = broker.bootstrap_servers
+    name = topic(partitions=2)
+    src, chk = tmp_path / "in", tmp_path / "chk"
+    src.mkdir()
+    rows = [(f"k{i % 6}", f"v{i}") for i in range(90)]
+    for part in range(3):  # three files, one micro-batch (availableNow reads them all)
+        (src / f"part-{part}.csv").write_text(
+            "".join(f"{k},{v}\n" for k, v in rows[part * 30 : (part + 1) * 30])
+        )
+    reports: list[WriteReport] = []
+    query = f"q-{name}"
+    writer = kafka_batch_writer(
+        name,
+        bootstrap_servers=bs,
+        preset=preset,
+        query=query,
+        on_batch=None if is_connect(spark) else reports.append,
+    )
+    _run_once(spark, src, chk, writer)
+    _forget_commit(chk, 0)
+    _run_once(spark, src, chk, writer)  # Spark runs batch 0 again
+
+    view = committed_view(read_raw_log(bs, name, 2))
+    values = sorted(r.value.decode() for r in view)
+    if preset == "exactly_once":
+        assert values == sorted(v for _, v in rows)  # each row once
+        progress = committed_view(read_raw_log(bs, f"{name}.cykafka-progress", 1))
+        assert sorted(r.key for r in progress) == [f"{query}/0".encode(), f"{query}/1".encode()]
+    else:  # at-least-once per micro-batch: the re-run batch is written again
+        assert values == sorted(v for _, v in rows for _ in range(2))
+    if reports:  # classic sessions run foreachBatch in this process
+        assert [r.batch_id for r in reports] == [0, 0]
+        assert reports[0].ok and reports[0].delivered == 90 and reports[0].skipped == 0
+        assert reports[1].ok and reports[1].skipped == (90 if preset == "exactly_once" else 0)
+
+
+def test_exactly_once_needs_a_query_name() -> None:
+    with pytest.raises(ValueError, match=r"query='<stable name>'"):
+        kafka_batch_writer("t", bootstrap_servers="x:9092", preset="exactly_once")

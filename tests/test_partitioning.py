@@ -1,0 +1,50 @@
+"""cykafka.partitioning against librdkafka's own choice on the real broker."""
+
+from __future__ import annotations
+
+import pytest
+
+import cykafka
+from cykafka.partitioning import PARTITIONERS, murmur2, partition_for
+
+KEYS = [b"", b"a", b"21", b"user-7", "ünï".encode(), bytes(range(256))] + [
+    b"key-%d" % i for i in range(60)
+]
+
+
+@pytest.mark.parametrize("partitioner", [p for p in PARTITIONERS if p != "random"])
+def test_partition_for_is_librdkafkas_choice(broker, topic, partitioner) -> None:
+    name = topic(partitions=7)
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "partitioner": partitioner}
+    with cykafka.Producer(conf) as p:
+        futs = {k: p.produce(name, b"probe", key=k) for k in KEYS}
+        null = [p.produce(name, b"probe", key=None) for _ in range(20)]
+        got = {k: f.result(30).partition for k, f in futs.items()}
+        null_parts = {f.result(30).partition for f in null}
+    want = {k: partition_for(partitioner, k, 7) for k in KEYS}
+    assert {k: v for k, v in got.items() if want[k] is not None} == {
+        k: v for k, v in want.items() if v is not None
+    }
+    if partition_for(partitioner, None, 7) is not None:
+        assert null_parts == {partition_for(partitioner, None, 7)}
+
+
+def test_murmur2_matches_java() -> None:
+    # Values from Kafka's own UtilsTest.testMurmur2 (signed 32-bit there).
+    cases = {
+        b"21": -973932308,
+        b"foobar": -790332482,
+        b"a-little-bit-long-string": -985981536,
+        b"a-little-bit-longer-string": -1486304829,
+        b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+        b"abc": 479470107,
+    }
+    for data, java in cases.items():
+        assert murmur2(data) == java & 0xFFFFFFFF
+
+
+def test_bad_arguments_name_the_culprit() -> None:
+    with pytest.raises(ValueError, match="unknown partitioner 'crc'"):
+        partition_for("crc", b"k", 3)
+    with pytest.raises(ValueError, match="partition_count must be >= 1, not 0"):
+        partition_for("murmur2", b"k", 0)
