@@ -17,7 +17,14 @@ from .avro import AvroSerializer
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
 
-__all__ = ["FORMATS", "ColumnEncoders", "serialize_column", "serializer_for", "serializers_for"]
+__all__ = [
+    "FORMATS",
+    "ColumnEncoders",
+    "registry_fields",
+    "serialize_column",
+    "serializer_for",
+    "serializers_for",
+]
 
 #: the registry formats a front door accepts
 FORMATS = ("avro", "json-schema", "protobuf")
@@ -145,3 +152,41 @@ class ColumnEncoders:
 
     def encode_key(self, data: Any, bad: dict[int, str]) -> Any:
         return self._encode(self.key, data, bad, "key", True)
+
+
+def registry_fields(
+    value_format: Optional[str],
+    key_format: Optional[str],
+    registry: Any,
+    value_schema: Optional[str],
+    key_schema: Optional[str],
+) -> dict[str, Any]:
+    """Checked on the driver, for a front door whose serializers are built elsewhere
+    (Spark executors): the same arguments with schema files read into text.  Every
+    check that needs no network runs here (formats, schema files, the conf), so a bad
+    argument fails before any task starts."""
+    if not (value_format or key_format):
+        raise ValueError("schema_registry needs value_format and/or key_format")
+    if registry is None:
+        raise ValueError("value_format/key_format need schema_registry (a URL or config dict)")
+    if not isinstance(registry, (str, Mapping)):
+        raise TypeError(
+            "schema_registry must be a URL or a client config dict (each executor makes "
+            f"its own client), not {type(registry).__name__}"
+        )
+    registry = registry if isinstance(registry, str) else dict(registry)
+
+    def text(fmt: Optional[str], schema: Optional[str]) -> Optional[str]:
+        return schema if fmt == "protobuf" else _schema_text(schema, "schema")
+
+    fields = {
+        "value_format": value_format,
+        "key_format": key_format,
+        "schema_registry": registry,
+        "value_schema": text(value_format, value_schema),
+        "key_schema": text(key_format, key_schema),
+    }
+    serializers_for(
+        value_format, registry, fields["value_schema"], key_format, fields["key_schema"]
+    )
+    return fields
