@@ -33,7 +33,7 @@ def _json_default(v: Any) -> Any:
         return base64.b64encode(bytes(v)).decode("ascii")
     if isinstance(v, datetime.datetime):
         if v.tzinfo is None:
-            v = v.replace(tzinfo=datetime.timezone.utc)
+            v = v.replace(tzinfo=datetime.UTC)
         return v.isoformat().replace("+00:00", "Z")
     if isinstance(v, (datetime.date, datetime.time)):
         return v.isoformat()
