@@ -133,13 +133,18 @@ def main(argv: list[str]) -> int:
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from cykafka import Producer
-    from cykafka.schema_registry import AvroSerializer, JSONSerializer, ProtobufSerializer
+    from cykafka.schema_registry import (
+        AvroSerializer,
+        JSONSerializer,
+        ProtobufSerializer,
+        serialize_column,
+    )
 
     table = make_table(args.rows)
     registry = SchemaRegistryClient.new_client({"url": f"mock://bench-{uuid.uuid4().hex}"})
     ser = AvroSerializer(registry)
-    ((encoded, rejected),) = list(ser.serialize_batch(table.combine_chunks(), "bench-sr"))
-    assert not rejected, rejected[:3]
+    encoded, rejected = serialize_column(ser, table, "bench-sr")
+    assert not rejected, list(rejected.items())[:3]
     schema_str = registry.get_latest_version("bench-sr-value").schema.schema_str
     ref = ConfluentAvro(registry, schema_str)
     ctx = SerializationContext("bench-sr", MessageField.VALUE)

@@ -321,3 +321,16 @@ def test_produce_one_record_with_a_serializer(broker: Any, topic: Any, read_back
         r for part in read_back(broker.bootstrap_servers, name, expected=1).values() for r in part
     ]
     assert got.value == ConfluentAvro(registry, json.dumps(SCHEMA))(row, ctx(name))
+
+
+def test_large_batches_are_encoded_in_slices_with_the_same_bytes(monkeypatch: Any) -> None:
+    import cykafka.schema_registry.avro as avro_module
+
+    registry = mock_registry()
+    rows = order_rows(50)
+    table = order_table(rows)
+    whole, _ = encode(AvroSerializer(registry, json.dumps(SCHEMA)), table)
+    monkeypatch.setattr(avro_module, "ENCODE_ROWS", 7)
+    chunks = list(AvroSerializer(registry, json.dumps(SCHEMA)).serialize_batch(table, "t"))
+    assert [len(arr) for arr, _ in chunks] == [7] * 7 + [1]
+    assert [v for arr, _ in chunks for v in arr.to_pylist()] == whole

@@ -28,6 +28,9 @@ from .avro_types import arrow_type_for, avro_schema_for
 
 __all__ = ["AvroSerializer"]
 
+#: rows encoded at a time from one Arrow batch
+ENCODE_ROWS = 65536
+
 _REGISTERED_KEYS = ("use.latest.version", "use.schema.id", "use.latest.with.metadata")
 
 
@@ -139,9 +142,13 @@ class AvroSerializer:
         return self._list_chunks(rows, prefix, writer)
 
     def _arrow_chunks(self, data: Any, prefix: bytes, writer: Any) -> Iterator[Chunk]:
-        for arr in arrow_chunks(data):
-            out, bad = self._plan(prefix, writer, arr.type).encode(arr)
-            yield out, [(row, f"field {path!r} {why}") for row, path, why in bad]
+        for whole in arrow_chunks(data):
+            plan = self._plan(prefix, writer, whole.type)
+            # Slices of ENCODE_ROWS: librdkafka sends one while the next is encoded, and
+            # the encoded bytes in memory stay bounded.
+            for start in range(0, max(len(whole), 1), ENCODE_ROWS):
+                out, bad = plan.encode(whole.slice(start, ENCODE_ROWS))
+                yield out, [(row, f"field {path!r} {why}") for row, path, why in bad]
 
     def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
         atype = arrow_type_for(writer)
