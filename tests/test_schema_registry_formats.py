@@ -116,3 +116,36 @@ def test_produce_batch_takes_confluent_serializers_too(
     ]
     ctx = SerializationContext(name, MessageField.VALUE)
     assert [r.value for r in got] == [ref({"n": 1}, ctx), ref({"n": 3}, ctx)]
+
+
+def test_serialized_batch_keeps_partitions_timestamps_headers_per_row(
+    broker: Any, topic: Any, read_back: Any
+) -> None:
+    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": "int"}]}
+    ser = AvroSerializer(registry, json.dumps(schema))
+    name = topic(partitions=2)
+    rows = [{"n": 1}, {"n": 2**40}, {"n": 3}, {"n": 4}]  # row 1 does not fit
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        report = p.produce_batch(
+            name,
+            rows,
+            partitions=[1, 0, 0, 1],
+            timestamps=[1_000, 2_000, 3_000, 4_000],
+            headers=[[("h", b"a")], None, [("h", b"c")], [("h", b"d")]],
+            value_serializer=ser,
+        ).result(30)
+    assert (report.delivered, report.failed) == (3, 1) and report.errors[0][0] == 1
+    got = read_back(broker.bootstrap_servers, name, expected=3)
+    ctx = SerializationContext(name, MessageField.VALUE)
+    seen = {ser(r, ctx): r for r in rows if r["n"] < 100}
+    out = {
+        (p, rec.timestamp, tuple(rec.headers), seen[rec.value]["n"])
+        for p, recs in got.items()
+        for rec in recs
+    }
+    assert out == {
+        (1, 1_000, (("h", b"a"),), 1),
+        (0, 3_000, (("h", b"c"),), 3),
+        (1, 4_000, (("h", b"d"),), 4),
+    }
