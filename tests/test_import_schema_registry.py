@@ -154,3 +154,26 @@ def test_usage_errors_name_the_flag(
     f.write_text("id\n1\n")
     assert run(broker, str(f), "-t", "never-written", *extra) == 2
     assert message in capsys.readouterr().err
+
+
+def test_csv_as_registry_avro_text_parsed_into_the_schemas_types(
+    broker: Any, topic: Any, read_back: Any, tmp_path: Path
+) -> None:
+    f = tmp_path / "v.csv"
+    f.write_text("id,city,kind\n1,Lyon,web\nnope,Porto,app\n3,,app\n")
+    (tmp_path / "visit.avsc").write_text(json.dumps(SCHEMA))
+    name = topic()
+    dead = tmp_path / "dead.jsonl"
+    args = ["--value-format", "avro", "--schema-registry", "mock://csv", "--dead-letter", str(dead)]
+    assert (
+        run(broker, str(f), "-t", name, *args, "--value-schema", str(tmp_path / "visit.avsc")) == 1
+    )
+    got = sorted(
+        (avro(r.value, SCHEMA) for r in values(broker, read_back, name, 2)), key=lambda v: v["id"]
+    )
+    assert got == [
+        {"id": 1, "city": "Lyon", "kind": "web", "source": "import"},
+        {"id": 3, "city": "", "kind": "app", "source": "import"},
+    ]
+    (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert entry["line"] == 3 and "'nope' is not a int64" in entry["error"]

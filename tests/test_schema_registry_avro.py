@@ -334,3 +334,57 @@ def test_large_batches_are_encoded_in_slices_with_the_same_bytes(monkeypatch: An
     chunks = list(AvroSerializer(registry, json.dumps(SCHEMA)).serialize_batch(table, "t"))
     assert [len(arr) for arr, _ in chunks] == [7] * 7 + [1]
     assert [v for arr, _ in chunks for v in arr.to_pylist()] == whole
+
+
+def test_text_columns_are_parsed_into_the_schemas_types() -> None:
+    # CSV gives every field as text
+    schema = {
+        "type": "record",
+        "name": "T",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "ok", "type": ["null", "boolean"], "default": None},
+            {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {
+                "name": "price",
+                "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+            },
+            {"name": "name", "type": "string"},
+        ],
+    }
+    table = pa.table(
+        {
+            "id": ["1", "2", "x", "4"],
+            "ok": ["true", None, "false", "false"],
+            "at": [
+                "2024-05-01T10:00:00Z",
+                "2024-05-01T10:00:00.250Z",
+                "2024-05-01T00:00:00Z",
+                "soon",
+            ],
+            "price": ["1.50", "2", "3.25", "4.00"],
+            "name": ["a", "b", "c", "d"],
+        }
+    )
+    registry = mock_registry()
+    ours, rejected = encode(AvroSerializer(registry, json.dumps(schema)), table)
+    assert [r for r, _ in rejected] == [2, 3]
+    assert "field 'id': 'x' is not a int64" in rejected[0][1]
+    assert "field 'at': 'soon'" in rejected[1][1]
+    at = datetime.datetime(2024, 5, 1, 10, tzinfo=datetime.UTC)
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    assert ours[:2] == [
+        ref(
+            {"id": 1, "ok": True, "at": at, "price": decimal.Decimal("1.50"), "name": "a"}, ctx("t")
+        ),
+        ref(
+            {
+                "id": 2,
+                "ok": None,
+                "at": at + datetime.timedelta(milliseconds=250),
+                "price": decimal.Decimal("2.00"),
+                "name": "b",
+            },
+            ctx("t"),
+        ),
+    ]

@@ -16,6 +16,7 @@ from ._common import (
     LIST_CHUNK,
     Chunk,
     RegistryLike,
+    Rejected,
     SchemaRegistryFailure,
     arrow_chunks,
     frame,
@@ -24,6 +25,7 @@ from ._common import (
     registry_client,
     resolve_schema_id,
 )
+from ._text import cast_type, parse_text, text_casts
 from .avro_types import arrow_type_for, avro_schema_for
 
 __all__ = ["AvroSerializer"]
@@ -121,8 +123,10 @@ class AvroSerializer:
             if isinstance(atype, pa.Schema):
                 atype = pa.struct(list(atype))
             prefix, writer = self._writer(topic, is_key, atype)
-            self._plan(prefix, writer, atype)  # refuses incompatible columns up front
-            return self._arrow_chunks(data, prefix, writer)
+            casts = text_casts(atype, writer)
+            # refuses incompatible columns up front
+            self._plan(prefix, writer, cast_type(atype, casts) if casts else atype)
+            return self._arrow_chunks(data, prefix, writer, casts)
         if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
             raise TypeError(
                 f"data must be a pyarrow Table/RecordBatch/Array or a list of records, "
@@ -141,14 +145,25 @@ class AvroSerializer:
         prefix, writer = self._writer(topic, is_key, inferred)
         return self._list_chunks(rows, prefix, writer)
 
-    def _arrow_chunks(self, data: Any, prefix: bytes, writer: Any) -> Iterator[Chunk]:
+    def _arrow_chunks(
+        self, data: Any, prefix: bytes, writer: Any, casts: dict[int, pa.DataType]
+    ) -> Iterator[Chunk]:
         for whole in arrow_chunks(data):
-            plan = self._plan(prefix, writer, whole.type)
+            plan = None
             # Slices of ENCODE_ROWS: librdkafka sends one while the next is encoded, and
             # the encoded bytes in memory stay bounded.
             for start in range(0, max(len(whole), 1), ENCODE_ROWS):
-                out, bad = plan.encode(whole.slice(start, ENCODE_ROWS))
-                yield out, [(row, f"field {path!r} {why}") for row, path, why in bad]
+                arr = whole.slice(start, ENCODE_ROWS)
+                unparsed: Rejected = []
+                if casts:
+                    arr, unparsed = parse_text(arr, casts)
+                if plan is None:
+                    plan = self._plan(prefix, writer, arr.type)
+                out, bad = plan.encode(arr)
+                why = dict(unparsed)  # a text that did not parse says so, not "is null"
+                for row, path, what in bad:
+                    why.setdefault(row, f"field {path!r} {what}")
+                yield out, sorted(why.items())
 
     def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
         atype = arrow_type_for(writer)
