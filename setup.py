@@ -96,11 +96,26 @@ def _extension() -> Extension:
     )
 
 
+def _pxd_dir() -> str:
+    """Cython finds a module's own declarations by its package path
+    (cykafka/_native.pxd in an include directory); they live in ext/_native.pxd,
+    so a copy under build/ serves as that path."""
+    out = os.path.join("build", "cython-include")
+    os.makedirs(os.path.join(out, "cykafka"), exist_ok=True)
+    with open(os.path.join("ext", "_native.pxd")) as src:
+        text = src.read()
+    dest = os.path.join(out, "cykafka", "_native.pxd")
+    if not os.path.exists(dest) or open(dest).read() != text:
+        with open(dest, "w") as f:
+            f.write(text)
+    return out
+
+
 setup(
     ext_modules=cythonize(
         [_extension()],
         language_level=3,
         compiler_directives={"embedsignature": True, "binding": False},
-        include_path=["ext"],
+        include_path=["ext", _pxd_dir()],
     ),
 )

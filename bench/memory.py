@@ -15,6 +15,13 @@
 (c) RSS stays flat over --mem-count messages through produce_batch, in chunks
     of 1,000,000 (the same list of values each time, every chunk's BatchReport
     waited for): the RSS after the last chunk within 10 % of that after the first.
+(d) RSS per failed message of a batch whose --failures messages all fail, with
+    the BatchReport held, measured first in the process: refused by librdkafka
+    (larger than message.max.bytes), timed out (message.timeout.ms runs out on an
+    unreachable broker, so librdkafka held every message first), and the two
+    alternating (every failure its own run: the worst case).  RSS is also given
+    after malloc_trim(0), which returns heap librdkafka freed but glibc kept; the
+    target (at most 150 B per failed message) is on that figure.
 
 Prints one JSON line: {"targets": [...], "lines": [...], and the raw numbers}.
 Without --bootstrap it starts its own LocalBroker.
@@ -40,6 +47,7 @@ except ImportError:
     import cykafka
 
 MAX_BYTES_PER_FUTURE = 150
+MAX_BYTES_PER_FAILURE = 150
 RSS_TOLERANCE = 0.10
 CHUNK = 1_000_000
 
@@ -88,6 +96,68 @@ def pending_future_cost(n: int) -> dict:
         "sizeof_future": size,
         "failed_after_close": failed,
         "residual_bytes_per_future_after_purge": (after - base) / n,
+    }
+
+
+def _malloc_trim() -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+FAILURE_KINDS = ("refused", "timed out", "alternating")
+
+
+def failed_batch_cost(n: int, kind: str) -> dict:
+    """RSS per failed message of one batch of ``n`` that all fail (report held):
+    refused by librdkafka (too large), timed out (delivery reports), or the two
+    alternating (no two neighbours fail alike: one run per failure, the worst
+    case for the compact failure record)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "log_level": 0,
+        "message.max.bytes": 1000,
+        "message.timeout.ms": 1000,
+        "queue.buffering.max.messages": n + 10,
+    }
+    big, small = b"x" * 2000, b"v" * 100
+    if kind == "refused":
+        values = [big] * n
+    elif kind == "timed out":
+        values = [small] * n
+    else:
+        values = [big, small] * (n // 2)
+    value = small
+    p = cykafka.Producer(conf)
+    try:
+        p.produce_batch("mem-failed", [value]).result(60)  # topic handle, caches
+        gc.collect()
+        _malloc_trim()
+        base = rss_bytes()
+        t0 = time.perf_counter()
+        report = p.produce_batch("mem-failed", values).result(120)
+        seconds = time.perf_counter() - t0
+        gc.collect()
+        held = rss_bytes()
+        _malloc_trim()
+        trimmed = rss_bytes()
+        errors = report.errors
+        first = errors[0][1].name if errors else None
+        causes = len({id(e) for _, e in errors[:: max(1, n // 1000)]})
+    finally:
+        p.close(0)
+    return {
+        "n": n,
+        "kind": kind,
+        "failed": report.failed,
+        "error": first,
+        "seconds": seconds,
+        "bytes_per_failure": (held - base) / n,
+        "bytes_per_failure_trimmed": (trimmed - base) / n,
+        "distinct_exceptions_sampled": causes,
     }
 
 
@@ -181,7 +251,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--futures", type=int, default=100_000, help="futures for (a) and (b)")
     ap.add_argument("--mem-count", type=int, default=10_000_000, help="messages for (c)")
     ap.add_argument("--size", type=int, default=100, help="value size for (c)")
+    ap.add_argument("--failures", type=int, default=1_000_000, help="failed messages for (d)")
     args = ap.parse_args(argv)
+
+    # First, while the process heap is fresh: RSS growth is the failures' own.
+    fails = [failed_batch_cost(args.failures, kind) for kind in FAILURE_KINDS]
 
     broker = None
     bootstrap = args.bootstrap
@@ -215,6 +289,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         raise SystemExit(f"memory: futures not all resolved: {a}, {b}")
     if c["delivered"] != c["messages"] or c["failed"]:
         raise SystemExit(f"memory: produce_batch lost messages: {c}")
+    for d in fails:
+        if d["failed"] != d["n"]:
+            raise SystemExit(f"memory: not every message of the failing batch failed: {d}")
     residual = max(
         a["residual_bytes_per_future_after_purge"], b["residual_bytes_per_future_after_drop"]
     )
@@ -238,6 +315,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             "shown": f"{rss_mb[0]:.0f} -> {rss_mb[-1]:.0f} MB ({c['growth_first_to_last']:+.1%})",
             "pass": abs(c["growth_first_to_last"]) <= RSS_TOLERANCE,
         },
+        *(
+            {
+                "target": f"failed batch message ({d['kind']}) <= {MAX_BYTES_PER_FAILURE} B RSS",
+                "value": d["bytes_per_failure_trimmed"],
+                "shown": f"{d['bytes_per_failure']:.1f} B ({d['bytes_per_failure_trimmed']:.1f} "
+                f"B after malloc_trim)",
+                "pass": d["bytes_per_failure_trimmed"] <= MAX_BYTES_PER_FAILURE,
+            }
+            for d in fails
+        ),
     ]
     lines = [
         f"pending future: {a['bytes_per_pending_future']:.1f} B of Python heap each "
@@ -250,9 +337,25 @@ def main(argv: Optional[list[str]] = None) -> int:
         f"RSS over {c['messages']:,} msgs in {c['chunk']:,}-message produce_batch calls "
         f"({c['messages'] / c['seconds']:,.0f} msgs/s): before {c['rss_before_mb']:.0f} MB, "
         f"after each chunk " + " ".join(f"{x:.0f}" for x in rss_mb) + " MB",
+        *(
+            f"failed batch ({d['kind']}, {d['error']}): {d['n']:,} failures in "
+            f"{d['seconds']:.1f} s, RSS {d['bytes_per_failure']:.1f} B per failure with the "
+            f"report held ({d['bytes_per_failure_trimmed']:.1f} B after malloc_trim), "
+            f"{d['distinct_exceptions_sampled']} distinct exception object(s) in a sample"
+            for d in fails
+        ),
     ]
     print(
-        json.dumps({"targets": targets, "lines": lines, "pending": a, "resolved": b, "rss": c}),
+        json.dumps(
+            {
+                "targets": targets,
+                "lines": lines,
+                "pending": a,
+                "resolved": b,
+                "rss": c,
+                "failed_batches": fails,
+            }
+        ),
         flush=True,
     )
     return 0

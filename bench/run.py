@@ -208,6 +208,7 @@ RATIO_TARGETS = [
         CK_CALLBACKS,
         1.2,
     ),
+    ("futures >= 0.8 x C floor", "cy_futures", "c_floor", 0.8),
     ("asyncio >= 5 x confluent AIOProducer", "cy_asyncio", "ck_aio", 5.0),
     (
         "produce_batch keyed, 4 partitions >= 0.9 x C floor",

@@ -5,22 +5,21 @@ future for every delivery and a C loop for whole columns.
 This file is only a hub: each concept lives in its own .pxi.
 """
 
-from libc.stdint cimport int32_t, int64_t
-from rdkafka cimport *
-from rdkafka_mock cimport *
+# The cdef classes, structs and C constants every .pxi shares are declared
+# in _native.pxd, so no .pxi depends on another being included before it.
 
-cdef class _Core
-cdef class _Topic
-
+include "consts.pxi"
 include "errors.pxi"
 include "config.pxi"
 include "delivery.pxi"
 include "events.pxi"
 include "stats.pxi"
 include "args.pxi"
+include "partitioner.pxi"
 include "core.pxi"
 include "columns.pxi"
 include "grouping.pxi"
+include "failures.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"

@@ -14,13 +14,6 @@ cdef extern from "Python.h":
     int PyBUF_SIMPLE
 
 
-cdef struct _Mem:
-    const char *ptr
-    Py_ssize_t len
-    bint has_view
-    Py_buffer view
-
-
 cdef const char *_utf8(object s, Py_ssize_t *size, str what) except NULL:
     """The UTF-8 of str ``s`` (cached by CPython in the object).  A str that has
     none (a lone surrogate) is a ValueError naming the argument, not a bare

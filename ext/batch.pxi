@@ -10,17 +10,6 @@
 # indexes, slots and outcomes stay those of the batch order.
 
 from libc.stdlib cimport malloc, calloc, free
-from libc.stdint cimport uint8_t, int32_t, int64_t
-from cpython.ref cimport PyObject
-
-DEF _SUB = 65536   # messages per sub-chunk: bounds the temporary C arrays
-
-
-cdef struct _Chunk:
-    PyObject *future        # the BatchFuture; the chunk holds one reference
-    Py_ssize_t base         # batch index of slots[0]
-    Py_ssize_t outstanding  # messages of this chunk whose report is still due
-    void **slots            # slots[i] == this chunk
 
 
 class BatchReport:
@@ -70,13 +59,6 @@ cdef class BatchFuture(_FutureBase):
     """The outcome of produce_batch/produce_many: a BatchReport once every
     message has been delivered or has failed."""
 
-    cdef object _topic
-    cdef Py_ssize_t _total, _delivered, _failed
-    cdef bint _sealed
-    cdef list _errors
-    cdef dict _first, _last
-    cdef object _on_delivery
-
     def __init__(self):
         raise TypeError("BatchFuture is created by Producer.produce_batch()")
 
@@ -93,8 +75,10 @@ cdef class BatchFuture(_FutureBase):
         return self._failed
 
     cdef object _report(self):
+        if self._failures is None or self._state == _PENDING:
+            self._failures = self._fails.view()
         return BatchReport(self._topic, self._total, self._delivered, self._failed,
-                           list(self._errors), dict(self._first), dict(self._last))
+                           self._failures, dict(self._first), dict(self._last))
 
     cdef object _outcome(self):
         return self._report()
@@ -104,7 +88,7 @@ cdef class BatchFuture(_FutureBase):
 
     cdef _record_failure(self, Py_ssize_t index, object exc, int32_t partition):
         self._failed += 1
-        self._errors.append((index, exc))
+        self._fails.add(index, exc)
         if self._on_delivery is not None:
             self._call_on_delivery(index, exc, partition, -1, -1)
 
@@ -138,8 +122,10 @@ cdef class BatchFuture(_FutureBase):
 
 cdef BatchFuture _new_batch_future(object topic, object on_delivery):
     cdef BatchFuture bf = BatchFuture.__new__(BatchFuture)
+    bf._fork_gen = <unsigned short>_fork_generation
     bf._topic = topic
-    bf._errors = []
+    bf._fails = _FailLog()
+    bf._failures = None
     bf._first = {}
     bf._last = {}
     bf._on_delivery = on_delivery
@@ -150,11 +136,7 @@ cdef class _BatchRun:
     """Accumulates consecutive delivered messages of one batch and partition
     within a delivery-report event, so offsets are recorded once per run."""
 
-    cdef BatchFuture bf
-    cdef int32_t partition
-    cdef int64_t lo, hi
-
-    cdef flush(self, _Core core, dict wake):
+    cdef flush(self):
         if self.bf is not None:
             self.bf._offsets(self.partition, self.lo, self.hi)
             self.bf = None
@@ -169,8 +151,8 @@ cdef class _BatchRun:
         cdef bint counted = False
         try:
             if m.err:
-                exc = _delivery_error(m.err, _dr_errstr(m))
-                self.flush(core, wake)
+                exc = bf._fails.exc_for(m.err, _dr_errstr(m))
+                self.flush()
                 counted = True   # _record_failure counts before anything that can raise
                 bf._record_failure(index, exc, m.partition)
             else:
@@ -182,7 +164,7 @@ cdef class _BatchRun:
                     if m.offset < self.lo:
                         self.lo = m.offset
                 else:
-                    self.flush(core, wake)
+                    self.flush()
                     self.bf = bf
                     self.partition = m.partition
                     self.lo = self.hi = m.offset
@@ -196,7 +178,7 @@ cdef class _BatchRun:
             if chunk.outstanding == 0:
                 _chunk_free(chunk)   # bf stays referenced by this frame
             if bf._delivered + bf._failed >= bf._total and bf._sealed:
-                self.flush(core, wake)
+                self.flush()
                 bf._maybe_complete(wake)
 
 
@@ -278,10 +260,8 @@ cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ss
         for q in range(queued):
             j = perm[q] if perm != NULL else q
             if errs[j]:
-                bf._record_failure(chunk.base + j, _delivery_error(
-                    errs[j], f"{rd_kafka_err2str(<rd_kafka_resp_err_t>errs[j]).decode()} "
-                             f"(refused by librdkafka before sending)"),
-                    <int32_t>pd[j] if pd != NULL else -1)
+                bf._record_failure(chunk.base + j, bf._fails.exc_for(errs[j], None),
+                                   <int32_t>pd[j] if pd != NULL else -1)
     if queued < cnt:
         exc = _not_queued(chunk.base + first_unqueued, why)
         for q in range(queued, cnt):
@@ -394,39 +374,29 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
 
 
 cdef tuple _records_chunk(object it, Py_ssize_t size, Py_ssize_t base):
-    """Up to ``size`` records from ``it`` as columns; None when exhausted."""
-    values = []
+    """Up to ``size`` records from ``it`` as columns, None when exhausted:
+    (values, keys, partitions, timestamps, headers, records read, error).  A bad
+    record (or the iterator raising) ends the chunk with ``error`` set, the count
+    including the bad record, so the caller can report every record it read."""
+    cdef list values = []
+    try:
+        cols = _read_records(it, size, base, values)
+    except BaseException as exc:
+        return (None, None, None, None, None, len(values), exc)
+    if cols is None:
+        return None
+    return cols + (len(values), None)
+
+
+cdef tuple _read_records(object it, Py_ssize_t size, Py_ssize_t base, list values):
     keys = []
     parts = tss = hdrs = None
     has_keys = False
     for rec in it:
         i = base + len(values)
-        if rec is None or isinstance(rec, (bytes, str, bytearray, memoryview)):
-            value, key, h, p, ts = rec, None, None, None, None
-        elif isinstance(rec, tuple):
-            if len(rec) == 2:
-                key, value = rec
-                h = None
-            elif len(rec) == 3:
-                key, value, h = rec
-            else:
-                raise TypeError(f"record {i}: a tuple record is (key, value) or "
-                                f"(key, value, headers), not {len(rec)} items")
-            p = ts = None
-        elif isinstance(rec, dict):
-            extra = set(rec) - {"value", "key", "headers", "partition", "timestamp"}
-            if extra:
-                raise TypeError(f"record {i}: unknown fields {sorted(extra)}; a dict record "
-                                f"has value, key, headers, partition, timestamp")
-            value = rec.get("value")
-            key = rec.get("key")
-            h = rec.get("headers")
-            p = rec.get("partition")
-            ts = rec.get("timestamp")
-        else:
-            raise TypeError(f"record {i} must be bytes, str, None, a (key, value) tuple or a "
-                            f"dict, not {type(rec).__name__}")
-        values.append(value)
+        values.append(None)   # read: counted even if it turns out bad
+        value, key, h, p, ts = _one_record(rec, i)
+        values[len(values) - 1] = value
         keys.append(key)
         if key is not None:
             has_keys = True
@@ -454,3 +424,25 @@ cdef tuple _records_chunk(object it, Py_ssize_t size, Py_ssize_t base):
                 if hh != NULL:
                     rd_kafka_headers_destroy(hh)
     return (values, keys if has_keys else None, parts, tss, hdrs)
+
+
+cdef tuple _one_record(object rec, Py_ssize_t i):
+    """(value, key, headers, partition, timestamp) of record ``i``."""
+    if rec is None or isinstance(rec, (bytes, str, bytearray, memoryview)):
+        return rec, None, None, None, None
+    if isinstance(rec, tuple):
+        if len(rec) == 2:
+            return rec[1], rec[0], None, None, None
+        if len(rec) == 3:
+            return rec[1], rec[0], rec[2], None, None
+        raise TypeError(f"record {i}: a tuple record is (key, value) or "
+                        f"(key, value, headers), not {len(rec)} items")
+    if isinstance(rec, dict):
+        extra = set(rec) - {"value", "key", "headers", "partition", "timestamp"}
+        if extra:
+            raise TypeError(f"record {i}: unknown fields {sorted(extra)}; a dict record "
+                            f"has value, key, headers, partition, timestamp")
+        return (rec.get("value"), rec.get("key"), rec.get("headers"), rec.get("partition"),
+                rec.get("timestamp"))
+    raise TypeError(f"record {i} must be bytes, str, None, a (key, value) tuple or a "
+                    f"dict, not {type(rec).__name__}")

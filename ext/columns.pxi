@@ -6,40 +6,10 @@
 # array of fixed-width bytes (dtype "S<n>"; trailing NULs are dropped, as
 # NumPy itself does) or of Python objects.
 
-from libc.stdint cimport uint8_t, int32_t, int64_t
-
-cdef enum _Kind:
-    _K_SEQ = 0
-    _K_ARROW = 1
-    _K_NUMPY_S = 2
-
-cdef enum _ArrowLayout:
-    _A_OFF32 = 0
-    _A_OFF64 = 1
-    _A_FIXED = 2
-
-
-cdef struct _ArrowChunk:
-    Py_ssize_t start            # batch index of this chunk's element 0
-    Py_ssize_t length
-    const uint8_t *validity     # NULL: no nulls
-    const void *offsets
-    const char *data
-    Py_ssize_t offset           # the array's own offset into its buffers
-    Py_ssize_t width            # fixed_size_binary width
-    int layout
+import collections.abc as _abc
 
 
 cdef class _Column:
-    cdef str what
-    cdef Py_ssize_t n
-    cdef int kind
-    cdef tuple items            # _K_SEQ
-    cdef object keep            # Arrow/NumPy objects whose memory we point into
-    cdef _ArrowChunk *chunks
-    cdef Py_ssize_t nchunks
-    cdef const char *np_data
-    cdef Py_ssize_t np_width
 
     def __cinit__(self):
         self.chunks = NULL
@@ -112,14 +82,32 @@ cdef bint _is_numpy(object o):
     return type(o).__module__ == "numpy" and hasattr(o, "dtype")
 
 
-cdef _Column _column(object values, str what):
-    """Validate a key/value column; TypeError names the culprit's index."""
+cdef int _check_column_shape(object values, str what) except -1:
+    """A column is one ordered sequence: batch order is the order messages are
+    written in, so a set or a mapping (no order, or not the one meant) and a whole
+    Arrow table (many columns) are refused, naming the argument."""
+    if isinstance(values, (_abc.Set, _abc.Mapping, _abc.MappingView)):
+        raise TypeError(f"{what} must be an ordered sequence (list, tuple, pyarrow or NumPy "
+                        f"array), not {type(values).__name__}: batch order is the order "
+                        f"messages are written in" +
+                        ("; pass list(d.values()) or list(d.items()) as meant"
+                         if isinstance(values, _abc.Mapping) else ""))
+    if _is_arrow(values) and type(values).__name__ in ("Table", "RecordBatch"):
+        names = getattr(values, "column_names", None) or ["value"]
+        raise TypeError(f"{what} is a pyarrow {type(values).__name__}; pass one of its columns, "
+                        f"e.g. table.column({names[0]!r})")
+    return 0
+
+
+cdef _Column _column(object values, str what, Py_ssize_t base=0):
+    """Validate a key/value column; TypeError names the culprit's index (``base`` +
+    its position: produce_many's chunks are named by record number)."""
     cdef _Column col = _Column.__new__(_Column)
     cdef Py_ssize_t ln
-    col.what = what
     if values is None or isinstance(values, (bytes, str, bytearray, memoryview)):
         raise TypeError(f"{what} must be a sequence of messages (list, tuple, pyarrow or "
                         f"NumPy array), not a single {type(values).__name__}")
+    _check_column_shape(values, what)
     if _is_arrow(values):
         _arrow_column(col, values, what)
         return col
@@ -158,16 +146,16 @@ cdef _Column _column(object values, str what):
             try:
                 PyUnicode_AsUTF8AndSize(o, &ln)   # caches the UTF-8 for fill()
             except UnicodeEncodeError as exc:
-                raise ValueError(f"{what}[{i}] is a str that cannot be encoded as UTF-8: "
-                                 f"{exc}") from None
+                raise ValueError(f"{what}[{base + i}] is a str that cannot be encoded as "
+                                 f"UTF-8: {exc}") from None
         elif isinstance(o, (bytes, bytearray, memoryview)):
             # Mutable or view buffers could change under the GIL-free loop: copy.
             if copied is None:
                 copied = list(items)
             copied[i] = bytes(o)
         else:
-            raise TypeError(f"{what}[{i}] must be bytes, bytearray, memoryview, str or None, "
-                            f"not {type(o).__name__}")
+            raise TypeError(f"{what}[{base + i}] must be bytes, bytearray, memoryview, str or "
+                            f"None, not {type(o).__name__}")
     col.kind = _K_SEQ
     col.items = tuple(copied) if copied is not None else items
     col.n = len(col.items)
@@ -222,8 +210,6 @@ cdef _arrow_column(_Column col, object values, str what):
 
 cdef class _IntColumn:
     """partitions or timestamps of a batch as a C array (None -> ``none_value``)."""
-    cdef int64_t *data
-    cdef Py_ssize_t n
 
     def __cinit__(self):
         self.data = NULL
@@ -232,31 +218,34 @@ cdef class _IntColumn:
         free(self.data)
 
 
-cdef object _arrow_ints(object values, bint is_partition):
+cdef object _arrow_ints(object values, bint is_partition, str what):
     """An Arrow partition/timestamp column as a list of int/None.  A timestamp
-    column (any unit, with or without a zone: Arrow's instants are UTC) becomes
-    whole milliseconds, truncated as Java's Instant.toEpochMilli does."""
+    column with a zone (any unit) becomes whole milliseconds, truncated as Java's
+    Instant.toEpochMilli does; a naive one is refused, like a naive datetime."""
     import pyarrow as pa
     if not is_partition and pa.types.is_timestamp(values.type):
+        if values.type.tz is None:
+            raise ValueError(
+                f"{what}: a naive Arrow timestamp column ({values.type}, no time zone) names "
+                f"no instant; give it its zone, e.g. .cast(pa.timestamp("
+                f"{values.type.unit!r}, tz='UTC')) if it holds UTC")
         values = values.cast(pa.timestamp("ms", values.type.tz), safe=False).cast(pa.int64())
     return values.to_pylist()
 
 
-cdef object _np_isnat(object a):
-    import numpy as np
-    return np.isnat(a)
-
-
-cdef _IntColumn _int_column(object values, Py_ssize_t n, str what, bint is_partition):
+cdef _IntColumn _int_column(object values, Py_ssize_t n, str what, bint is_partition,
+                            Py_ssize_t base=0):
     cdef _IntColumn col = _IntColumn.__new__(_IntColumn)
+    _check_column_shape(values, what)
     if _is_arrow(values):
-        values = _arrow_ints(values, is_partition)
+        values = _arrow_ints(values, is_partition, what)
     elif _is_numpy(values):
         if values.dtype.kind == "M" and not is_partition:
-            # datetime64 -> whole milliseconds; NaT (like an Arrow null) means "now"
-            ms = values.astype("datetime64[ms]")
-            values = [None if nat else v for v, nat in
-                      zip(ms.astype("int64").tolist(), _np_isnat(ms).tolist())]
+            # One rule for every timestamp form: it must name its instant.
+            raise ValueError(
+                f"{what}: NumPy datetime64 has no time zone, so it names no instant; if it "
+                f"holds UTC pass arr.astype('datetime64[ms]').astype('int64') (milliseconds "
+                f"since the epoch), or a zoned Arrow/pandas column")
         elif values.dtype.kind not in "iuO":
             raise TypeError(f"{what}: a NumPy array of dtype {values.dtype} is not supported; "
                             f"use integers" + ("" if is_partition else " or datetime64"))
@@ -272,7 +261,7 @@ cdef _IntColumn _int_column(object values, Py_ssize_t n, str what, bint is_parti
         raise MemoryError()
     for i, v in enumerate(values):
         if is_partition:
-            col.data[i] = _partition_arg(v, f"{what}[{i}]")
+            col.data[i] = _partition_arg(v, f"{what}[{base + i}]")
         else:
-            col.data[i] = _timestamp_arg(v, f"{what}[{i}]")
+            col.data[i] = _timestamp_arg(v, f"{what}[{base + i}]")
     return col

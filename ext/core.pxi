@@ -10,7 +10,6 @@ import warnings as _warnings
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.ref cimport Py_INCREF, Py_DECREF
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
@@ -48,21 +47,32 @@ cdef inline int64_t _now_ns() noexcept nogil:
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
+cdef int64_t _timeout_ns(object timeout, str what="timeout") except -1:
+    """``timeout`` seconds as nanoseconds (_FOREVER for None and huge values);
+    checked before anything changes, so a bad value leaves the caller's state."""
+    cdef double t
+    if timeout is None:
+        return _FOREVER
+    if isinstance(timeout, (bool, str, bytes)) or not hasattr(type(timeout), "__float__"):
+        raise TypeError(f"{what} must be a number of seconds or None, "
+                        f"not {type(timeout).__name__} ({timeout!r:.40})")
+    t = float(timeout)
+    if not t >= 0:   # also NaN
+        raise ValueError(f"{what} must be >= 0 or None, not {timeout!r}")
+    if t >= _FOREVER_S:
+        return _FOREVER
+    return <int64_t>(t * 1e9)
+
+
+cdef inline int64_t _deadline_after(int64_t ns) noexcept:
+    return _FOREVER if ns == _FOREVER else _now_ns() + ns
+
+
 # Kafka's rule for topic names (kafka.common.internals.Topic).
 _TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
-# The signature of librdkafka's partitioner functions (rdkafka.h has no typedef).
-ctypedef int32_t (*_partitioner_fn)(const rd_kafka_topic_t *rkt, const void *keydata,
-                                    size_t keylen, int32_t partition_cnt, void *rkt_opaque,
-                                    void *msg_opaque) noexcept nogil
-
-
 cdef class _Topic:
-    cdef rd_kafka_topic_t *rkt
-    cdef object name
-    cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
-    cdef int64_t cnt_at_ns       # when it was read (0: never)
 
     def __cinit__(self):
         self.rkt = NULL
@@ -70,34 +80,6 @@ cdef class _Topic:
 
 cdef class _Core:
     """The librdkafka handle and the state the event thread shares with producers."""
-
-    cdef rd_kafka_t *rk
-    cdef rd_kafka_queue_t *mainq
-    cdef dict topics
-    cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
-    cdef int64_t produced, delivered, failed
-    cdef int64_t grouped         # batch messages handed over grouped by partition
-    cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
-    cdef int64_t max_block_ns
-    cdef bint stopping, closed
-    cdef bint closing            # close() has begun: no new calls may use rk
-    cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
-    cdef object close_lock       # one close() at a time (an RLock: see close())
-    cdef bint in_close           # _close() is running (on the close_lock's owner)
-    cdef bint orphaned           # dropped on its own event thread, which then closes it
-    cdef int64_t orphan_deadline
-    cdef long fork_gen
-    cdef int pid
-    cdef object thread
-    cdef object name
-    cdef object error_cb, stats_cb
-    cdef object fatal_error
-    cdef object last_stats, last_stats_time
-    cdef Py_ssize_t stats_count
-    cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
-    cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
-    cdef int part_kind
-    cdef tuple secrets
 
     def __cinit__(self):
         self.rk = NULL
@@ -112,10 +94,12 @@ cdef class _Core:
             text = text.replace(s, "***")
         return text
 
-    cdef start(self, dict config, double max_block_s, object error_cb, object stats_cb,
+    cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
                tuple secrets):
         cdef char errstr[512]
-        cdef rd_kafka_conf_t *conf = _new_conf(config)
+        cdef rd_kafka_conf_t *conf
+        _timeout_ns(max_block_s, "max.block.ms")   # refused before anything is made
+        conf = _new_conf(config)
         self.secrets = tuple(s for s in secrets if s)
         try:
             _conf_set(conf, "log.queue", "true")
@@ -143,7 +127,7 @@ cdef class _Core:
         _configure_partitioner(self)
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
-        self.max_block_ns = <int64_t>(max_block_s * 1e9)
+        self.max_block_ns = _timeout_ns(max_block_s, "max.block.ms")
         self.error_cb = error_cb
         self.stats_cb = stats_cb
         self.fork_gen = _fork_generation
@@ -180,7 +164,7 @@ cdef class _Core:
         self.active += 1   # partner: leave()
         return 0
 
-    cdef inline void leave(self) noexcept:
+    cdef void leave(self) noexcept:
         self.active -= 1   # partner: enter()
 
     cdef int check_closing(self, str what) except -1:
@@ -190,8 +174,13 @@ cdef class _Core:
         return 0
 
     cdef _Topic topic(self, object name):
-        cdef _Topic t = self.topics.get(name)
+        cdef _Topic t
+        if name is self.last_name and self.last_topic is not None:
+            return self.last_topic   # the usual case: one topic, one str object
+        t = self.topics.get(name)
         if t is not None:
+            self.last_name = name
+            self.last_topic = t
             return t
         if not isinstance(name, str):
             raise TypeError(f"topic must be str, not {type(name).__name__}")
@@ -204,6 +193,8 @@ cdef class _Core:
         if t.rkt == NULL:
             raise _error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t
+        self.last_name = name
+        self.last_topic = t
         return t
 
     cdef int wait_room(self, int64_t *deadline) except -1:
@@ -212,16 +203,26 @@ cdef class _Core:
         max.block.ms runs out: QueueFullError then.  A pending signal (Ctrl-C)
         raises here, so a blocked produce is interruptible."""
         cdef int64_t start = _now_ns(), now = start
+        if getattr(_event_tls, "core", None) is not None:
+            # In a callback on an event thread: that thread frees the queue (its
+            # own, or another producer's whose callbacks may produce back here),
+            # so waiting for room could wait for itself.  Fail at once instead.
+            raise QueueFullError(
+                RD_KAFKA_RESP_ERR__QUEUE_FULL,
+                "librdkafka's queue is full and this produce runs on cykafka's event "
+                "thread (in an on_delivery or done-callback), which cannot wait for room: "
+                "it is the thread that makes room.  Catch QueueFullError there, or "
+                "produce from another thread")
         if deadline[0] == 0:
-            deadline[0] = start + self.max_block_ns
+            deadline[0] = start + self.max_block_ns if self.max_block_ns != _FOREVER \
+                else _FOREVER
         with nogil:
             # Nothing wakes us when room appears (the event thread owns the
             # queue), so sleep in short steps; the caller retries its produce.
             usleep(200)
             now = _now_ns()
         self.blocked_ns += now - start
-        if PyErr_CheckSignals() == -1:
-            return -1
+        PyErr_CheckSignals()   # declared except -1: a pending Ctrl-C raises here
         self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
             raise QueueFullError(
@@ -237,54 +238,50 @@ cdef class _Core:
         raise _error_from_code(err, f"produce to {topic!r} failed: "
                                f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()}")
 
-    cdef Py_ssize_t flush(self, timeout, bint by_close=False) except -1:
-        """Wait for outcomes; the caller has entered (or is close() itself)."""
-        cdef int64_t deadline = 0
+    cdef Py_ssize_t flush(self, int64_t timeout_ns, bint by_close=False) except -1:
+        """Wait for outcomes up to ``timeout_ns`` (see _timeout_ns); the caller has
+        entered (or is close() itself)."""
+        cdef int64_t deadline = _deadline_after(timeout_ns)
         cdef int slice_ms
-        if timeout is not None:
-            if timeout < 0:
-                raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
-            deadline = _now_ns() + <int64_t>(timeout * 1e9)
         while self.pending > 0 or rd_kafka_outq_len(self.rk) > 0:
             slice_ms = 100
-            if deadline:
+            if deadline != _FOREVER:
                 slice_ms = <int>min(100, (deadline - _now_ns()) // 1000000)
                 if slice_ms <= 0:
                     break
             with nogil:
                 rd_kafka_flush(self.rk, slice_ms)
-            if PyErr_CheckSignals() == -1:
-                return -1
+            PyErr_CheckSignals()
             if not by_close:
                 self.check_closing("flush() waited; close() fails what it cannot deliver")
         return max(self.pending, 0)
 
-    cdef close(self, timeout):
-        """Flush, fail what is left, stop the event thread and free librdkafka.
-        One close runs at a time: a concurrent second close waits for the first
-        and returns."""
+    cdef Py_ssize_t close(self, int64_t timeout_ns) except -1:
+        """Flush (up to ``timeout_ns``), fail what is left, stop the event thread and
+        free librdkafka; return how many messages were left to fail.  One close runs
+        at a time: a concurrent second close waits for the first and returns 0."""
         if self.closed:
-            return
+            return 0
         _refuse_on_event_thread(self, "close()")
         # acquire() releases the GIL while it waits.  Reentrant because release()
         # serves the last reports on the closing thread: a callback there calling
         # close() again must return, not deadlock (in_close).
         with self.close_lock:
             if self.closed or self.in_close:
-                return
+                return 0
             self.in_close = True
             try:
-                self._close(timeout)
+                return self._close(timeout_ns)
             finally:
                 self.in_close = False
 
-    cdef _close(self, timeout):
+    cdef Py_ssize_t _close(self, int64_t timeout_ns) except -1:
         if self.fork_gen != _fork_generation:
             # In a forked child: librdkafka's threads are gone, destroying would hang.
             self.closed = True
             self.rk = NULL
             self.mainq = NULL
-            return
+            return 0
         # No call may start using rk from now on (enter() refuses); wait for those
         # that already did.  Each notices ``closing`` within one wait slice.
         self.closing = True
@@ -292,14 +289,14 @@ cdef class _Core:
             with nogil:
                 usleep(1000)
             PyErr_CheckSignals()   # Ctrl-C raises; closing stays set, close() again resumes
-        remaining = self.flush(timeout, True)
+        remaining = self.flush(timeout_ns, True)
         if remaining:
             # Nothing may vanish: purge what is left so that every future fails
             # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.
             _logger.warning("%s: closing with %d undelivered messages; they are purged and "
                             "their futures fail", self.name, remaining)
             self.purge()
-            self.flush(10.0, True)
+            self.flush(10_000_000_000, True)
         self.stopping = True
         # Wake the event thread out of rd_kafka_queue_poll() now instead of at the
         # end of its 200 ms wait (rdkafka.h: rd_kafka_queue_yield "Cancels the
@@ -309,6 +306,7 @@ cdef class _Core:
         if thread is not None and thread is not _threading.current_thread():
             thread.join()
         self.release()
+        return remaining
 
     cdef purge(self):
         """Fail every message librdkafka still holds (reports follow on mainq).
@@ -333,6 +331,7 @@ cdef class _Core:
             rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()
             (<_Topic>t).rkt = NULL
         self.topics.clear()
+        self.last_name = self.last_topic = None
         rd_kafka_queue_destroy(self.mainq)  # partner: rd_kafka_queue_get_main in start()
         self.mainq = NULL
         rk = self.rk

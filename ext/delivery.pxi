@@ -10,8 +10,6 @@ import concurrent.futures as _cf
 import threading as _threading
 from collections import namedtuple as _namedtuple
 
-from cpython.ref cimport PyObject
-
 cdef extern from "Python.h":
     void PyObject_GC_Track(object)
     void PyObject_GC_UnTrack(object)
@@ -22,19 +20,29 @@ RecordMetadata.__module__ = "cykafka"
 RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset, and "
                           "timestamp (ms since the epoch; -1 if not available).")
 
-# namedtuple's own __new__ is Python code; tuple.__new__ builds the same
-# object in C, which matters when a million results are read.
-cdef object _tuple_new = tuple.__new__
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(object t, Py_ssize_t nitems)
+    void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
 
 
-cdef inline object _record_metadata(object topic, int32_t partition, int64_t offset,
-                                    int64_t ts):
-    return _tuple_new(RecordMetadata, (topic, partition, offset, ts))
+cdef object _record_metadata(object topic, int32_t partition, int64_t offset, int64_t ts):
+    # namedtuple's own __new__ is Python code and tuple.__new__(cls, args) builds
+    # a temporary tuple first; a million results are read, so the RecordMetadata
+    # is allocated as what it is, a 4-item tuple subtype, and filled in place.
+    cdef object p = partition, o = offset, t = ts
+    cdef object md = PyType_GenericAlloc(RecordMetadata, 4)
+    Py_INCREF(topic)
+    PyTuple_SET_ITEM(md, 0, topic)
+    Py_INCREF(p)
+    PyTuple_SET_ITEM(md, 1, p)
+    Py_INCREF(o)
+    PyTuple_SET_ITEM(md, 2, o)
+    Py_INCREF(t)
+    PyTuple_SET_ITEM(md, 3, t)
+    # A str and three ints cannot form a cycle: no work for the cyclic GC.
+    PyObject_GC_UnTrack(md)
+    return md
 
-
-cdef enum:
-    _PENDING = 0
-    _RESOLVED = 1
 
 cdef object _cond = _threading.Condition(_threading.Lock())
 cdef Py_ssize_t _nwaiters = 0
@@ -68,15 +76,17 @@ cdef class _FutureBase:
     """What a DeliveryFuture and a BatchFuture share: concurrent.futures-style
     waiting, done-callbacks, and awaiting from asyncio."""
 
-    cdef unsigned char _state
-    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
+    cdef bint _forked(self):
+        """Pending in a process forked after it was made: the event thread that
+        would resolve it exists only in the parent, so it never will here."""
+        return self._state == _PENDING and self._fork_gen != <unsigned short>_fork_generation
 
     def done(self):
         """True once the outcome (delivered or failed) is known."""
-        return self._state != _PENDING
+        return self._state != _PENDING or self._forked()
 
     def running(self):
-        return self._state == _PENDING
+        return not self.done()
 
     def cancel(self):
         """Always False: a message handed to librdkafka cannot be taken back."""
@@ -87,6 +97,8 @@ cdef class _FutureBase:
 
     cdef _wait(self, timeout):
         global _nwaiters
+        if self._forked():
+            raise _forked_future_error()
         if timeout is not None and timeout < 0:
             raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
         if timeout != 0 and getattr(_event_tls, "core", None) is not None:
@@ -124,6 +136,8 @@ cdef class _FutureBase:
 
     def exception(self, timeout=None):
         """The delivery error, or None if delivered (waits like ``result``)."""
+        if self._forked():
+            return _forked_future_error()
         if self._state == _PENDING:
             self._wait(timeout)
         return self._error()
@@ -137,7 +151,7 @@ cdef class _FutureBase:
 
     cdef _add_callback(self, cb):
         _gc_track(self)   # a callback may reference this future: cycles become possible
-        if self._state == _PENDING:
+        if self._state == _PENDING and not self._forked():
             if self._callbacks is None:
                 self._callbacks = [cb]
             else:
@@ -170,6 +184,8 @@ cdef class _FutureBase:
                 self._run_callback(cb, wake)
 
     def __await__(self):
+        if self._forked():
+            raise _forked_future_error()
         if self._state == _PENDING:
             loop = _asyncio().get_running_loop()
             afut = loop.create_future()
@@ -189,12 +205,14 @@ cdef class _FutureBase:
 
 
 cdef class _Mirror:
-    cdef object cf
 
     def __init__(self, cf):
         self.cf = cf
 
     def __call__(self, _FutureBase fut):
+        if fut._forked():
+            self.cf.set_exception(_forked_future_error())
+            return
         err = fut._error()
         if err is None:
             self.cf.set_result(fut._outcome())
@@ -204,13 +222,6 @@ cdef class _Mirror:
 
 cdef class DeliveryFuture(_FutureBase):
     """The outcome of one produced message: a RecordMetadata, or a KafkaDeliveryError."""
-
-    cdef object _topic
-    cdef object _exc
-    cdef object _on_delivery
-    cdef int32_t _partition
-    cdef int64_t _offset
-    cdef int64_t _timestamp
 
     def __init__(self):
         raise TypeError("DeliveryFuture is created by Producer.produce()")
@@ -230,7 +241,7 @@ cdef class DeliveryFuture(_FutureBase):
     cdef object _error(self):
         return self._exc
 
-    cdef inline void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc):
+    cdef void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc):
         self._partition = partition
         self._offset = offset
         self._timestamp = ts
@@ -259,6 +270,13 @@ cdef class DeliveryFuture(_FutureBase):
                 f"@{self._offset}>")
 
 
+cdef object _forked_future_error():
+    return ProducerForkedError(
+        RD_KAFKA_RESP_ERR__STATE,
+        "this future's message was handed to a Producer before fork(); its outcome is "
+        "known only in the parent process (librdkafka's threads do not survive fork())")
+
+
 cdef inline void _gc_track(object o):
     if not PyObject_GC_IsTracked(o):
         PyObject_GC_Track(o)
@@ -266,6 +284,7 @@ cdef inline void _gc_track(object o):
 
 cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
     cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
+    fut._fork_gen = <unsigned short>_fork_generation
     fut._topic = topic
     if on_delivery is None:
         # A pending future that holds only its topic name cannot be part of a

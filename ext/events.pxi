@@ -11,14 +11,13 @@
 # standard poll APIs."
 
 import logging as _logging
+import threading as _threading
 
 _logger = _logging.getLogger("cykafka")
 
 # syslog levels (librdkafka's) -> logging levels
 _LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging.ERROR,
                _logging.WARNING, _logging.INFO, _logging.INFO, _logging.DEBUG)
-
-DEF _DR_CHUNK = 1024
 
 
 cdef extern from "<dlfcn.h>" nogil:
@@ -29,8 +28,6 @@ cdef extern from "<dlfcn.h>" nogil:
     void *dlsym(void *handle, const char *symbol)
     int RTLD_LAZY
     int RTLD_NOLOAD
-
-ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
 
 
 cdef _produce_errstr_fn _find_produce_errstr() noexcept:
@@ -90,7 +87,7 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
                     _handle_dr_msg(core, msgs[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
-        run.flush(core, wake)
+        run.flush()
     finally:
         _notify_waiters()
         if wake:
@@ -99,9 +96,6 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
 
 cdef class _DrState:
     """The per-partition counters (stats.pxi) of the current run of messages."""
-    cdef _PartCount pc
-    cdef const rd_kafka_topic_t *rkt
-    cdef int32_t part
 
     def __cinit__(self):
         self.pc = None

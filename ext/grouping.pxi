@@ -25,39 +25,6 @@
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
-DEF _GROUP_MIN = 256            # smaller sub-chunks are not worth a metadata lookup
-DEF _COUNT_TTL_NS = 1000000000  # re-read a topic's partition count at most once a second
-DEF _COUNT_TIMEOUT_MS = 500     # bound the lookup when brokers are down
-
-
-cdef enum _PartKind:
-    _PK_NONE = 0            # unpredictable (random, or a partitioner_cb)
-    _PK_HASH_ALL = 1        # consistent, murmur2, fnv1a: every key, null included
-    _PK_NULL_RANDOM = 2     # murmur2_random, fnv1a_random: null key -> random
-    _PK_EMPTY_RANDOM = 3    # consistent_random: null or empty key -> random
-
-
-cdef _configure_partitioner(_Core core):
-    """Record in ``core`` the partitioner librdkafka uses for its topics (the
-    `partitioner` property; default consistent_random)."""
-    core.part_fn = NULL
-    core.part_kind = _PK_NONE
-    name = _conf_get(core.rk, "partitioner") or "consistent_random"
-    if name == "consistent":
-        core.part_fn, core.part_kind = rd_kafka_msg_partitioner_consistent, _PK_HASH_ALL
-    elif name == "consistent_random":
-        core.part_fn = rd_kafka_msg_partitioner_consistent_random
-        core.part_kind = _PK_EMPTY_RANDOM
-    elif name == "murmur2":
-        core.part_fn, core.part_kind = rd_kafka_msg_partitioner_murmur2, _PK_HASH_ALL
-    elif name == "murmur2_random":
-        core.part_fn = rd_kafka_msg_partitioner_murmur2_random
-        core.part_kind = _PK_NULL_RANDOM
-    elif name == "fnv1a":
-        core.part_fn, core.part_kind = rd_kafka_msg_partitioner_fnv1a, _PK_HASH_ALL
-    elif name == "fnv1a_random":
-        core.part_fn, core.part_kind = rd_kafka_msg_partitioner_fnv1a_random, _PK_NULL_RANDOM
-
 
 cdef int32_t _partition_count(_Core core, _Topic t):
     """The topic's partition count from a metadata request, cached for a second;
@@ -99,8 +66,7 @@ cdef bint _group_order(const rd_kafka_topic_t *rkt, _partitioner_fn fn, int kind
                     ok = False
                     break
                 g = <int32_t>pd[i]
-            elif kind == _PK_NONE or (kp[i] == NULL and kind != _PK_HASH_ALL) or \
-                    (kl[i] == 0 and kind == _PK_EMPTY_RANDOM):
+            elif not _predictable(kind, kp[i], kl[i]):
                 ok = False
                 break
             else:

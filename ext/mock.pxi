@@ -13,11 +13,6 @@ cdef class _MockCluster:
     """Owns a mock cluster and the librdkafka handle hosting it.  Use
     cykafka.testing.MockCluster."""
 
-    cdef rd_kafka_t *rk                        # hosts the cluster; never produces
-    cdef rd_kafka_mock_cluster_t *mcluster
-    cdef readonly int num_brokers
-    cdef readonly str bootstrap_servers
-
     def __cinit__(self, *args, **kwargs):
         self.rk = NULL
         self.mcluster = NULL

@@ -6,13 +6,6 @@ import atexit as _atexit
 
 cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at exit
 
-# Per-message refusals: the message fails, the producer goes on.
-cdef set _PER_MESSAGE_ERRORS = {
-    RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
-    RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
-    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT,
-}
-
 
 cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t partition,
                              const char *vptr, size_t vlen, const char *kptr, size_t klen,
@@ -70,22 +63,21 @@ cdef inline int _produce_c(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partit
 cdef class NativeProducer:
     """Compiled core of :class:`cykafka.Producer`; use that class."""
 
-    cdef _Core _core
-    cdef object __weakref__
-
     def __cinit__(self, *args, **kwargs):
         self._core = None
+        self._exit_timeout_ns = _timeout_ns(DEFAULT_EXIT_TIMEOUT)
 
-    def _native_start(self, dict config, double max_block_s=60.0, error_cb=None,
-                      stats_cb=None, tuple secrets=()):
+    def _native_start(self, dict config, max_block_s=60.0, error_cb=None,
+                      stats_cb=None, tuple secrets=(), exit_timeout=DEFAULT_EXIT_TIMEOUT):
         if self._core is not None:
             raise RuntimeError("the producer is already started")
+        self._exit_timeout_ns = _timeout_ns(exit_timeout, "exit_timeout")
         core = _Core()
         core.start(config, max_block_s, error_cb, stats_cb, secrets)
         self._core = core
         _live.add(self)
 
-    cdef inline _Core _usable(self):
+    cdef _Core _usable(self):
         cdef _Core core = self._core
         if core is None:
             raise ProducerClosedError(RD_KAFKA_RESP_ERR__STATE,
@@ -96,9 +88,12 @@ cdef class NativeProducer:
     def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
                 headers=None, on_delivery=None, *, value_serializer=None,
                 key_serializer=None):
-        """Queue one message; return its DeliveryFuture.  With value_serializer /
-        key_serializer (confluent-style ``ser(obj, ctx)``) value / key are objects,
-        serialized first (avro_batch.pxi)."""
+        """Queue one message; return its DeliveryFuture.  When librdkafka's queue is
+        full it waits for room up to max.block.ms (then QueueFullError), except on
+        cykafka's event thread (in an on_delivery or done-callback), the thread that
+        makes room: there a full queue raises QueueFullError at once.  With
+        value_serializer / key_serializer (confluent-style ``ser(obj, ctx)``) value /
+        key are objects, serialized first (avro_batch.pxi)."""
         if value_serializer is not None or key_serializer is not None:
             value, key = _serialize_one(topic, value, key, headers, value_serializer,
                                         key_serializer)
@@ -206,21 +201,39 @@ cdef class NativeProducer:
             raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
         if on_delivery is not None and not callable(on_delivery):
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
+        if isinstance(records, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"records must be an iterable of records, not a single "
+                            f"{type(records).__name__} (it would be sent one element per "
+                            f"message); wrap it in a list")
+        _check_column_shape(records, "records")
+        try:
+            it = iter(records)
+        except TypeError:
+            raise TypeError(f"records must be an iterable of records, not "
+                            f"{type(records).__name__}") from None
         bf = _new_batch_future(t.name, on_delivery)
-        it = iter(records)
         base = 0
         try:
             while True:
                 cols = _records_chunk(it, chunk_size, base)
                 if cols is None:
                     break
-                values, keys, parts, tss, hdrs = cols
-                n = len(values)
-                vcol = _column(values, "values")
-                kcol = _column(keys, "keys") if keys is not None else None
-                pcol = _int_column(parts, n, "partitions", True) if parts is not None else None
-                tcol = _int_column(tss, n, "timestamps", False) if tss is not None else None
+                values, keys, parts, tss, hdrs, n, bad = cols
+                # Records read from the iterator are counted at once: whatever stops
+                # the chunk below, each ends delivered or reported failed.
                 bf._total += n
+                try:
+                    if bad is not None:
+                        raise bad
+                    vcol = _column(values, "values", base)
+                    kcol = _column(keys, "keys", base) if keys is not None else None
+                    pcol = _int_column(parts, n, "partitions", True, base) \
+                        if parts is not None else None
+                    tcol = _int_column(tss, n, "timestamps", False, base) \
+                        if tss is not None else None
+                except BaseException as exc:
+                    _fail_range(core, bf, base, base + n, exc)
+                    raise
                 _enqueue(core, t, bf, base, vcol, kcol, pcol, tcol, hdrs)
                 base += n
         except BaseException as exc:
@@ -234,12 +247,14 @@ cdef class NativeProducer:
 
     def flush(self, timeout=None):
         """Wait until every queued message has an outcome or ``timeout`` seconds
-        pass; return how many are still pending.  Ctrl-C interrupts it."""
+        pass (None or inf: no limit); return how many are still pending.  Ctrl-C
+        interrupts it."""
         cdef _Core core = self._usable()
+        cdef int64_t timeout_ns = _timeout_ns(timeout)
         _refuse_on_event_thread(core, "flush()")
         core.enter()
         try:
-            return core.flush(timeout)
+            return core.flush(timeout_ns)
         finally:
             core.leave()
 
@@ -257,11 +272,12 @@ cdef class NativeProducer:
         return core.delivered + core.failed - before
 
     def close(self, timeout=None):
-        """Flush (up to ``timeout`` s), fail what is left, stop the event thread and
-        free librdkafka.  Idempotent."""
+        """Flush (up to ``timeout`` s; None or inf: no limit), fail what is left,
+        stop the event thread and free librdkafka.  Idempotent."""
         cdef _Core core = self._core
+        cdef int64_t timeout_ns = _timeout_ns(timeout)   # before anything changes
         if core is not None and not core.closed:
-            core.close(timeout)
+            core.close(timeout_ns)
             _live.discard(self)
 
     @property
@@ -349,7 +365,7 @@ cdef class NativeProducer:
                 core.purge()
             else:
                 try:
-                    core.close(10.0)
+                    core.close(10_000_000_000)
                 except BaseException:
                     _logger.exception("cykafka: closing an unclosed Producer failed")
 
@@ -357,35 +373,45 @@ cdef class NativeProducer:
 @_atexit.register
 def _close_live_producers():
     # Nothing is lost silently: an unclosed producer is flushed at exit (and
-    # logs that it was), like a with-block would have done.
-    for p in list(_live):
-        if not p.closed:
-            _logger.warning("cykafka: flushing unclosed Producer %s (%d pending) at exit",
-                            p.name, len(p))
-            try:
-                p.close()
-            except BaseException:
-                _logger.exception("cykafka: closing Producer %s at exit failed", p.name)
+    # logs that it was), like a with-block would have done, but only for its
+    # exit_timeout: message.timeout.ms (300 s by default) must not hold the exit.
+    cdef NativeProducer p
+    cdef _Core core
+    for obj in list(_live):
+        p = <NativeProducer>obj
+        core = p._core
+        if core is None or core.closed or core.fork_gen != _fork_generation:
+            continue
+        limit = "no limit" if p._exit_timeout_ns == _FOREVER else \
+            f"up to {p._exit_timeout_ns / 1e9:g} s"
+        _logger.warning("cykafka: flushing unclosed Producer %s (%d pending) at exit, %s "
+                        "(exit_timeout)", core.name, max(core.pending, 0), limit)
+        try:
+            left = core.close(p._exit_timeout_ns)
+            _live.discard(p)
+        except BaseException:
+            _logger.exception("cykafka: closing Producer %s at exit failed", core.name)
+            continue
+        if left:
+            _logger.error("cykafka: Producer %s: %d messages were not delivered within "
+                          "exit_timeout at exit; they failed (purged) and their futures "
+                          "say so", core.name, left)
 
 
-ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
-
-
-cdef _txn_call(_Core core, _txn_fn fn, double timeout, str what):
+cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
     """A blocking transactional call (init/commit/abort) without the GIL, in slices
     of at most 200 ms so that Ctrl-C and close() are noticed in between, as in
     flush().  rdkafka.h, for each of the three: "This call is resumable when a
     retriable timeout error is returned.  Calling the function again will resume
     the operation that is progressing in the background"."""
-    cdef int64_t deadline
+    cdef int64_t deadline = 0
     cdef int slice_ms
     cdef rd_kafka_error_t *error
-    if timeout < 0:
-        raise ValueError(f"timeout must be >= 0, not {timeout!r}")
+    cdef int64_t timeout_ns = _timeout_ns(timeout)
     # commit/abort flush, and "If the application has enabled RD_KAFKA_EVENT_DR
     # it must serve the event queue in a separate thread" (rdkafka.h).
     _refuse_on_event_thread(core, what)
-    deadline = _now_ns() + <int64_t>(timeout * 1e9)
+    deadline = _deadline_after(timeout_ns)
     core.enter()
     try:
         while True:
@@ -424,6 +450,7 @@ cdef _attach_batch(object exc, BatchFuture bf):
 
 cdef list _headers_column(object headers, Py_ssize_t n):
     cdef rd_kafka_headers_t *h
+    _check_column_shape(headers, "headers")
     if isinstance(headers, (str, bytes, dict)) or not hasattr(headers, "__len__"):
         raise TypeError(f"headers must be a sequence (one header list per message), "
                         f"not {type(headers).__name__}")

@@ -12,8 +12,6 @@
 
 cdef class _PartCount:
     """Outcomes of one partition's messages, as delivery reports arrived."""
-    cdef public int64_t delivered, failed
-    cdef public int64_t last_offset   # offset of the last acknowledged message, -1: none yet
 
 
 cdef _PartCount _part_count(_Core core, const rd_kafka_topic_t *rkt, int32_t partition):

@@ -719,3 +719,106 @@ def test_error_tree() -> None:
     import pickle
 
     assert str(pickle.loads(pickle.dumps(d))) == str(d)
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e300, 2**64])
+def test_close_and_flush_accept_an_infinite_timeout(broker, topic, timeout) -> None:
+    name = topic()
+    p = cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers})
+    f = p.produce(name, b"v")
+    assert p.flush(timeout) == 0
+    f2 = p.produce(name, b"w")
+    p.close(timeout)
+    assert p.closed and f.result(0).offset >= 0 and f2.result(0).offset >= 0
+
+
+@pytest.mark.parametrize(
+    "timeout, exc, words",
+    [
+        (float("nan"), ValueError, "timeout must be"),
+        (-1, ValueError, "timeout must be >= 0"),
+        (float("-inf"), ValueError, "timeout must be >= 0"),
+        ("1", TypeError, "timeout must be a number"),
+    ],
+)
+def test_bad_timeouts_leave_the_producer_usable(broker, topic, timeout, exc, words) -> None:
+    name = topic()
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        for call in (p.close, p.flush):
+            with pytest.raises(exc, match=words):
+                call(timeout)
+            assert not p.closed
+            assert p.produce(name, b"still usable").result(30).offset >= 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        ({"preset": 5}, TypeError, "preset must be a preset name.*not int"),
+        ({"preset": 0}, TypeError, "preset must be a preset name.*not int"),
+        ({"preset": [5]}, TypeError, "preset names must be str"),
+        ({"preset": b"ordered"}, TypeError, "preset must be a preset name.*not bytes"),
+    ],
+)
+def test_bad_preset_argument_is_named(kwargs, exc, words) -> None:
+    with pytest.raises(exc, match=words):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}, **kwargs)
+
+
+def test_bad_statistics_interval_names_the_property() -> None:
+    with pytest.raises(ValueError, match="statistics.interval.ms.*'abc'"):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "statistics.interval.ms": "abc"})
+
+
+@pytest.mark.parametrize(
+    "partitioner",
+    ["consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a", "fnv1a_random"],
+)
+def test_partition_for_is_where_librdkafka_sends_each_key(broker, topic, partitioner) -> None:
+    from cykafka._native import partition_for
+
+    name = topic(partitions=7)
+    keys = [f"user-{i}".encode() for i in range(200)] + [b"", "ключ", b"\x00\xff"]
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "partitioner": partitioner}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce(name, b"v", key=k) for k in keys]
+        got = [f.result(30).partition for f in futs]
+    predicted = [partition_for(partitioner, k, 7) for k in keys]
+    for k, want, pred in zip(keys, got, predicted):
+        if pred is not None:
+            assert pred == want, (k, pred, want)
+    assert sum(p is None for p in predicted) == (1 if partitioner == "consistent_random" else 0)
+    # Java's DefaultPartitioner is murmur2: Utils.murmur2(b"21") is -973932308 in Kafka's
+    # own tests, so (h & 0x7fffffff) % 7 is this.
+    if partitioner.startswith("murmur2"):
+        assert partition_for(partitioner, b"21", 7) == (-973932308 & 0x7FFFFFFF) % 7
+
+
+def test_partition_for_random_and_bad_arguments() -> None:
+    from cykafka._native import partition_for
+
+    assert partition_for("random", b"k", 3) is None
+    assert partition_for("murmur2_random", None, 3) is None
+    assert partition_for("consistent_random", b"", 3) is None
+    assert partition_for("murmur2", None, 3) == partition_for("murmur2", b"", 3)
+    with pytest.raises(ValueError, match="unknown partitioner 'java'"):
+        partition_for("java", b"k", 3)
+    with pytest.raises(ValueError, match="partition_count must be between 1"):
+        partition_for("murmur2", b"k", 0)
+    with pytest.raises(TypeError, match="key must be bytes"):
+        partition_for("murmur2", 5, 3)
+
+
+def test_first_produce_with_topic_none_is_refused_not_a_crash() -> None:
+    # The topic handle cache starts empty: None must not match it.
+    with cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}) as p:
+        with pytest.raises(TypeError, match="topic must be str"):
+            p.produce(None, b"v")
+
+
+@pytest.mark.parametrize(
+    "value, exc", [(-1, ValueError), (float("nan"), ValueError), ("5", TypeError)]
+)
+def test_bad_exit_timeout_is_named(value, exc) -> None:
+    with pytest.raises(exc, match="exit_timeout"):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1"}, exit_timeout=value)

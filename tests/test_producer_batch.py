@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import pickle
 import threading
 import time
 import zlib
@@ -114,7 +116,8 @@ def test_bad_input_is_refused_before_anything_is_queued(producer, topic) -> None
     with pytest.raises(TypeError, match="Arrow type int64"):
         producer.produce_batch(name, pa.array([1, 2]))
     assert len(producer) == 0
-    assert producer._counters()["produced"] == 0
+    # Only produce_many's two records were read (from its iterator): reported failed.
+    assert producer._counters()["produced"] == producer._counters()["failed"] == 2
 
 
 def test_headers_timestamps_and_on_delivery(producer, broker, topic, read_back) -> None:
@@ -135,20 +138,22 @@ def test_headers_timestamps_and_on_delivery(producer, broker, topic, read_back) 
 
 
 def test_timestamp_columns_arrow_and_numpy(producer, broker, topic, read_back) -> None:
-    # Arrow timestamps of any unit/zone and NumPy datetime64 become whole milliseconds
-    # (truncated); nulls and NaT mean "now"; a 0 is refused with its index
+    # Arrow timestamps of any unit and zone become whole milliseconds (truncated);
+    # nulls mean "now"; a 0 is refused with its index
     name = topic()
     arrow = pa.array([1_600_000_000_123_999, None], pa.timestamp("us", "Europe/Paris"))
-    nump = np.array(["2020-09-13T12:26:40.456789", "NaT"], dtype="datetime64[us]")
+    utc = pa.array([1_600_000_000_456_789_000, None], pa.timestamp("ns", "UTC"))
     before = int(time.time() * 1000)
     assert producer.produce_batch(name, [b"a", b"b"], timestamps=arrow).result(30).ok
-    assert producer.produce_batch(name, [b"c", b"d"], timestamps=nump).result(30).ok
+    assert producer.produce_batch(name, [b"c", b"d"], timestamps=utc).result(30).ok
     recs = read_back(broker.bootstrap_servers, name, expected=4)[0]
     assert [r.value for r in recs] == [b"a", b"b", b"c", b"d"]
     assert recs[0].timestamp == 1_600_000_000_123 and recs[2].timestamp == 1_600_000_000_456
     assert all(before <= recs[i].timestamp <= int(time.time() * 1000) for i in (1, 3))
     with pytest.raises(ValueError, match=r"timestamps\[1\] is 0"):
-        producer.produce_batch(name, [b"x", b"y"], timestamps=pa.array([5, 0], pa.timestamp("ms")))
+        producer.produce_batch(
+            name, [b"x", b"y"], timestamps=pa.array([5, 0], pa.timestamp("ms", "UTC"))
+        )
     with pytest.raises(TypeError, match=r"timestamps\[0\] must be an int.*not float"):
         producer.produce_batch(name, [b"x"], timestamps=[1.5e12])
     assert len(producer) == 0
@@ -195,8 +200,93 @@ def test_produce_many_bad_record_names_its_index_and_keeps_the_rest(producer, to
     with pytest.raises(TypeError, match="record 150") as info:
         producer.produce_many(recs, topic=name, chunk_size=100)
     # The first chunk was queued before the bad record was read: it is reported.
+    # The first chunk was queued before the bad record was read and is delivered; the
+    # 50 good records read with the bad one are reported failed, not dropped.
     report = info.value.batch.result(30)
-    assert report.total == 100 and report.delivered == 100
+    assert report.total == 151 and report.delivered == 100 and report.failed == 51
+    assert [i for i, _ in report.errors] == list(range(100, 151))
+    assert "record 150" in str(report.errors[0][1])
+
+
+def test_produce_many_bad_record_deep_in_a_chunk_drops_nothing(producer, topic) -> None:
+    # The bad record is the 5,001st of the second chunk: the 5,000 before it were
+    # read from the iterator and must end delivered or reported.
+    name = topic()
+    # A record of the wrong shape stops the reading at once; a value of the wrong
+    # type is found when the chunk's columns are built, after the chunk was read.
+    for bad, what, read in (
+        (3.14, "record 15000", 15_001),
+        ({"value": 5}, r"values\[15000\]", 15_011),
+    ):
+        recs = iter([b"ok"] * 15_000 + [bad] + [b"later"] * 10)
+        with pytest.raises(TypeError, match=what) as info:
+            producer.produce_many(recs, topic=name, chunk_size=10_000)
+        report = info.value.batch.result(30)
+        assert report.delivered == 10_000, report
+        assert report.delivered + report.failed == report.total == read, report
+        assert [i for i, _ in report.errors] == list(range(10_000, read))
+        assert len(list(recs)) == 15_011 - read  # the rest is left in the iterator
+
+
+def test_unordered_and_wrong_shaped_inputs_are_refused(producer, topic) -> None:
+    name = topic()
+    cases = [
+        (lambda: producer.produce_batch(name, {b"a", b"b"}), TypeError, "values.*set"),
+        (lambda: producer.produce_batch(name, frozenset([b"a"])), TypeError, "values.*frozenset"),
+        (lambda: producer.produce_batch(name, {b"a": b"b"}), TypeError, "values.*dict"),
+        (lambda: producer.produce_batch(name, {b"a": 1}.keys()), TypeError, "values.*dict_keys"),
+        (lambda: producer.produce_batch(name, [b"a"], {b"k"}), TypeError, "keys.*set"),
+        (lambda: producer.produce_batch(name, [b"a"], partitions={0}), TypeError, "partitions"),
+        (lambda: producer.produce_batch(name, [b"a"], timestamps={1}), TypeError, "timestamps"),
+        (lambda: producer.produce_many("abc", name), TypeError, "records.*str"),
+        (lambda: producer.produce_many(b"abc", name), TypeError, "records.*bytes"),
+        (lambda: producer.produce_many({b"a", b"b"}, name), TypeError, "records.*set"),
+        (lambda: producer.produce_many(5, name), TypeError, "records.*int"),
+        (
+            lambda: producer.produce_batch(name, pa.table({"v": [b"a"]})),
+            TypeError,
+            r"values is a pyarrow Table.*column",
+        ),
+        (
+            lambda: producer.produce_batch(name, pa.record_batch({"v": [b"a"]})),
+            TypeError,
+            r"values is a pyarrow RecordBatch",
+        ),
+        (
+            lambda: producer.produce_batch(name, [b"a"], pa.table({"k": [b"a"]})),
+            TypeError,
+            r"keys is a pyarrow Table",
+        ),
+        (
+            lambda: producer.produce_many(pa.table({"v": [b"a"]}), name),
+            TypeError,
+            r"records is a pyarrow Table",
+        ),
+    ]
+    for call, exc, words in cases:
+        with pytest.raises(exc, match=words):
+            call()
+    assert len(producer) == 0 and producer._counters()["produced"] == 0
+
+
+def test_naive_timestamps_are_refused_everywhere(producer, topic) -> None:
+    # One rule for every form: a timestamp must name its instant.  A naive datetime,
+    # a naive Arrow timestamp and a NumPy datetime64 (which has no zone) are refused
+    # alike, with the fix in the message.
+    name = topic()
+    naive = datetime.datetime(2020, 1, 1)
+    with pytest.raises(ValueError, match="timestamp is a naive datetime"):
+        producer.produce(name, b"v", timestamp=naive)
+    with pytest.raises(ValueError, match=r"timestamps\[0\] is a naive datetime"):
+        producer.produce_batch(name, [b"v"], timestamps=[naive])
+    with pytest.raises(ValueError, match=r"timestamps: a naive Arrow timestamp.*tz"):
+        producer.produce_batch(name, [b"v"], timestamps=pa.array([5], pa.timestamp("ms")))
+    nump = np.array(["2020-09-13T12:26:40.456789"], dtype="datetime64[us]")
+    with pytest.raises(ValueError, match=r"timestamps: NumPy datetime64 has no time zone"):
+        producer.produce_batch(name, [b"v"], timestamps=nump)
+    with pytest.raises(ValueError, match=r"timestamps\[0\] is a naive datetime"):
+        producer.produce_many([{"value": b"v", "timestamp": naive}], name)
+    assert producer._counters()["produced"] == producer._counters()["failed"] == 1
 
 
 def test_batch_future_is_awaitable(producer, topic) -> None:
@@ -440,3 +530,33 @@ def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:
                 logger.removeFilter(broken)
             assert len(p) == 0
     assert report.total == 1_000 and report.delivered + report.failed == 1_000
+
+
+def test_many_failures_are_kept_compact_and_read_like_a_list(broker, topic) -> None:
+    # 30,000 refused messages (too large) between delivered ones: the report lists
+    # every failure by index, in index order, as (index, KafkaDeliveryError) pairs;
+    # failures with the same cause share one exception object.
+    name = topic(partitions=2)
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "message.max.bytes": 10_000}
+    n = 40_000
+    big = b"x" * 20_000
+    values = [b"ok" if i % 4 == 0 else big for i in range(n)]
+    keys = [b"k%d" % (i % 7) for i in range(n)]
+    with cykafka.Producer(conf) as p:
+        report = p.produce_batch(name, values, keys).result(60)
+    assert report.delivered == 10_000 and report.failed == 30_000
+    errs = report.errors
+    assert len(errs) == 30_000 and bool(errs)
+    assert [i for i, _ in errs] == [i for i in range(n) if i % 4]
+    assert errs[0][0] == 1 and errs[-1][0] == n - 1 and errs[2][0] == 3
+    assert [i for i, _ in errs[:3]] == [1, 2, 3] and len(errs[-5:]) == 5
+    assert all(e.name == "MSG_SIZE_TOO_LARGE" for _, e in errs[::1000])
+    assert len({id(e) for _, e in errs}) == 1
+    with pytest.raises(IndexError):
+        errs[30_000]
+    d = report.to_dict()
+    assert len(d["errors"]) == 30_000 and d["errors"][0][:2] == (1, "MSG_SIZE_TOO_LARGE")
+    copy = pickle.loads(pickle.dumps(report))  # e.g. a report sent back from a worker
+    assert [(i, e.name) for i, e in copy.errors] == [(i, e.name) for i, e in errs]
+    with pytest.raises(cykafka.KafkaDeliveryError, match="30000 of 40000.*first: message 1"):
+        report.raise_if_failed()

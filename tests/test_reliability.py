@@ -595,3 +595,217 @@ def test_memory_soak_small(broker, topic) -> None:
         res["failed"],
         rss_mb=f"{res['rss_mb_after_warmup']}->{res['rss_mb_end']}",
     )
+
+
+# ------------------------------------------------- the event thread never waits on itself
+
+
+def test_produce_from_a_done_callback_with_a_full_queue_never_stalls() -> None:
+    """produce() inside a done-callback runs on the event thread, the only thread that
+    frees librdkafka's queue: waiting there for room would wait for itself.  It must
+    raise QueueFullError at once instead, so the main thread's produce() (which may
+    wait) and flush() always finish."""
+    with MockCluster(1) as mc:
+        mc.create_topic("t", 1, 1)
+        conf = {
+            "bootstrap.servers": mc.bootstrap_servers,
+            "queue.buffering.max.messages": 100,
+            "max.block.ms": 20000,
+            **QUIET,
+        }
+        with cykafka.Producer(conf) as p:
+            follow: list[cykafka.DeliveryFuture] = []
+            refused: list[BaseException] = []
+            waited: list[float] = []
+
+            def again(_f: cykafka.DeliveryFuture) -> None:
+                t0 = time.monotonic()
+                try:
+                    follow.append(p.produce("t", b"follow-up"))
+                except cykafka.QueueFullError as exc:
+                    refused.append(exc)
+                waited.append(time.monotonic() - t0)
+
+            futs = []
+            for i in range(5000):
+                f = p.produce("t", b"%d" % i)  # the main thread may wait for room
+                f.add_done_callback(again)
+                futs.append(f)
+            assert p.flush(60) == 0
+            assert all(f.exception(0) is None for f in futs)
+            assert len(follow) + len(refused) == len(futs)
+            assert all(f.done() and f.exception(0) is None for f in follow)
+            # never waited out max.block.ms on the event thread
+            assert max(waited) < 5, max(waited)
+            for exc in refused:
+                assert "event thread" in str(exc), exc
+    record(
+        "produce() from done-callbacks, full queue",
+        5000 + len(follow) + len(refused),
+        0,
+        len(refused),
+    )
+
+
+# --------------------------------------------------------------- max.block.ms extremes
+
+
+def _blocked_produce(max_block: Any) -> tuple[bool, str]:
+    """Fill a 5-message queue (broker down) and produce one more in a thread: is it
+    still blocked after 1.5 s?  close() then ends the wait.  Returns (blocked, what
+    the blocked call finally raised)."""
+    with MockCluster(1) as mc:
+        mc.create_topic("t", 1, 1)
+        mc.set_broker_down(1)
+        conf = {
+            "bootstrap.servers": mc.bootstrap_servers,
+            "queue.buffering.max.messages": 5,
+            "max.block.ms": max_block,
+            **QUIET,
+        }
+        p = cykafka.Producer(conf)
+        for _ in range(5):
+            p.produce("t", b"x")
+        got: list[str] = []
+
+        def one_more() -> None:
+            try:
+                p.produce("t", b"y")
+                got.append("accepted")
+            except Exception as exc:
+                got.append(type(exc).__name__)
+
+        t = threading.Thread(target=one_more)
+        t.start()
+        t.join(1.5)
+        blocked = t.is_alive()
+        p.close(0)
+        t.join(10)
+        return blocked, got[0] if got else "still blocked"
+
+
+@pytest.mark.parametrize(
+    "max_block", [2**63 - 1, "9223372036854775807", 9.3e12, 1e300, 9_223_372_036_854]
+)
+def test_huge_max_block_ms_waits_forever(max_block: Any) -> None:
+    # Java's Long.MAX_VALUE is a common "never give up" value: it must mean that,
+    # not overflow into "never wait".
+    blocked, then = _blocked_produce(max_block)
+    assert blocked, then
+    assert then == "ProducerClosedError"
+
+
+def test_zero_and_small_max_block_ms_raise_queue_full() -> None:
+    assert _blocked_produce(0) == (False, "QueueFullError")
+    assert _blocked_produce(300) == (False, "QueueFullError")
+
+
+@pytest.mark.parametrize("bad", [-1, "nan", float("nan"), "-inf", "soon"])
+def test_bad_max_block_ms_names_the_property(bad: Any) -> None:
+    with pytest.raises(ValueError, match="max.block.ms"):
+        cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "max.block.ms": bad})
+
+
+# ---------------------------------------------------------------- the flush at exit
+
+EXIT_CHILD = r"""
+import socket, sys, time
+import cykafka
+s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+kw = {} if sys.argv[1] == "default" else {"exit_timeout": float(sys.argv[1])}
+p = cykafka.Producer({"bootstrap.servers": f"127.0.0.1:{port}", "log_level": 0,
+                      "message.timeout.ms": 300000}, **kw)
+futs = [p.produce("t", b"%d" % i) for i in range(7)]
+print(time.monotonic(), flush=True)
+# no close(): the interpreter exits and cykafka's atexit hook flushes
+"""
+
+
+@pytest.mark.parametrize("exit_timeout", ["default", "1.5"])
+def test_exit_flush_is_bounded_and_reports_what_was_left(exit_timeout: str) -> None:
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", EXIT_CHILD, exit_timeout],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    took = time.monotonic() - float(out.stdout.split()[0])
+    assert out.returncode == 0, out.stderr
+    bound = 5.0 if exit_timeout == "default" else float(exit_timeout)
+    assert took < bound + 5, (took, out.stderr)
+    assert took >= bound - 0.2, took  # it did try for the whole bound
+    assert "7 messages" in out.stderr and "exit" in out.stderr, out.stderr
+    assert "failed" in out.stderr, out.stderr
+    record(
+        f"exit without close() (exit_timeout={exit_timeout})",
+        7,
+        0,
+        7,
+        seconds=round(time.monotonic() - t0, 1),
+    )
+
+
+# --------------------------------------------------- a future from before fork()
+
+FORK_FUTURE_CHILD = r"""
+import json, os, sys, time
+import cykafka
+from cykafka.testing import MockCluster
+mc = MockCluster(1)
+mc.create_topic("t", 1, 1)
+mc.set_broker_down(1)
+p = cykafka.Producer({"bootstrap.servers": mc.bootstrap_servers, "log_level": 0})
+fut = p.produce("t", b"before fork")
+bf = p.produce_batch("t", [b"a", b"b"])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    out = {}
+    for name, f in (("future", fut), ("batch", bf)):
+        t0 = time.monotonic()
+        try:
+            f.result(10)
+            out[name] = ["no error", 0]
+        except BaseException as exc:
+            out[name] = [type(exc).__name__, time.monotonic() - t0]
+        out[name + "_done"] = f.done()
+        exc = f.exception(10) if name == "future" else None
+        out[name + "_exception"] = type(exc).__name__
+        called = []
+        f.add_done_callback(called.append)
+        out[name + "_callback"] = len(called)
+    os.write(w, json.dumps(out).encode())
+    os._exit(0)
+os.close(w)
+data = b""
+while chunk := os.read(r, 65536):
+    data += chunk
+os.waitpid(pid, 0)
+mc.set_broker_up(1)
+parent = [fut.result(30).offset >= 0, bf.result(30).delivered]
+p.close()
+mc.close()
+print(json.dumps({"child": json.loads(data), "parent": parent}))
+"""
+
+
+def test_future_from_before_fork_fails_at_once_in_the_child() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", FORK_FUTURE_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    child = res["child"]
+    for name in ("future", "batch"):
+        kind, took = child[name]
+        assert kind == "ProducerForkedError" and took < 1, child
+        assert child[name + "_done"] is True and child[name + "_callback"] == 1, child
+    assert child["future_exception"] == "ProducerForkedError"
+    assert res["parent"] == [True, 2]  # the parent's futures are unaffected
+    record("future made before fork(), waited on in the child", 3, 0, 3)

@@ -1,9 +1,9 @@
 # Type stubs for the compiled extension cykafka._native (checked with stubtest).
 import datetime
 import enum
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future as _CFuture
-from typing import Any, NamedTuple, Optional, SupportsIndex, Union
+from typing import Any, NamedTuple, Optional, SupportsIndex, Union, overload
 
 from typing_extensions import Buffer, disjoint_base
 
@@ -19,9 +19,13 @@ class RecordMetadata(NamedTuple):
     timestamp: int
 
 ErrorCode: type[enum.IntEnum]
+DEFAULT_EXIT_TIMEOUT: float
 
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
+def partition_for(
+    partitioner: str, key: _Bytesish, partition_count: SupportsIndex
+) -> Optional[int]: ...
 def librdkafka_header_version() -> str: ...
 def split_lines(buf: Buffer, end: int = ...) -> tuple[bytearray, bytearray, int, bool]: ...
 
@@ -71,12 +75,21 @@ class DeliveryFuture(_FutureBase):
     def exception(self, timeout: Optional[float] = ...) -> Optional[KafkaDeliveryError]: ...
     def __await__(self) -> Generator[Any, None, RecordMetadata]: ...
 
+class Failures(Sequence[tuple[int, KafkaDeliveryError]]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, key: SupportsIndex, /) -> tuple[int, KafkaDeliveryError]: ...
+    @overload
+    def __getitem__(self, key: slice, /) -> list[tuple[int, KafkaDeliveryError]]: ...
+    def __iter__(self) -> Iterator[tuple[int, KafkaDeliveryError]]: ...
+
 class BatchReport:
     topic: str
     total: int
     delivered: int
     failed: int
-    errors: list[tuple[int, KafkaDeliveryError]]
+    errors: Sequence[tuple[int, KafkaDeliveryError]]
     first_offsets: dict[int, int]
     last_offsets: dict[int, int]
     def __init__(
@@ -85,7 +98,7 @@ class BatchReport:
         total: int,
         delivered: int,
         failed: int,
-        errors: list[tuple[int, KafkaDeliveryError]],
+        errors: Sequence[tuple[int, KafkaDeliveryError]],
         first_offsets: dict[int, int],
         last_offsets: dict[int, int],
     ) -> None: ...
@@ -117,6 +130,7 @@ class NativeProducer:
         error_cb: Optional[Callable[[KafkaError], object]] = ...,
         stats_cb: Optional[Callable[[str], object]] = ...,
         secrets: tuple[str, ...] = ...,
+        exit_timeout: Optional[float] = ...,
     ) -> None: ...
     def produce(
         self,

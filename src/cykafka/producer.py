@@ -14,6 +14,7 @@ from ._load import load_native
 load_native()  # finds librdkafka before the import below needs it
 
 from ._native import (  # noqa: E402
+    DEFAULT_EXIT_TIMEOUT,
     BatchFuture,
     KafkaError,
     NativeProducer,
@@ -41,6 +42,19 @@ def _idempotent(lib: Mapping[str, Any]) -> bool:
     return str(lib.get("enable.idempotence", "false")).lower() == "true"
 
 
+def _number_property(value: Any, key: str) -> float:
+    """A numeric property cykafka reads itself, as milliseconds; bad values name it."""
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"config property {key!r} must be a number of milliseconds, not {value!r}"
+        ) from None
+    if not ms >= 0:  # also NaN
+        raise ValueError(f"config property {key!r} must be >= 0 milliseconds, not {value!r}")
+    return ms
+
+
 # An idempotent producer sends nothing until it has a producer id, which librdkafka's
 # PID state machine requests on a 500 ms timer, and only from a broker that is already
 # connected.  With sparse connections (librdkafka's default: "only connect to brokers
@@ -60,7 +74,14 @@ class Producer(NativeProducer):
     presets from :mod:`cykafka.presets` (e.g. ``"ordered"``) applied under the
     explicit config.  ``max.block.ms`` (default 60000) bounds how long
     :meth:`produce` waits for room when librdkafka's queue is full before
-    raising :class:`BufferError`.
+    raising :class:`QueueFullError` (a :class:`BufferError`); values from about
+    9.2e12 (Java's ``Long.MAX_VALUE``) up, and ``inf``, mean no limit.  Inside an
+    ``on_delivery`` or done-callback (cykafka's event thread, the thread that makes
+    room) produce never waits: a full queue raises :class:`QueueFullError` at once.
+
+    A producer still open when the interpreter exits is flushed for at most
+    ``exit_timeout`` seconds (default 5; None: no limit); messages still
+    undelivered then fail (their futures say so) and the count is logged.
 
     ``on_error(exc)`` receives librdkafka's client-level errors (also logged to
     the ``cykafka`` logger); ``stats_cb(json_text)`` receives librdkafka's
@@ -84,6 +105,7 @@ class Producer(NativeProducer):
         on_error: Optional[Callable[[Exception], Any]] = None,
         stats_cb: Optional[Callable[[str], Any]] = None,
         inspect_interval_ms: Optional[int] = None,
+        exit_timeout: Optional[float] = DEFAULT_EXIT_TIMEOUT,
     ) -> None:
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"config must be a dict of properties, not {type(config).__name__}")
@@ -99,6 +121,11 @@ class Producer(NativeProducer):
         for name, fn in (("on_error", on_error), ("stats_cb", stats_cb)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
+        if preset is not None and not isinstance(preset, (str, list, tuple)):
+            raise TypeError(
+                f"preset must be a preset name (str, e.g. 'ordered' or 'ordered+java_compatible') "
+                f"or a list of names, not {type(preset).__name__} ({preset!r:.40})"
+            )
         self._preset = _presets.parse(preset) if preset else []
         self._given = given
         # Translate first, then lay the preset under it, as explain() does: an explicit
@@ -109,9 +136,9 @@ class Producer(NativeProducer):
             lib, _ = translate(_presets.apply(lib, preset))
         if _idempotent(lib):
             lib.setdefault("enable.sparse.connections", "false")
-        max_block_ms = float(lib.pop("max.block.ms", DEFAULT_MAX_BLOCK_MS))
-        if max_block_ms < 0:
-            raise ValueError(f"max.block.ms must be >= 0, not {max_block_ms:g}")
+        max_block_ms = _number_property(
+            lib.pop("max.block.ms", DEFAULT_MAX_BLOCK_MS), "max.block.ms"
+        )
         for key in CYKAFKA_KEYS:
             lib.pop(key, None)
         if inspect_interval_ms is None:
@@ -124,7 +151,9 @@ class Producer(NativeProducer):
             raise ValueError(
                 f"inspect_interval_ms must be an int >= 0, not {inspect_interval_ms!r}"
             )
-        user_stats_ms = int(float(lib.get("statistics.interval.ms", 0)))
+        user_stats_ms = int(
+            _number_property(lib.get("statistics.interval.ms", 0), "statistics.interval.ms")
+        )
         stats_ms, native_stats_cb = _inspector.stats_setup(
             user_stats_ms, inspect_interval_ms, stats_cb
         )
@@ -133,7 +162,9 @@ class Producer(NativeProducer):
         self._config = lib
         self._started_at = time.monotonic()  # the inspector's first delivery rate
         secrets = tuple(str(v) for k, v in lib.items() if is_secret_key(k) and v)
-        self._native_start(lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets)
+        self._native_start(
+            lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets, exit_timeout
+        )
         _inspector.producer_created(self)
 
     # -- context manager ----------------------------------------------------

@@ -1,0 +1,288 @@
+# _native.pxd -- the compiled module's shared C-level declarations: its
+# structs, enums (the C constants), function-pointer types and every cdef
+# class with its fields and cdef methods.  Declared here once, each .pxi may
+# use any of them regardless of include order.
+
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
+from rdkafka cimport *
+from rdkafka_mock cimport *
+
+
+# The C constants.
+cdef enum:
+    _SUB = 65536   # messages per sub-chunk: bounds the temporary C arrays  (batch.pxi)
+    _DR_CHUNK = 1024   # events.pxi
+    _GROUP_MIN = 256   # smaller sub-chunks are not worth a metadata lookup  (grouping.pxi)
+    # re-read a topic's partition count at most once a second  (grouping.pxi)
+    _COUNT_TTL_NS = 1000000000
+    _COUNT_TIMEOUT_MS = 500   # bound the lookup when brokers are down  (grouping.pxi)
+
+# delivery.pxi
+cdef enum:
+    _PENDING = 0
+    _RESOLVED = 1
+
+# events.pxi
+ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
+
+# args.pxi
+cdef struct _Mem:
+    const char *ptr
+    Py_ssize_t len
+    bint has_view
+    Py_buffer view
+
+# partitioner.pxi
+ctypedef int32_t (*_partitioner_fn)(const rd_kafka_topic_t *rkt, const void *keydata,
+                                    size_t keylen, int32_t partition_cnt, void *rkt_opaque,
+                                    void *msg_opaque) noexcept nogil
+
+# partitioner.pxi
+cdef enum _PartKind:
+    _PK_NONE = 0            # unpredictable (random, or a partitioner_cb)
+    _PK_HASH_ALL = 1        # consistent, murmur2, fnv1a: every key, null included
+    _PK_NULL_RANDOM = 2     # murmur2_random, fnv1a_random: null key -> random
+    _PK_EMPTY_RANDOM = 3    # consistent_random: null or empty key -> random
+
+# columns.pxi
+cdef enum _Kind:
+    _K_SEQ = 0
+    _K_ARROW = 1
+    _K_NUMPY_S = 2
+
+# columns.pxi
+cdef enum _ArrowLayout:
+    _A_OFF32 = 0
+    _A_OFF64 = 1
+    _A_FIXED = 2
+
+# columns.pxi
+cdef struct _ArrowChunk:
+    Py_ssize_t start            # batch index of this chunk's element 0
+    Py_ssize_t length
+    const uint8_t *validity     # NULL: no nulls
+    const void *offsets
+    const char *data
+    Py_ssize_t offset           # the array's own offset into its buffers
+    Py_ssize_t width            # fixed_size_binary width
+    int layout
+
+# failures.pxi
+cdef struct _FailRun:
+    int64_t start
+    int64_t end      # exclusive
+    int64_t cause    # index into _FailLog.causes
+
+# batch.pxi
+cdef struct _Chunk:
+    PyObject *future        # the BatchFuture; the chunk holds one reference
+    Py_ssize_t base         # batch index of slots[0]
+    Py_ssize_t outstanding  # messages of this chunk whose report is still due
+    void **slots            # slots[i] == this chunk
+
+# producer.pxi
+ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
+
+# text.pxi
+cdef struct _Split:
+    const char *src
+    Py_ssize_t end          # split src[:end]
+    Py_ssize_t pos          # where the next line starts
+    char *dst               # line bodies, back to back
+    Py_ssize_t written
+    void *offsets           # int32_t or int64_t [cap]; [0] is 0, [i] ends line i
+    Py_ssize_t n            # lines done
+    Py_ssize_t cap
+    bint large
+
+
+cdef class _FutureBase:   # delivery.pxi
+    cdef unsigned char _state
+    # These three share one 8-byte word (a million pending futures are common):
+    cdef unsigned short _fork_gen   # _fork_generation at creation (a fork chain's depth)
+    cdef int32_t _partition         # DeliveryFuture's; unused by BatchFuture
+    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
+    cdef bint _forked(self)
+    cdef _wait(self, timeout)
+    cdef object _outcome(self)
+    cdef object _error(self)
+    cdef _add_callback(self, cb)
+    cdef _run_callback(self, cb, dict wake)
+    cdef _fire(self, dict wake)
+
+
+@cython.final
+cdef class _Mirror:   # delivery.pxi
+    cdef object cf
+
+
+@cython.final
+@cython.freelist(4096)   # produce() makes one per message: reuse their memory
+cdef class DeliveryFuture(_FutureBase):   # delivery.pxi
+    cdef object _topic
+    cdef object _exc
+    cdef object _on_delivery
+    cdef int64_t _offset
+    cdef int64_t _timestamp
+    cdef object _metadata(self)
+    cdef void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc)
+
+
+@cython.final
+cdef class _DrState:   # events.pxi
+    cdef _PartCount pc
+    cdef const rd_kafka_topic_t *rkt
+    cdef int32_t part
+
+
+@cython.final
+cdef class _PartCount:   # stats.pxi
+    cdef public int64_t delivered, failed
+    cdef public int64_t last_offset   # offset of the last acknowledged message, -1: none yet
+
+
+@cython.final
+cdef class _Topic:   # core.pxi
+    cdef rd_kafka_topic_t *rkt
+    cdef object name
+    cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
+    cdef int64_t cnt_at_ns       # when it was read (0: never)
+
+
+@cython.final
+cdef class _Core:   # core.pxi
+    cdef rd_kafka_t *rk
+    cdef rd_kafka_queue_t *mainq
+    cdef dict topics
+    cdef object last_name        # topic(): the last name asked for and its handle
+    cdef _Topic last_topic
+    cdef Py_ssize_t pending      # handed to librdkafka, outcome not yet known
+    cdef int64_t produced, delivered, failed
+    cdef int64_t grouped         # batch messages handed over grouped by partition
+    cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
+    cdef int64_t max_block_ns
+    cdef bint stopping, closed
+    cdef bint closing            # close() has begun: no new calls may use rk
+    cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
+    cdef object close_lock       # one close() at a time (an RLock: see close())
+    cdef bint in_close           # _close() is running (on the close_lock's owner)
+    cdef bint orphaned           # dropped on its own event thread, which then closes it
+    cdef int64_t orphan_deadline
+    cdef long fork_gen
+    cdef int pid
+    cdef object thread
+    cdef object name
+    cdef object error_cb, stats_cb
+    cdef object fatal_error
+    cdef object last_stats, last_stats_time
+    cdef Py_ssize_t stats_count
+    cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
+    cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
+    cdef int part_kind
+    cdef tuple secrets
+    cdef str redact(self, str text)
+    cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
+               tuple secrets)
+    cdef int check_usable(self) except -1
+    cdef int enter(self) except -1
+    cdef void leave(self) noexcept
+    cdef int check_closing(self, str what) except -1
+    cdef _Topic topic(self, object name)
+    cdef int wait_room(self, int64_t *deadline) except -1
+    cdef raise_produce_error(self, int err, str topic)
+    cdef Py_ssize_t flush(self, int64_t timeout_ns, bint by_close=*) except -1
+    cdef Py_ssize_t close(self, int64_t timeout_ns) except -1
+    cdef Py_ssize_t _close(self, int64_t timeout_ns) except -1
+    cdef purge(self)
+    cdef release(self)
+
+
+@cython.final
+cdef class _Column:   # columns.pxi
+    cdef Py_ssize_t n
+    cdef int kind
+    cdef tuple items            # _K_SEQ
+    cdef object keep            # Arrow/NumPy objects whose memory we point into
+    cdef _ArrowChunk *chunks
+    cdef Py_ssize_t nchunks
+    cdef const char *np_data
+    cdef Py_ssize_t np_width
+    cdef int fill(self, Py_ssize_t start, Py_ssize_t count, const char **ptrs,
+                  size_t *lens) except -1
+
+
+@cython.final
+cdef class _IntColumn:   # columns.pxi
+    cdef int64_t *data
+    cdef Py_ssize_t n
+
+
+@cython.final
+cdef class _FailLog:   # failures.pxi
+    cdef _FailRun *runs
+    cdef Py_ssize_t nruns, cap
+    cdef list causes          # distinct exceptions
+    cdef dict cause_ids       # id(exception) -> index in causes (they stay alive there)
+    cdef dict by_text         # (code, text) -> interned KafkaDeliveryError
+    cdef object last_exc
+    cdef int64_t last_cause
+    cdef object exc_for(self, int code, str text)
+    cdef int add(self, int64_t index, object exc) except -1
+    cdef Failures view(self)
+
+
+@cython.final
+cdef class Failures:   # failures.pxi
+    cdef _FailRun *runs
+    cdef int64_t *ends        # ends[i]: failures in runs[0..i]
+    cdef Py_ssize_t nruns
+    cdef int64_t n
+    cdef list causes
+    cdef tuple _at(self, int64_t k)
+
+
+@cython.final
+cdef class BatchFuture(_FutureBase):   # batch.pxi
+    cdef object _topic
+    cdef Py_ssize_t _total, _delivered, _failed
+    cdef bint _sealed
+    cdef _FailLog _fails
+    cdef Failures _failures   # the report's view, made once the batch is complete
+    cdef dict _first, _last
+    cdef object _on_delivery
+    cdef object _report(self)
+    cdef _record_failure(self, Py_ssize_t index, object exc, int32_t partition)
+    cdef _call_on_delivery(self, Py_ssize_t index, object exc, int32_t partition, int64_t offset,
+                           int64_t ts)
+    cdef _offsets(self, int32_t partition, int64_t lo, int64_t hi)
+    cdef _maybe_complete(self, dict wake)
+
+
+@cython.final
+cdef class _BatchRun:   # batch.pxi
+    cdef BatchFuture bf
+    cdef int32_t partition
+    cdef int64_t lo, hi
+    cdef flush(self)
+    cdef add(self, const rd_kafka_message_t *m, void *op, _Core core, dict wake)
+
+
+cdef class NativeProducer:   # producer.pxi
+    cdef _Core _core
+    cdef int64_t _exit_timeout_ns   # the flush at exit of an unclosed producer
+    cdef object __weakref__
+    cdef _Core _usable(self)
+
+
+@cython.final
+cdef class _MockCluster:   # mock.pxi
+    cdef rd_kafka_t *rk                        # hosts the cluster; never produces
+    cdef rd_kafka_mock_cluster_t *mcluster
+    cdef readonly int num_brokers
+    cdef readonly str bootstrap_servers
+    cdef rd_kafka_mock_cluster_t *_mc(self) except NULL
+
+    @staticmethod
+    cdef _check(rd_kafka_resp_err_t err, str what)
