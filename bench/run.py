@@ -247,19 +247,19 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
     # `ordered`, the producer id included) against the C floor, which is timed after a
     # warm-up message; the warm import's ratios are in the JSON.
     add(
-        "import --format lines >= 0.8 x C floor",
+        "import --format lines >= 0.9 x C floor",
         imp.get("lines_none", {}).get("ratio_to_c_floor"),
-        0.8,
+        0.9,
     )
     add(
-        "import --format lines (ordered) >= 0.8 x C floor (idempotent)",
+        "import --format lines (ordered) >= 0.9 x C floor (idempotent)",
         imp.get("lines_ordered", {}).get("ratio_to_c_floor"),
-        0.8,
+        0.9,
     )
     add(
-        "import CSV (key field) >= 3 x csv.reader+produce loop",
+        "import CSV (key field) >= 7 x csv.reader+produce loop",
         imp.get("csv_none", {}).get("speedup_vs_naive"),
-        3.0,
+        7.0,
     )
     mem = etl.get("import_memory", {})
     if "ratio" in mem:

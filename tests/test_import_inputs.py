@@ -4,6 +4,7 @@ compressed files, globs and directories of part files.  Read back from the real 
 
 from __future__ import annotations
 
+import base64
 import bz2
 import gzip
 import json
@@ -51,6 +52,8 @@ def test_bad_utf8_row_dead_lettered_others_imported(broker, topic, read_back, tm
     assert [g["id"] for g in got] == [i for i in range(1, 3001) if i != 1500]
     (entry,) = _dead(dead)
     assert (entry["file"], entry["line"], entry["stage"]) == (str(f), 1501, "parse")
+    assert base64.b64decode(entry["raw_base64"]) == b"1500,bad\xff\xfebytes"
+    assert entry["offset"] == f.read_bytes().index(b"1500,bad")
 
 
 def test_semicolon_csv_with_options(broker, topic, read_back, tmp_path, capsys):

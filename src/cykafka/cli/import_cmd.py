@@ -249,7 +249,14 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--dry-run reads FILEs; --sample has nothing to check")
         try:
             return dry_run(
-                files, sys.stdout, fmt=fmt, fields=fields, options=options, guarantees=guarantees
+                files,
+                sys.stdout,
+                fmt=fmt,
+                fields=fields,
+                options=options,
+                guarantees=guarantees,
+                partition=args.partition,
+                static_headers=_static_headers(args),
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None

@@ -29,6 +29,7 @@ def run_import(
 
     broker = None
     producer = None
+    result = None
     sample: Optional[str] = None
     try:
         if bootstrap is None:
@@ -105,8 +106,8 @@ def run_import(
         return result.exit_status
     finally:
         if producer is not None:
-            # After Ctrl-C the import already waited; do not wait again.
-            producer.close(1.0)
+            # The import drained the queue, or (Ctrl-C) already waited: do not wait again.
+            producer.close(0.5 if result is None or result.interrupted else 10.0)
         if broker is not None:
             broker.stop()
         if sample is not None:

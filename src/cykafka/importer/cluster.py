@@ -35,9 +35,12 @@ def check_topic_name(topic: str) -> None:
 
 
 def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    from ..config import translate
+
+    translated, _notes = translate(config)  # Java names, as the producer gets them
     passthrough = {
         k: v
-        for k, v in config.items()
+        for k, v in translated.items()
         if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
     }
     # log_level 0: a cluster that does not answer is said once, below, not logged per retry.
@@ -56,7 +59,14 @@ def prepare_topic(
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient(_admin_config(bootstrap, config))
+    from ..config import redact
+
+    try:
+        admin = AdminClient(_admin_config(bootstrap, config))
+    except KafkaException as e:
+        raise ClusterError(
+            redact(f"cannot connect to {bootstrap}: {e.args[0].str()}", config)
+        ) from None
     try:
         md = admin.list_topics(timeout=timeout)
     except KafkaException as e:

@@ -33,6 +33,8 @@ def dry_run(
     options: ReadOptions = _DEFAULT_OPTIONS,
     guarantees: str = "",
     show: int = 5,
+    partition: Optional[int] = None,
+    static_headers: Sequence[tuple[str, bytes]] = (),
 ) -> int:
     """Print what an import would send; returns the exit status (1 if any row could
     not be read)."""
@@ -63,6 +65,10 @@ def dry_run(
                 print(f"  {where}: key={_show(keys[i])}{extra} value={_show(values[i])}", file=out)
             rows += len(chunk)
     print(f"Dry run: {rows:,} rows would be sent, {len(problems):,} rows cannot be", file=out)
+    if partition is not None or static_headers:
+        every = [f"partition={partition}"] if partition is not None else []
+        every += [f"header {h}={_show(v)}" for h, v in static_headers]
+        print(f"  every message: {', '.join(every)}", file=out)
     for p in problems[:10]:
         print(f"  problem  {p.describe()}", file=out)
     for p in notes[:10]:

@@ -199,6 +199,8 @@ def _keep_positions(chunk: Chunk, keep: list[int]) -> None:
     idx = np.asarray(keep, np.int64)
     chunk.rows = np.asarray([chunk.row_of(i) for i in keep], np.int64)
     if chunk.lines is not None:
+        if callable(chunk.lines):
+            chunk.lines = chunk.lines()
         chunk.lines = np.asarray(chunk.lines)[idx]
     if chunk.offsets is not None:
         if callable(chunk.offsets):
@@ -220,11 +222,14 @@ _PLAIN_JSON = r"^(-?(0|[1-9][0-9]{0,14})(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?|true|f
 
 def csv_record_json(batch: Any, infer: bool = True) -> Any:
     """Each CSV row as a JSON object; with ``infer`` numbers and true/false are bare
-    JSON values (as written), everything else a string; nulls (--null-value) null."""
+    JSON values (as written), everything else a string; nulls (--null-value) null.
+
+    A column whose values are all plain (or none is) costs one regex scan; only a
+    mixed column pays for both spellings."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .._arrow import _json_string, record_json
+    from .._arrow import _escaped, _json_string, record_json
 
     if not infer:
         return record_json(batch)
@@ -234,11 +239,21 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
         col = batch.column(i)
         literal += ("," if i else "") + json.dumps(str(name), ensure_ascii=False) + ":"
         plain = pc.match_substring_regex(col, _PLAIN_JSON)
-        if pc.any(plain).as_py():
+        n_plain = pc.sum(plain).as_py() or 0
+        if n_plain and n_plain == len(col) - col.null_count:
+            parts += [literal, pc.fill_null(col, "null")]  # all bare JSON values
+        elif n_plain:
             text = pc.if_else(plain, col, pc.cast(_json_string(col), pa.string()))
+            parts += [literal, pc.fill_null(text, "null")]
+        elif col.null_count == 0:
+            esc, quoted = _escaped(col)
+            if not quoted:  # the quotes go into the literals around it
+                parts += [literal + '"', pc.cast(esc, pa.string())]
+                literal = '"'
+                continue
+            parts += [literal, pc.cast(esc, pa.string())]
         else:
-            text = pc.cast(_json_string(col), pa.string())
-        parts += [literal, pc.fill_null(text, "null")]
+            parts += [literal, pc.fill_null(pc.cast(_json_string(col), pa.string()), "null")]
         literal = ""
     parts.append(literal + "}")
     return pc.binary_join_element_wise(*parts, "")

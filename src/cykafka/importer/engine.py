@@ -213,10 +213,16 @@ def import_files(
                             raise _Stop(result.dead_letter_error)
                         if len(chunk) == 0:
                             continue
-                        result.rows_read += len(chunk)
-                        if rate:
-                            _pace(result.rows_read, rate, t0)
-                        sink.send(chunk, partition)
+                        if rate:  # slices of a tenth of a second each
+                            step = max(1, int(rate / 10))
+                            for lo in range(0, len(chunk), step):
+                                part = chunk.slice(lo, min(lo + step, len(chunk)))
+                                _pace(result.rows_read + len(part), rate, t0)
+                                result.rows_read += len(part)
+                                sink.send(part, partition)
+                        else:
+                            result.rows_read += len(chunk)
+                            sink.send(chunk, partition)
                         result.bytes_read = done_bytes + chunk.bytes_done
                         bar.update(result.rows_read, result.bytes_read, result.delivered)
                     done_bytes += source.size or result.bytes_read - done_bytes
@@ -235,10 +241,12 @@ def import_files(
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:
         bar.close()
+        # After Ctrl-C the queued batches were already given INTERRUPT_WAIT_S: what is
+        # left is reported unconfirmed, so do not wait for it again.
         if own:
-            producer.close(INTERRUPT_WAIT_S if result.interrupted else None)
-        else:  # the caller's producer stays open; its queue is already drained
-            producer.flush(INTERRUPT_WAIT_S if result.interrupted else None)
+            producer.close(0.5 if result.interrupted else None)
+        elif not result.interrupted:  # the caller's producer stays open, drained
+            producer.flush(None)
         if dl is not None:
             dl.close()
             if dl.error and not result.dead_letter_error:

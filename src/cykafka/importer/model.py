@@ -77,7 +77,8 @@ class Chunk:
     file: str = ""
     first_row: int = 1  # record number (1-based, in its file) of element 0
     rows: Any = None  # record numbers when rows were dropped in between (ascending)
-    #: physical line number of each element, when known (None for Parquet)
+    #: physical line number of each element, when known (None for Parquet); like
+    #: ``offsets`` it may be a function making the array when first asked
     lines: Any = None
     #: the lines format: element i is on line ``first_row + i``
     line_is_row: bool = False
@@ -92,11 +93,44 @@ class Chunk:
     def __len__(self) -> int:
         return len(self.values)
 
+    def slice(self, lo: int, hi: int) -> Chunk:
+        """Elements ``lo:hi`` as a chunk of their own (same positions)."""
+        import numpy as np
+
+        def cut(col: Any) -> Any:
+            return None if col is None else col[lo:hi]
+
+        offsets = self.offsets() if callable(self.offsets) else self.offsets
+        self.offsets = offsets
+        if callable(self.lines):
+            self.lines = self.lines()
+        rows = self.rows if self.rows is not None else np.arange(len(self)) + self.first_row
+        return Chunk(
+            cut(self.values),
+            keys=cut(self.keys),
+            partitions=cut(self.partitions),
+            headers=cut(self.headers),
+            timestamps=cut(self.timestamps),
+            file=self.file,
+            first_row=int(rows[lo]),
+            rows=cut(rows),
+            lines=cut(self.lines)
+            if self.lines is not None
+            else (cut(rows) if self.line_is_row else None),
+            offsets=cut(offsets),
+            row_group=self.row_group,
+            group_first=self.group_first + int(rows[lo]) - self.first_row,
+            end=self.end if hi >= len(self) else self.position(hi),
+            bytes_done=self.bytes_done,
+        )
+
     def row_of(self, index: int) -> int:
         return int(self.rows[index]) if self.rows is not None else self.first_row + index
 
     def line_of(self, index: int) -> Optional[int]:
         if self.lines is not None:
+            if callable(self.lines):
+                self.lines = self.lines()
             return int(self.lines[index])
         return self.row_of(index) if self.line_is_row else None
 

@@ -75,7 +75,8 @@ class Sink:
             raise
         self.pending.append((fut, chunk))
         while self.pending and (len(self.pending) > MAX_PENDING or self.pending[0][0].done()):
-            self._settle(*self.pending.popleft())
+            self._settle(*self.pending[0])  # popped only once settled: Ctrl-C may come
+            self.pending.popleft()
 
     def _settle(self, fut: Any, chunk: Chunk, timeout: Optional[float] = None) -> None:
         rep = fut.result(timeout)

@@ -6,57 +6,21 @@ block split itself, which also makes pipes, FIFOs and compressed input work."""
 
 from __future__ import annotations
 
-import codecs
 import csv as _pycsv
 from collections.abc import Iterator
-from typing import IO, Any, Optional
+from typing import Any, Optional
 
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, check_columns
 from .blocks import Block, blocks, record_starts
+from .encoding import utf8_stream
 
 __all__ = ["READER"]
 
-_BOM = codecs.BOM_UTF8
 #: Delimiters a one-column header is checked for (a wrong --delimiter).
 _OTHER_DELIMITERS = (";", "\t", "|", ",")
-
-
-class _Transcoded:
-    """A stream in another encoding, read as UTF-8 (positions are then offsets in the
-    UTF-8 text)."""
-
-    def __init__(self, raw: IO[bytes], encoding: str, name: str) -> None:
-        self._raw = raw
-        self._decoder = codecs.getincrementaldecoder(encoding)()
-        self._name = name
-        self._encoding = encoding
-        self._done = 0
-
-    def read(self, n: int) -> bytes:
-        data = self._raw.read(n)
-        try:
-            text = self._decoder.decode(data, final=not data)
-        except UnicodeDecodeError as e:
-            raise ImportInputError(
-                f"{self._name}: not valid {self._encoding} near byte {self._done + e.start:,}"
-            ) from None
-        self._done += len(data)
-        return text.encode("utf-8")
-
-
-class _Prefixed:
-    def __init__(self, head: bytes, rest: Any) -> None:
-        self._head = head
-        self._rest = rest
-
-    def read(self, n: int) -> bytes:
-        if self._head:
-            head, self._head = self._head, b""
-            return head + self._rest.read(max(n - len(head), 1))
-        return self._rest.read(n)
 
 
 def _delimiter(source: Source, options: ReadOptions) -> str:
@@ -67,17 +31,6 @@ def _delimiter(source: Source, options: ReadOptions) -> str:
 
 def _quote(options: ReadOptions) -> Optional[str]:
     return options.quote_char or None
-
-
-def _stream(f: IO[bytes], source: Source, options: ReadOptions) -> tuple[Any, int]:
-    """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
-    enc = codecs.lookup(options.encoding).name
-    if enc not in ("utf-8", "utf-8-sig"):
-        return _Transcoded(f, options.encoding, source.name), 0
-    head = f.read(len(_BOM))
-    if head == _BOM:
-        return f, len(_BOM)
-    return _Prefixed(head, f), 0
 
 
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
@@ -103,7 +56,7 @@ class CsvReader:
         if not source.is_regular or not options.header:
             return None
         with source.open() as f:
-            stream, bom = _stream(f, source, options)
+            stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(
                 stream, options.block_bytes, options.max_record_bytes, self._q(options)
             ):
@@ -157,7 +110,7 @@ class CsvReader:
         row = 1
         line = 1
         with source.open() as f:
-            stream, bom = _stream(f, source, options)
+            stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
                 if not isinstance(b, Block):
                     report(
@@ -238,24 +191,33 @@ class CsvReader:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        starts, nls = record_starts(b.data, b.end, self._q(options))
-        first_line = line - int(np.count_nonzero(np.frombuffer(b.data, np.uint8, skip) == 10))
-        keep = starts >= skip
-        starts, nls = starts[keep], nls[keep]
-        ends = np.append(starts[1:], b.end)
-        length = ends - starts
-        a = np.frombuffer(b.data, np.uint8, b.end)
-        blank = (length == 1) | ((length == 2) & (a[np.minimum(starts, b.end - 1)] == 13))
-        starts, nls, ends = starts[~blank], nls[~blank], ends[~blank]
+        first_line = line - b.data.count(b"\n", 0, skip)
         line_after = first_line + b.data.count(b"\n", 0, b.end)
-        n = len(starts)
-        if n == 0:
-            return None, row, line_after, names
-        rows = np.arange(row, row + n, dtype=np.int64)
-        lines = first_line + nls
-        offsets = b.start + starts
+        quote = self._q(options)
+        found: list[Any] = []
+
+        def positions() -> tuple[Any, Any]:
+            """(byte offset, physical line) of every non-blank record after the header:
+            one NumPy pass, made only when a row is reported or a position asked for."""
+            if not found:
+                starts, nls = record_starts(b.data, b.end, quote)
+                keep = starts >= skip
+                starts, nls = starts[keep], nls[keep]
+                ends = np.append(starts[1:], b.end)
+                length = ends - starts
+                a = np.frombuffer(b.data, np.uint8, b.end)
+                first = a[np.minimum(starts, b.end - 1)]
+                blank = (length == 1) | ((length == 2) & (first == 13))
+                found.append((b.start + starts[~blank], first_line + nls[~blank]))
+            return found[0]
+
         if names is None:  # --no-header without --column-names: c1, c2, ...
-            first = b.data[int(starts[0]) : int(ends[0])].decode("utf-8", "replace")
+            offsets0 = positions()[0]
+            if not len(offsets0):
+                return None, row, line_after, names
+            lo = int(offsets0[0]) - b.start
+            hi = b.data.find(b"\n", lo)
+            first = b.data[lo:hi].decode("utf-8", "replace")
             count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
             names = [f"c{i}" for i in range(1, count + 1)]
             check_columns(source.name, names, fields)
@@ -264,13 +226,14 @@ class CsvReader:
         def on_invalid(bad: Any) -> str:
             i = bad.number - 1  # bad.number counts the non-blank records of the buffer
             invalid.append(i)
+            offsets, lines = positions()
             report(
                 Problem(
                     source.name,
                     "parse",
                     f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
                     line=int(lines[i]),
-                    row=int(rows[i]),
+                    row=row + i,
                     offset=int(offsets[i]),
                     text=bad.text,
                 )
@@ -278,7 +241,7 @@ class CsvReader:
             return "skip"
 
         null = [options.null_value] if options.null_value is not None else []
-        buf = pa.py_buffer(b.data)[int(starts[0]) : b.end]
+        buf = pa.py_buffer(b.data)[skip : b.end]
         try:
             table = pcsv.read_csv(
                 buf,
@@ -301,25 +264,37 @@ class CsvReader:
             )
         except pa.ArrowInvalid as e:
             raise ImportInputError(
-                f"{source.name}: CSV parse error in lines {int(lines[0])}..{line_after - 1}: {e}"
+                f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
             ) from None
+        n = table.num_rows + len(invalid)  # non-blank records in the block
+        if n == 0:
+            return None, row, line_after, names
+        keep = np.arange(n, dtype=np.int64)
         if invalid:
             ok = np.ones(n, bool)
             ok[invalid] = False
-            rows, lines, offsets = rows[ok], lines[ok], offsets[ok]
+            keep = keep[ok]
         batch = table.combine_chunks().to_batches()
         batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
-        batch, rows, lines, offsets = _decode(batch, rows, lines, offsets, source, options, report)
+
+        def record(k: int) -> bytes:
+            """The bytes of record ``k`` of the block, newline excluded."""
+            offsets = positions()[0]
+            lo = int(offsets[k]) - b.start
+            hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
+            return b.data[lo:hi].rstrip(b"\r\n")
+
+        batch, keep = _decode(batch, keep, row, positions, record, source, options, report)
         next_row = row + n
         if batch.num_rows == 0:
             return None, next_row, line_after, names
         chunk = Chunk(
             None,
             file=source.name,
-            first_row=int(rows[0]),
-            rows=None if rows[-1] - rows[0] + 1 == len(rows) else rows,
-            lines=lines,
-            offsets=offsets,
+            first_row=row + int(keep[0]),
+            rows=None if len(keep) == n else row + keep,
+            lines=lambda: positions()[1][keep],
+            offsets=lambda: positions()[0][keep],
             end=SourcePosition(source.name, next_row, b.start + b.end, line_after),
             bytes_done=b.start + b.end,
         )
@@ -338,14 +313,16 @@ class CsvReader:
 
 def _decode(
     batch: Any,
-    rows: Any,
-    lines: Any,
-    offsets: Any,
+    keep: Any,
+    row: int,
+    positions: Any,
+    record: Any,
     source: Source,
     options: ReadOptions,
     report: Report,
-) -> tuple[Any, Any, Any, Any]:
-    """Every column as text; a row with bytes that are not UTF-8 is reported and dropped."""
+) -> tuple[Any, Any]:
+    """Every column as text; a row with bytes that are not UTF-8 is reported and
+    dropped.  ``keep``: the record index (in the block) of each row of ``batch``."""
     import numpy as np
     import pyarrow as pa
 
@@ -363,24 +340,24 @@ def _decode(
                         bad[i] = True
             cols.append(None)
     if bad.any():
+        offsets, lines = positions()
         for i in np.flatnonzero(bad).tolist():
-            raw = {n: batch.column(j)[i].as_py() for j, n in enumerate(batch.schema.names)}
+            k = int(keep[i])
             report(
                 Problem(
                     source.name,
                     "parse",
                     f"not valid {options.encoding} text",
-                    line=int(lines[i]),
-                    row=int(rows[i]),
-                    offset=int(offsets[i]),
-                    text=repr(raw),
+                    line=int(lines[k]),
+                    row=row + k,
+                    offset=int(offsets[k]),
+                    raw=record(k),
                 )
             )
-        ok = pa.array(~bad)
-        batch = batch.filter(ok)
-        rows, lines, offsets = rows[~bad], lines[~bad], offsets[~bad]
+        batch = batch.filter(pa.array(~bad))
+        keep = keep[~bad]
         cols = [c.cast(pa.string()) for c in batch.columns]
-    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), rows, lines, offsets
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), keep
 
 
 READER = CsvReader()

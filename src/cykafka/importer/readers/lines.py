@@ -25,23 +25,18 @@ def _line_offsets(data: bytes, end: int, start: int) -> Any:
 
 
 def _split_keys(values: Any, delim: bytes) -> tuple[Any, Any, Any]:
-    """``(keys, values, missing)``: each line cut at its first ``delim``; ``missing``
-    is a boolean array of lines without it (or None when every line has one)."""
-    import pyarrow as pa
+    """``(keys, values, missing)``: the lines that hold ``delim`` cut at its first
+    occurrence; ``missing`` is a boolean array of lines without it (None when every
+    line has one)."""
     import pyarrow.compute as pc
 
-    at = pc.find_substring(values, delim.decode("latin-1"))
-    missing = pc.less(at, 0)
+    pattern = delim.decode("latin-1")
+    missing = pc.less(pc.find_substring(values, pattern), 0)
     has_missing = pc.any(missing).as_py()
-    lists = pc.split_pattern(values, delim.decode("latin-1"), max_splits=1)
-    keys = pc.list_element(lists, 0)
-    rest = pc.if_else(missing, pa.scalar(b"", values.type), values)
-    vals = (
-        pc.list_element(pc.split_pattern(rest, delim.decode("latin-1"), max_splits=1), 1)
-        if has_missing
-        else pc.list_element(lists, 1)
-    )
-    return keys, vals, (missing if has_missing else None)
+    if has_missing:
+        values = values.filter(pc.invert(missing))
+    lists = pc.split_pattern(values, pattern, max_splits=1)
+    return pc.list_element(lists, 0), pc.list_element(lists, 1), (missing if has_missing else None)
 
 
 class LinesReader:
@@ -104,10 +99,6 @@ def _with_keys(chunk: Chunk, delim: bytes, report: Report) -> Chunk:
                 )
             )
         keep = np.flatnonzero(~np.asarray(missing.to_numpy(zero_copy_only=False), bool))
-        import pyarrow as pa
-
-        idx = pa.array(keep)
-        keys, values = keys.take(idx), values.take(idx)
         chunk.rows = chunk.first_row + keep
         chunk.line_is_row = False
         chunk.lines = chunk.rows

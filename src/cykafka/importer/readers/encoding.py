@@ -1,0 +1,59 @@
+"""Text input in any encoding, read as UTF-8 bytes (what pyarrow parses), without a
+byte-order mark."""
+
+from __future__ import annotations
+
+import codecs
+from typing import IO, Any
+
+from ..model import ImportInputError
+
+__all__ = ["utf8_stream"]
+
+_BOM = codecs.BOM_UTF8
+
+
+class _Transcoded:
+    """A stream in another encoding, read as UTF-8 (positions are then offsets in the
+    UTF-8 text)."""
+
+    def __init__(self, raw: IO[bytes], encoding: str, name: str) -> None:
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)()
+        self._name = name
+        self._encoding = encoding
+        self._done = 0
+
+    def read(self, n: int) -> bytes:
+        data = self._raw.read(n)
+        try:
+            text = self._decoder.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            raise ImportInputError(
+                f"{self._name}: not valid {self._encoding} near byte {self._done + e.start:,}"
+            ) from None
+        self._done += len(data)
+        return text.encode("utf-8")
+
+
+class _Prefixed:
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, n: int) -> bytes:
+        if self._head:
+            head, self._head = self._head, b""
+            return head + self._rest.read(max(n - len(head), 1))
+        return self._rest.read(n)
+
+
+def utf8_stream(f: IO[bytes], name: str, encoding: str) -> tuple[Any, int]:
+    """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
+    enc = codecs.lookup(encoding).name
+    if enc not in ("utf-8", "utf-8-sig"):
+        return _Transcoded(f, encoding, name), 0
+    head = f.read(len(_BOM))
+    if head == _BOM:
+        return f, len(_BOM)
+    return _Prefixed(head, f), 0

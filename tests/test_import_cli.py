@@ -1,0 +1,205 @@
+"""`cykafka import` against the cluster and the user: unreachable brokers, missing and
+invalid topics, Ctrl-C, dead-letter hazards, and the flags kcat and
+kafka-console-producer users already know.  Real broker, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cykafka.cli import main
+
+
+def _import(broker, *args: str) -> int:
+    return main(["import", "-b", broker.bootstrap_servers, "--no-progress", *args])
+
+
+def _cli(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "cykafka.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        **kw,
+    )
+
+
+def test_unreachable_broker_fails_fast_with_one_message(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    t = time.monotonic()
+    p = _cli("import", "-b", "127.0.0.1:1", "-t", "t", "--no-progress", str(f))
+    took = time.monotonic() - t
+    assert took < 10, took
+    assert p.returncode == 1
+    assert "cannot reach the Kafka cluster at 127.0.0.1:1" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "100%" not in p.stdout + p.stderr
+
+
+def test_missing_topic_is_an_error_unless_partitions(broker, read_back, tmp_path, capsys):
+    f = tmp_path / "a.txt"
+    f.write_text("x\ny\n")
+    name = f"missing-{os.getpid()}-{time.monotonic_ns()}"
+    assert _import(broker, str(f), "-t", name) == 2
+    err = capsys.readouterr().err
+    assert f"topic {name!r} does not exist" in err and "--partitions N" in err
+    assert _import(broker, str(f), "-t", name, "--partitions", "2") == 0
+    assert f"created topic {name!r} with 2 partitions" in capsys.readouterr().err
+    recs = read_back(broker.bootstrap_servers, name, expected=2)
+    assert sorted(r.value for rs in recs.values() for r in rs) == [b"x", b"y"]
+
+
+def test_invalid_topic_name_is_a_usage_error(broker, tmp_path, capsys):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n" * 1000)
+    assert _import(broker, str(f), "-t", "bad topic!") == 2
+    err = capsys.readouterr().err
+    assert "invalid topic name 'bad topic!'" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_with_stalled_broker_stops_fast_with_status_130(fresh_broker, tmp_path):
+    """SIGSTOP the broker mid-import, then Ctrl-C: out within 5 s, exit status 130
+    said in the summary, every row read and not confirmed in the dead-letter file."""
+    name = fresh_broker.create_topic("stall", partitions=1)
+    f = tmp_path / "rows.txt"
+    f.write_bytes(b"".join(b"row-%06d\n" % i for i in range(200_000)))
+    dead = tmp_path / "dead.jsonl"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", fresh_broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--rate", "20000", "--dead-letter", str(dead), str(f)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(3)
+        os.kill(fresh_broker.pid, signal.SIGSTOP)
+        time.sleep(1.5)
+        t = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t
+    finally:
+        os.kill(fresh_broker.pid, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert took < 5, took
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted (Ctrl-C)" in out and "exit status 130" in out
+    read = int(out.split("rows read")[1].split()[0].replace(",", ""))
+    delivered = int(out.split("delivered")[1].split()[0].replace(",", ""))
+    assert 0 < read < 200_000 and delivered < read
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert len(entries) == read - delivered
+    assert all("unconfirmed: interrupted (Ctrl-C)" in e["error"] for e in entries)
+
+
+def test_dead_letter_that_is_an_input_is_refused(broker, topic, tmp_path, capsys):
+    f = tmp_path / "in.txt"
+    f.write_text("keep me\n")
+    link = tmp_path / "same.jsonl"
+    os.link(f, link)
+    assert _import(broker, str(f), "-t", topic(), "--dead-letter", str(link)) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert f.read_text() == "keep me\n"
+
+
+def test_dead_letter_write_error_stops_with_summary(broker, topic, read_back, tmp_path, capsys):
+    f = tmp_path / "rows.csv"
+    f.write_text("id,n\n1,a\n2,b,EXTRA\n3,c\n4\n5,e\n")
+    rc = _import(broker, str(f), "-t", topic(), "--dead-letter", "/dev/full")
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert "cannot write the dead-letter file /dev/full: No space left on device" in out
+    assert "unaccounted 2 rows not delivered and not in the dead-letter file:" in out
+    assert f"{f}:3: expected 2 columns, got 3" in out and f"{f}:5: expected 2 columns" in out
+    assert "NOT OK" in out
+
+
+def test_key_delimiter_headers_partition_timestamp(broker, topic, read_back, tmp_path):
+    name = topic(partitions=3)
+    f = tmp_path / "kv.txt"
+    f.write_text("k1:v1\nk2:v:2\nnokey\n")
+    dead = tmp_path / "dead.jsonl"
+    rc = _import(
+        broker, str(f), "-t", name, "-K", ":", "-H", "src=kcat", "-H", "env=test",
+        "-p", "2", "--dead-letter", str(dead),
+    )  # fmt: skip
+    assert rc == 1
+    recs = read_back(broker.bootstrap_servers, name, expected=2)
+    assert [(r.key, r.value, r.headers) for r in recs[2]] == [
+        (b"k1", b"v1", [("src", b"kcat"), ("env", b"test")]),
+        (b"k2", b"v:2", [("src", b"kcat"), ("env", b"test")]),
+    ]
+    (entry,) = [json.loads(x) for x in dead.read_text().splitlines()]
+    assert entry["line"] == 3 and "no key delimiter" in entry["error"]
+
+    name = topic()
+    f = tmp_path / "ts.jsonl"
+    f.write_text('{"id":1,"at":"2024-05-01T12:00:00+02:00"}\n{"id":2,"at":1700000000123}\n')
+    assert _import(broker, str(f), "-t", name, "--timestamp-field", "at") == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=2)[0]
+    assert [r.timestamp for r in recs] == [1714557600000, 1700000000123]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith("cykafka ")
+
+
+def test_dry_run_shows_records_and_sends_nothing(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "o.csv"
+    f.write_text("id,user\n1,a\n2,b\n3\n")
+    assert _import(broker, str(f), "-t", name, "--key-field", "user", "--dry-run") == 1
+    out = capsys.readouterr().out
+    assert f'{f}:2: key=a value={{"id":1,"user":"a"}}' in out
+    assert "Dry run: 2 rows would be sent, 1 rows cannot be" in out
+    assert _import(broker, str(f), "-t", name, "-p", "0", "-H", "a=b", "--dry-run") == 1
+    assert "every message: partition=0, header a=b" in capsys.readouterr().out
+    assert "guarantees  Per-partition order" in out and "nothing was sent" in out
+    assert read_back(broker.bootstrap_servers, name) == {0: []}
+
+
+def test_rate_limits_rows_per_second(broker, topic, tmp_path, capsys):
+    f = tmp_path / "r.txt"
+    f.write_bytes(b"x\n" * 3000)
+    assert _import(broker, str(f), "-t", topic(), "--rate", "1000") == 0
+    out = capsys.readouterr().out
+    elapsed = float(out.split("elapsed")[1].split()[0])
+    assert elapsed >= 2.0  # the first rows go at once, then 1,000 a second
+
+
+@pytest.mark.parametrize("arg", ["sasl.password:hunter2secret", "=hunter2secret"])
+def test_x_errors_never_echo_the_value(tmp_path, arg, capsys):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    assert main(["import", "-b", "127.0.0.1:1", "-t", "t", "-X", arg, str(f)]) == 2
+    captured = capsys.readouterr()
+    assert "hunter2secret" not in captured.err + captured.out
+    assert "-X" in captured.err
+
+
+def test_x_bad_secret_value_is_not_echoed(tmp_path, capsys):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    rc = main(["import", "-b", "127.0.0.1:1", "-t", "t", "-X", "ssl.key.password", str(f)])
+    assert rc == 2
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="u" password="hunter2secret";'
+    )
+    rc = main(["import", "-b", "127.0.0.1:1", "-t", "t", "-X", f"sasl.jaas.config={jaas}", str(f)])
+    assert rc in (1, 2)
+    captured = capsys.readouterr()
+    assert "hunter2secret" not in captured.err + captured.out
