@@ -21,9 +21,10 @@ value, cached before timing.  Sides, interleaved in each of ``repeat`` rounds:
 Targets (median of the rounds, ratios of times within one run): plain write_kafka >=
 0.8 x spark_floor, ordered >= 0.6 x spark_floor (the better of the two ordered
 strategies), write_kafka >= 3 x naive.  Each side
-also reports the machine's CPU-seconds (all processes: Spark's JVM, its Python workers,
-the broker), which on a 2-core machine bounds what any sink can reach, and the spread
-of its rounds (max/min time), which shows how noisy the shared machine was.
+also reports CPU-seconds: Spark's JVM, its Python workers (with the producers'
+librdkafka threads), and the whole machine (the broker and any other job included),
+which on a 2-core machine bound what any sink can reach; and the spread of its rounds
+(max/min time), which shows how noisy the shared machine was.
 """
 
 from __future__ import annotations
@@ -78,6 +79,39 @@ def _machine_cpu() -> float:
         fields = [int(x) for x in f.readline().split()[1:]]
     busy = sum(fields) - fields[3] - fields[4]  # minus idle and iowait
     return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU-seconds of one process (all its threads), 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                kids = [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            continue
+        for c in kids:
+            out += [c, *_descendants(c)]
+    return out
+
+
+def _spark_cpu(jvm: int) -> tuple[float, float]:
+    """(Spark's JVM, its Python workers with their librdkafka threads) CPU-seconds so
+    far: where a side's CPU goes, unlike the machine total, which other jobs share."""
+    return _process_cpu(jvm), sum(_process_cpu(p) for p in _descendants(jvm))
 
 
 def _session() -> Any:
@@ -180,14 +214,20 @@ def run(
     ).collect()
     times: dict[str, list[float]] = {name: [] for name in sides}
     cpus: dict[str, list[float]] = {name: [] for name in sides}
+    jvm_cpus: dict[str, list[float]] = {name: [] for name in sides}
+    py_cpus: dict[str, list[float]] = {name: [] for name in sides}
+    jvm = spark.sparkContext._gateway.proc.pid
     for _ in range(repeat):
         for name, fn in sides.items():
             topic = fresh_topic(bootstrap_servers, f"bench-spark-{name}", partitions)
-            c = _machine_cpu()
+            c, (j, py) = _machine_cpu(), _spark_cpu(jvm)
             t = time.perf_counter()
             fn(topic)
             times[name].append(time.perf_counter() - t)
             cpus[name].append(_machine_cpu() - c)
+            j2, py2 = _spark_cpu(jvm)
+            jvm_cpus[name].append(j2 - j)
+            py_cpus[name].append(py2 - py)
     df.unpersist()
     out: dict[str, Any] = {
         "rows": rows,
@@ -202,6 +242,8 @@ def run(
         out[f"{name}_best_rows_per_s"] = round(rows / min(ts))
         out[f"{name}_median_rows_per_s"] = round(rows / statistics.median(ts))
         out[f"{name}_median_machine_cpu_s"] = round(statistics.median(cpus[name]), 2)
+        out[f"{name}_median_jvm_cpu_s"] = round(statistics.median(jvm_cpus[name]), 2)
+        out[f"{name}_median_python_cpu_s"] = round(statistics.median(py_cpus[name]), 2)
         # How noisy the shared machine was: the slowest round over the fastest.
         out[f"{name}_spread"] = round(max(ts) / min(ts), 2)
     med = {name: statistics.median(ts) for name, ts in times.items()}

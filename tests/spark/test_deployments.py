@@ -1,13 +1,17 @@
 """write_kafka on every deployment (classic local, standalone cluster, Spark Connect)
-against the real broker: every mode written and read back."""
+against the real broker: every mode written and read back, and what a user sees when
+the executors cannot import cykafka (classic sessions: their Python is set per job)."""
 
 from __future__ import annotations
 
+import sys
 import zlib
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
+import cykafka
 from conftest import is_connect
 from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, write_kafka
@@ -114,3 +118,39 @@ def test_the_deployment_is_what_it_says(spark, request) -> None:
     assert is_connect(spark) == (deployment == "connect")
     if deployment == "standalone":
         assert spark.sparkContext.master.startswith("spark://127.0.0.1:")
+
+
+@pytest.fixture
+def python_without_cykafka(tmp_path: Path) -> str:
+    """An interpreter like the executors' but without cykafka: this venv's Python with
+    its site-packages minus cykafka (what a cluster node without the package has)."""
+    site = Path(cykafka.__file__).resolve().parent.parent
+    lib = tmp_path / "site"
+    lib.mkdir()
+    for entry in site.iterdir():
+        if not entry.name.startswith("cykafka"):
+            (lib / entry.name).symlink_to(entry)
+    exe = tmp_path / "python"
+    exe.write_text(f'#!/bin/sh\nPYTHONPATH={lib} exec {sys.executable} -S "$@"\n')
+    exe.chmod(0o755)
+    return str(exe)
+
+
+@pytest.mark.parametrize("spark", ["local", "standalone"], indirect=True)
+def test_executors_without_cykafka_fail_with_one_clear_message(
+    spark, broker, topic, python_without_cykafka
+) -> None:
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    sc = spark.sparkContext
+    kept = sc.pythonExec
+    sc.pythonExec = python_without_cykafka  # what spark.pyspark.python sets for executors
+    try:
+        with pytest.raises(KafkaWriteError) as info:
+            write_kafka(df, topic(), bootstrap_servers=broker.bootstrap_servers)
+    finally:
+        sc.pythonExec = kept
+    msg = str(info.value)
+    assert "\n" not in msg and "No module named 'cykafka'" in msg
+    assert msg.startswith("cannot import cykafka in the executors' Python (")
+    assert "--archives" in msg and "spark.pyspark.python" in msg
+    assert info.value.__suppress_context__
