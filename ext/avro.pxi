@@ -411,6 +411,7 @@ cdef class _AvroPlan:
     cdef list specs
     cdef bytes prefix
     cdef readonly object arrow_type
+    cdef object lock   # encode() binds the shared nodes to one array at a time
 
     def __cinit__(self):
         self.nodes = NULL
@@ -424,6 +425,8 @@ cdef class _AvroPlan:
         cdef int i, j, nk = 0
         cdef _AN *n
         cdef bytes konst
+        import threading
+        self.lock = threading.Lock()
         b = _ABuilder()
         b.build(schema, arrow_type, "", None)
         self.specs = b.specs
@@ -520,7 +523,12 @@ cdef class _AvroPlan:
     def encode(self, arr):
         """``arr`` (an Arrow array of the plan's type) as framed Avro: (large_binary
         array, [(row, field path, message), ...]).  A row listed there is null in the
-        array; so is a null top-level row (a tombstone, as confluent's serializers)."""
+        array; so is a null top-level row (a tombstone, as confluent's serializers).
+        Thread-safe: calls on one plan take turns."""
+        with self.lock:
+            return self._encode(arr)
+
+    def _encode(self, arr):
         import pyarrow as pa
         cdef Py_ssize_t n = len(arr), i, start, nerr = 0, cap_err = 0
         cdef list keep = []

@@ -388,3 +388,15 @@ def test_text_columns_are_parsed_into_the_schemas_types() -> None:
             ctx("t"),
         ),
     ]
+
+
+def test_one_serializer_shared_by_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    registry = mock_registry()
+    ser = AvroSerializer(registry, json.dumps(SCHEMA))
+    tables = [order_table(order_rows(n)) for n in (300, 500, 700, 900)]
+    alone = [encode(ser, t)[0] for t in tables]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(5):
+            assert list(pool.map(lambda t: encode(ser, t)[0], tables)) == alone
