@@ -75,3 +75,33 @@ def test_bad_registry_arguments_fail_on_the_driver(spark: Any, broker: Any) -> N
         )
     with pytest.raises(ValueError, match="is not a registry format"):
         write_kafka(df, "t", value_format="xml", schema_registry="mock://x", **kw)
+
+
+def test_a_struct_value_column_as_registry_avro(
+    spark: Any, broker: Any, topic: Any, read_back: Any
+) -> None:
+    name = topic()
+    df = spark.createDataFrame(
+        [(i, f"c{i}", i * 10) for i in range(20)], "id long, city string, n long"
+    ).selectExpr("id", "named_struct('id', id, 'city', city, 'n', cast(n as int)) as payload")
+    report = write_kafka(
+        df,
+        name,
+        bootstrap_servers=broker.bootstrap_servers,
+        preset=None,
+        key=None,
+        value="payload",
+        value_format="avro",
+        schema_registry="mock://spark-struct",
+        value_schema=json.dumps(SCHEMA),
+    )
+    assert report.ok and report.delivered == 20
+    got = [
+        r for part in read_back(broker.bootstrap_servers, name, expected=20).values() for r in part
+    ]
+    parsed = fastavro.parse_schema(SCHEMA)
+    decoded = sorted(
+        (fastavro.schemaless_reader(io.BytesIO(r.value[5:]), parsed) for r in got),
+        key=lambda v: v["id"],
+    )
+    assert decoded[3] == {"id": 3, "city": "c3", "n": 30}

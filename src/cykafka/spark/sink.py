@@ -85,6 +85,13 @@ def write_kafka(
         KafkaWriteError: a task did not deliver all its rows (``on_error="raise"``), or
             the executors cannot import cykafka (the message says how to ship it).
     """
+    # A registry format serializes a value column of any type (a struct, a long, ...);
+    # the string/binary rule of make_plan is for raw values.
+    raw_value = value
+    if value_format and value is not None:
+        if value not in df.columns:
+            raise ValueError(f"value={value!r}: no such column; columns are {df.columns}")
+        value = None
     plan = make_plan(
         df,
         topic,
@@ -106,6 +113,7 @@ def write_kafka(
 
         plan = dataclasses.replace(
             plan,
+            value=raw_value,
             **registry_fields(value_format, key_format, schema_registry, value_schema, key_schema),
         )
         if key_format and not plan.key:
