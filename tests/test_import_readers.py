@@ -68,3 +68,42 @@ def test_parquet_positions_are_row_group_and_row(tmp_path):
     assert got == [(r // 100, r % 100) for r in range(250)]
     ends = [(c.end.row_group, c.end.group_row, c.end.row) for c in chunks]
     assert ends[0] == (0, 40, 41) and ends[2] == (1, 0, 101) and ends[-1] == (3, 0, 251)
+
+
+@pytest.mark.parametrize(
+    "fmt,suffix", [("lines", ""), ("jsonl", ".gz"), ("csv", ""), ("parquet", "")]
+)
+def test_read_from_a_chunk_end_gives_the_rest(tmp_path, fmt, suffix):
+    """Starting a reader at a chunk's ``end`` yields exactly the rows after it, with the
+    same positions (a compressed input is skipped by reading, the others by seeking)."""
+    import gzip
+
+    f = tmp_path / f"data.{fmt}{suffix}"
+    if fmt == "parquet":
+        pq.write_table(pa.table({"i": list(range(300))}), f, row_group_size=70)
+    else:
+        body = {
+            "lines": b"".join(b"r%d\n" % i for i in range(300)),
+            "jsonl": b"".join(b'{"i":%d}\n' % i for i in range(300)),
+            "csv": b"i,t\n" + b"".join(b'%d,"a\nb"\n' % i for i in range(300)),
+        }[fmt]
+        f.write_bytes(gzip.compress(body) if suffix else body)
+    src = Source(str(f), str(f), "gzip" if suffix else None)
+    opts = ReadOptions(block_bytes=64, batch_rows=25)
+
+    def rows(start=None):
+        out = []
+        for c in READERS[fmt].read(src, Fields(), opts, lambda p: None, start):
+            vals = c.items(c.values)
+            out += [(vals[i], c.position(i)) for i in range(len(c))]
+            yield c.end, out
+        return
+
+    everything = list(rows())
+    ends = [e for e, _ in everything]
+    full = everything[-1][1]
+    middle = ends[len(ends) // 2]
+    done = full.index(next(r for r in full if r[1].row == middle.row))
+    rest = list(rows(middle))[-1][1]
+    assert rest == full[done:]
+    assert len(rest) < len(full)

@@ -3,10 +3,15 @@
 * :mod:`.sources`: what the arguments name (files, ``-``, globs, directories of part
   files, compressed files);
 * :mod:`.readers`: one module per format behind one interface (``readers/base.py``),
-  registered in ``readers/__init__.py``; every row carries its source position;
+  registered in ``readers/__init__.py``; every row carries its source position
+  (:class:`SourcePosition`), every chunk the position after it (``Chunk.end``), and a
+  reader can start at such a position;
 * :mod:`.encode`: rows -> key, value, partition, timestamp and headers;
-* :mod:`.sink`: chunks into ``produce_batch``, every row's outcome into the result;
-* :mod:`.deadletter`, :mod:`.progress`, :mod:`.summary`; :mod:`.engine` ties them.
+* :mod:`.sink`: chunks into ``produce_batch``, every row's outcome into the result
+  (``Sink.on_delivered`` sees each chunk once settled, in input order);
+* :mod:`.cluster`: the cluster answers and the topic exists, before input is read;
+* :mod:`.deadletter`, :mod:`.progress`, :mod:`.summary`, :mod:`.dryrun`;
+  :mod:`.engine` ties them (``import_files``).
 
 Nothing is lost silently: every row is delivered, or counted as failed, listed in the
 summary and written to the dead-letter file when one is given.

@@ -13,7 +13,7 @@ from .model import ImportInputError
 __all__ = ["ClusterError", "check_topic_name", "prepare_topic"]
 
 #: Seconds to wait for the cluster's first answer.
-CONNECT_TIMEOUT_S = 8.0
+CONNECT_TIMEOUT_S = 6.0
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-from ..model import Chunk, Fields, ImportInputError, Report
+from ..model import Chunk, Fields, ImportInputError, Report, SourcePosition
 from ..sources import Source
 
-__all__ = ["ReadOptions", "Reader", "check_columns"]
+__all__ = ["ReadOptions", "Reader", "check_columns", "skip_to"]
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,16 @@ class Reader(Protocol):
         ...
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         """The rows of ``source`` in order; unreadable rows go to ``report``.  Raises
-        :class:`ImportInputError` when the input as a whole is unusable."""
+        :class:`ImportInputError` when the input as a whole is unusable.  ``start``: a
+        position this reader gave (a chunk's ``end``): read from that row on."""
         ...
 
 
@@ -74,3 +80,19 @@ def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
             raise ImportInputError(
                 f"{name}: {flag} {field!r} is not a column; columns are {list(names)}"
             )
+
+
+def skip_to(f: Any, offset: int) -> None:
+    """Move ``f`` (at its start) to byte ``offset`` of the stream: a seek when it can,
+    else reading and dropping the bytes before it (compressed input, pipes)."""
+    try:
+        f.seek(offset)
+        return
+    except (AttributeError, OSError, ValueError):
+        pass
+    left = offset
+    while left > 0:
+        got = f.read(min(left, 8 << 20))
+        if not got:
+            raise ImportInputError(f"cannot start at byte {offset:,}: the input is shorter")
+        left -= len(got)

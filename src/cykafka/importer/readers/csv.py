@@ -6,6 +6,7 @@ block split itself, which also makes pipes, FIFOs and compressed input work."""
 
 from __future__ import annotations
 
+import codecs
 import csv as _pycsv
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -13,7 +14,7 @@ from typing import Any, Optional
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions, check_columns
+from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, record_starts
 from .encoding import utf8_stream
 
@@ -101,7 +102,12 @@ class CsvReader:
         return None, b.end
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         delimiter = _delimiter(source, options)
         quote = self._q(options)
@@ -109,8 +115,27 @@ class CsvReader:
         need_header = options.header
         row = 1
         line = 1
+        at: Optional[int] = None
+        if start is not None:
+            if codecs.lookup(options.encoding).name not in ("utf-8", "utf-8-sig"):
+                raise ImportInputError(
+                    f"{source.name}: only UTF-8 input can be read from a position"
+                )
+            if need_header:
+                names = self.columns(source, options)  # the header, read on its own
+                if names is None:
+                    raise ImportInputError(
+                        f"{source.name}: its header cannot be read twice (not a regular file)"
+                    )
+                check_columns(source.name, names, fields)
+            need_header = False
+            row, line, at = start.row, start.line or 1, start.offset or 0
         with source.open() as f:
-            stream, bom = utf8_stream(f, source.name, options.encoding)
+            if at is not None:
+                skip_to(f, at)
+                stream, bom = f, at
+            else:
+                stream, bom = utf8_stream(f, source.name, options.encoding)
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
                 if not isinstance(b, Block):
                     report(
@@ -221,51 +246,63 @@ class CsvReader:
             count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
             names = [f"c{i}" for i in range(1, count + 1)]
             check_columns(source.name, names, fields)
-        invalid: list[int] = []
+
+        bad_rows: list[tuple[int, str, str]] = []
 
         def on_invalid(bad: Any) -> str:
-            i = bad.number - 1  # bad.number counts the non-blank records of the buffer
-            invalid.append(i)
-            offsets, lines = positions()
-            report(
-                Problem(
-                    source.name,
-                    "parse",
-                    f"expected {bad.expected_columns} columns, got {bad.actual_columns}",
-                    line=int(lines[i]),
-                    row=row + i,
-                    offset=int(offsets[i]),
-                    text=bad.text,
-                )
-            )
+            # bad.number counts the non-blank records of the buffer
+            msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
+            bad_rows.append((bad.number - 1, msg, bad.text))
             return "skip"
 
         null = [options.null_value] if options.null_value is not None else []
         buf = pa.py_buffer(b.data)[skip : b.end]
-        try:
-            table = pcsv.read_csv(
-                buf,
-                read_options=pcsv.ReadOptions(
-                    column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
-                ),
-                parse_options=pcsv.ParseOptions(
-                    delimiter=_delimiter(source, options),
-                    quote_char=_quote(options) or False,
-                    double_quote=True,
-                    newlines_in_values=self._q(options) is not None,
-                    invalid_row_handler=on_invalid,
-                ),
-                convert_options=pcsv.ConvertOptions(
-                    column_types={c: pa.binary() for c in names},
-                    null_values=null,
-                    strings_can_be_null=bool(null),
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-        except pa.ArrowInvalid as e:
-            raise ImportInputError(
-                f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
-            ) from None
+        # Text columns first (UTF-8 checked while parsing); bytes only for a block that
+        # holds a row that is not UTF-8, so that row alone can be found and dropped.
+        for typ in (pa.string(), pa.binary()):
+            bad_rows.clear()
+            try:
+                table = pcsv.read_csv(
+                    buf,
+                    read_options=pcsv.ReadOptions(
+                        column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
+                    ),
+                    parse_options=pcsv.ParseOptions(
+                        delimiter=_delimiter(source, options),
+                        quote_char=_quote(options) or False,
+                        double_quote=True,
+                        newlines_in_values=self._q(options) is not None,
+                        invalid_row_handler=on_invalid,
+                    ),
+                    convert_options=pcsv.ConvertOptions(
+                        column_types={c: typ for c in names},
+                        null_values=null,
+                        strings_can_be_null=bool(null),
+                        quoted_strings_can_be_null=False,
+                    ),
+                )
+                break
+            except pa.ArrowInvalid as e:
+                if typ == pa.string() and "UTF8" in str(e):
+                    continue
+                raise ImportInputError(
+                    f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
+                ) from None
+        invalid = [i for i, _, _ in bad_rows]
+        if bad_rows:
+            offsets, lines = positions()
+            for i, msg, text in bad_rows:
+                report(
+                    Problem(
+                        source.name,
+                        "parse",
+                        msg,
+                        line=int(lines[i]),
+                        row=row + i,
+                        offset=int(offsets[i]),
+                        text=text,
+                    )
+                )
         n = table.num_rows + len(invalid)  # non-blank records in the block
         if n == 0:
             return None, row, line_after, names
@@ -326,6 +363,8 @@ def _decode(
     import numpy as np
     import pyarrow as pa
 
+    if all(pa.types.is_string(t) for t in batch.schema.types):
+        return batch, keep
     cols = []
     bad = np.zeros(batch.num_rows, bool)
     for col in batch.columns:

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ..encode import json_record_fields, records_chunk
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions
+from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
 
 __all__ = ["READER"]
@@ -35,12 +35,19 @@ class JsonlReader:
         return None  # every record has its own fields
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
-        line_no = 0
-        row = 0
+        line_no = (start.line or 1) - 1 if start is not None else 0
+        row = start.row - 1 if start is not None else 0
+        at = (start.offset or 0) if start is not None else 0
         with source.open() as f:
-            for b in blocks(f, options.block_bytes, options.max_record_bytes):
+            skip_to(f, at)
+            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=at):
                 if not isinstance(b, Block):
                     line_no += 1
                     row += 1

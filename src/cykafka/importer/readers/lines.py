@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
-from .base import ReadOptions
+from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
 
 __all__ = ["READER"]
@@ -48,13 +48,20 @@ class LinesReader:
         return None
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         from ..._arrow import lines_array
 
-        row = 1
+        row = start.row if start is not None else 1
+        at = (start.offset or 0) if start is not None else 0
         with source.open() as f:
-            for b in blocks(f, options.block_bytes, options.max_record_bytes):
+            skip_to(f, at)
+            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=at):
                 if not isinstance(b, Block):
                     report(_oversized(source, b, row, options))
                     row += 1

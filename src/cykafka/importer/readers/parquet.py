@@ -38,7 +38,12 @@ class ParquetReader:
         return list(self._open(source).schema_arrow.names)  # type: ignore[attr-defined]
 
     def read(
-        self, source: Source, fields: Fields, options: ReadOptions, report: Report
+        self,
+        source: Source,
+        fields: Fields,
+        options: ReadOptions,
+        report: Report,
+        start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
         pf = self._open(source)
         check_columns(source.name, pf.schema_arrow.names, fields)  # type: ignore[attr-defined]
@@ -46,12 +51,17 @@ class ParquetReader:
         total = max(meta.num_rows, 1)
         size = source.size
         columns = fields.used() if fields.value else None
-        row = 1
-        for group in range(meta.num_row_groups):
+        row = start.row if start is not None else 1
+        first_group = (start.row_group or 0) if start is not None else 0
+        for group in range(first_group, meta.num_row_groups):
             group_row = 0
+            drop = (start.group_row or 0) if start is not None and group == first_group else 0
             for batch in pf.iter_batches(  # type: ignore[attr-defined]
                 batch_size=options.batch_rows, row_groups=[group], columns=columns
             ):
+                if drop:  # rows before the start position
+                    cut = min(drop, batch.num_rows)
+                    batch, drop, group_row = batch.slice(cut), drop - cut, group_row + cut
                 if batch.num_rows == 0:
                     continue
                 n = batch.num_rows
