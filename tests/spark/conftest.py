@@ -199,5 +199,9 @@ def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
             yield from _connect(Path(tmp))
 
 
-def is_connect(session: Any) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")
+@pytest.fixture
+def deployment(spark: Any, request: pytest.FixtureRequest) -> str:
+    """The name of the deployment ``spark`` runs on (one of DEPLOYMENTS)."""
+    name = str(request.node.callspec.params["spark"])
+    assert name in DEPLOYMENTS
+    return name

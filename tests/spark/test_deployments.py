@@ -12,7 +12,6 @@ import pytest
 from pyspark.sql import functions as F
 
 import cykafka
-from conftest import is_connect
 from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, write_kafka
 from cykafka.testing import committed_view, read_raw_log
@@ -113,9 +112,9 @@ def test_spark_kafka_option_names_go_through_the_config_layer(spark, broker, top
         write_kafka(df, name, **options, **{"kafka.key.serializer": "x"})
 
 
-def test_the_deployment_is_what_it_says(spark, request) -> None:
-    deployment = request.node.callspec.params["spark"]
-    assert is_connect(spark) == (deployment == "connect")
+def test_the_deployment_is_what_it_says(spark, deployment) -> None:
+    is_connect = type(spark).__module__.startswith("pyspark.sql.connect")
+    assert is_connect == (deployment == "connect")
     if deployment == "standalone":
         assert spark.sparkContext.master.startswith("spark://127.0.0.1:")
 

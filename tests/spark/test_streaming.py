@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from conftest import is_connect
 from cykafka.spark import WriteReport, kafka_batch_writer
 from cykafka.testing import committed_view, read_raw_log
 
@@ -36,16 +35,19 @@ def _forget_commit(chk: Path, batch_id: int) -> None:
 
 
 @pytest.mark.parametrize("preset", ["exactly_once", "ordered"])
-def test_a_rerun_committed_batch(spark, broker, topic, tmp_path, preset) -> None:
+def test_a_rerun_committed_batch(spark, deployment, broker, topic, tmp_path, preset) -> None:
     bs = broker.bootstrap_servers
     name = topic(partitions=2)
     src, chk = tmp_path / "in", tmp_path / "chk"
     src.mkdir()
-    rows = [(f"k{i % 6}", f"v{i}") for i in range(90)]
-    for part in range(3):  # three files, one micro-batch (availableNow reads them all)
-        (src / f"part-{part}.csv").write_text(
-            "".join(f"{k},{v}\n" for k, v in rows[part * 30 : (part + 1) * 30])
-        )
+    rows = [(f"k{i % 6}", f"v{i}") for i in range(120)]
+
+    def add_files(first: int) -> None:  # 30 rows a file; one micro-batch per run
+        for part in range(first, first + 2):
+            (src / f"part-{part}.csv").write_text(
+                "".join(f"{k},{v}\n" for k, v in rows[part * 30 : (part + 1) * 30])
+            )
+
     reports: list[WriteReport] = []
     query = f"q-{name}"
     writer = kafka_batch_writer(
@@ -53,24 +55,29 @@ def test_a_rerun_committed_batch(spark, broker, topic, tmp_path, preset) -> None
         bootstrap_servers=bs,
         preset=preset,
         query=query,
-        on_batch=None if is_connect(spark) else reports.append,
+        on_batch=None if deployment == "connect" else reports.append,
     )
-    _run_once(spark, src, chk, writer)
-    _forget_commit(chk, 0)
-    _run_once(spark, src, chk, writer)  # Spark runs batch 0 again
+    add_files(0)
+    _run_once(spark, src, chk, writer)  # batch 0: rows 0..59
+    add_files(2)
+    _run_once(spark, src, chk, writer)  # batch 1: rows 60..119
+    _forget_commit(chk, 1)
+    _run_once(spark, src, chk, writer)  # Spark runs batch 1 again
 
     view = committed_view(read_raw_log(bs, name, 2))
     values = sorted(r.value.decode() for r in view)
     if preset == "exactly_once":
         assert values == sorted(v for _, v in rows)  # each row once
         progress = committed_view(read_raw_log(bs, f"{name}.cykafka-progress", 1))
-        assert sorted(r.key for r in progress) == [f"{query}/0".encode(), f"{query}/1".encode()]
+        assert sorted(r.key for r in progress) == sorted(
+            f"{query}/{t}".encode() for t in (0, 1) for _batch in (0, 1)
+        )
     else:  # at-least-once per micro-batch: the re-run batch is written again
-        assert values == sorted(v for _, v in rows for _ in range(2))
+        assert values == sorted([v for _, v in rows] + [v for _, v in rows[60:]])
     if reports:  # classic sessions run foreachBatch in this process
-        assert [r.batch_id for r in reports] == [0, 0]
-        assert reports[0].ok and reports[0].delivered == 90 and reports[0].skipped == 0
-        assert reports[1].ok and reports[1].skipped == (90 if preset == "exactly_once" else 0)
+        assert [r.batch_id for r in reports] == [0, 1, 1]
+        assert all(r.ok and r.rows == 60 for r in reports)
+        assert [r.skipped for r in reports] == [0, 0, 60 if preset == "exactly_once" else 0]
 
 
 def test_exactly_once_needs_a_query_name() -> None:

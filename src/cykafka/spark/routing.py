@@ -123,7 +123,8 @@ def ordered(
         F.array(*[F.lit(s).cast("long") for s in surrogates(tasks)]),
         (F.pmod(kpart, F.lit(tasks)) + 1).cast("int"),
     )
-    return _restored(df.withColumn(ROUTE, route).repartition(tasks, ROUTE))
+    # Partitioning by the expression, not a column: the shuffle carries no route value.
+    return _restored(df.repartition(tasks, route))
 
 
 def _restored(df: DataFrame) -> DataFrame:

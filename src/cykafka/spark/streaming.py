@@ -22,8 +22,8 @@ preset:
   fixed per (``query``, task), so a new run fences off any earlier attempt of the same
   task, and the same transaction writes a (query, batch id, task) record to a progress
   topic: the batch id is committed atomically with the data.  Before each batch the
-  driver reads the progress topic (read_committed); the tasks an earlier run of this
-  batch already committed write nothing (``TaskResult.skipped``), the others write
+  driver reads the progress topic's new records (read_committed); the tasks an earlier
+  run of this batch (or of a later one) already committed write nothing (``TaskResult.skipped``), the others write
   their rows.  Rows are routed by Kafka partition (one task per partition), so a
   re-run splits the batch the same way; without a key or partition column the split
   is the source's, which must then be deterministic for a batch id (file and rate
@@ -43,7 +43,7 @@ from .sink import run_plan
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["committed_tasks", "kafka_batch_writer"]
+__all__ = ["ProgressReader", "kafka_batch_writer"]
 
 
 def kafka_batch_writer(
@@ -65,7 +65,8 @@ def kafka_batch_writer(
             records, so it must stay the same across restarts of the query.
         progress_topic: where ``exactly_once`` records committed batches (default
             ``"<topic>.cykafka-progress"``; created with one partition if missing).
-        on_batch: called with each micro-batch's :class:`WriteReport`.
+        on_batch: called with each micro-batch's :class:`WriteReport`, where
+            foreachBatch runs (with Spark Connect: in the server's Python process).
     """
     from .. import presets as _presets
 
@@ -80,6 +81,8 @@ def kafka_batch_writer(
         if topic is None:
             raise ValueError("exactly_once with a topic column needs progress_topic=")
         progress_topic = f"{topic}.cykafka-progress"
+
+    progress: list[ProgressReader] = []  # made at the first batch, kept for the next
 
     def write_batch(df: DataFrame, batch_id: int) -> WriteReport:
         plan = make_plan(
@@ -99,7 +102,9 @@ def kafka_batch_writer(
         )
         if transactional:
             assert progress_topic is not None and query is not None
-            done = committed_tasks(plan.config, progress_topic, query, batch_id)
+            if not progress:
+                progress.append(ProgressReader(plan.config, progress_topic, query))
+            done = progress[0].committed_tasks(batch_id)
             plan = plan.with_batch(
                 progress_topic=progress_topic, batch_id=batch_id, committed_tasks=done
             )
@@ -133,53 +138,71 @@ def _ensure_topic(admin: Any, topic: str) -> None:
             raise
 
 
-def committed_tasks(
-    config: dict[str, Any], progress_topic: str, query: str, batch_id: int
-) -> tuple[int, ...]:
-    """The tasks whose rows of ``batch_id`` an earlier run of ``query`` committed, from
-    the progress topic read with ``isolation.level=read_committed`` (created if
-    missing)."""
-    import uuid
+class ProgressReader:
+    """A query's progress records as read so far: the latest batch each task committed.
 
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
-    from confluent_kafka.admin import AdminClient
+    Each micro-batch reads only the records added since the previous one (from the
+    start after a restart), with ``isolation.level=read_committed``."""
 
-    security = {
-        k: v
-        for k, v in config.items()
-        if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"
-    }
-    _ensure_topic(AdminClient(dict(security)), progress_topic)
-    consumer = Consumer(
-        {
-            **security,
-            "group.id": f"cykafka-progress-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
+    def __init__(self, config: dict[str, Any], topic: str, query: str) -> None:
+        from ..config import translate
+
+        given = {
+            k: v
+            for k, v in config.items()
+            if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"
         }
-    )
-    done: set[int] = set()
-    prefix = f"{query}/".encode()
-    try:
-        consumer.assign([TopicPartition(progress_topic, 0, 0)])
-        while True:
-            msg = consumer.poll(30)
-            if msg is None:
-                raise TimeoutError(f"progress topic {progress_topic!r}: no answer in 30 s")
-            err = msg.error()
-            if err is not None:
-                if err.code() == KafkaError._PARTITION_EOF:
-                    break
-                if err.retriable() or not err.fatal():
+        self.client_config, _ = translate(given)  # Java names (sasl.jaas.config...) too
+        self.topic, self.query = topic, query
+        self.offset = 0  # next offset to read
+        self.last: dict[int, int] = {}  # task -> latest batch it committed
+        self._checked = False
+
+    def committed_tasks(self, batch_id: int) -> tuple[int, ...]:
+        """The tasks whose rows of ``batch_id`` are committed already (a task that
+        committed a later batch committed this one before it)."""
+        self._read_new()
+        return tuple(sorted(t for t, b in self.last.items() if b >= batch_id))
+
+    def _read_new(self) -> None:
+        import uuid
+
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+        from confluent_kafka.admin import AdminClient
+
+        if not self._checked:
+            _ensure_topic(AdminClient(dict(self.client_config)), self.topic)
+            self._checked = True
+        consumer = Consumer(
+            {
+                **self.client_config,
+                "group.id": f"cykafka-progress-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        prefix = f"{self.query}/".encode()
+        try:
+            consumer.assign([TopicPartition(self.topic, 0, self.offset)])
+            while True:
+                msg = consumer.poll(30)
+                if msg is None:
+                    raise TimeoutError(f"progress topic {self.topic!r}: no answer in 30 s")
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        return
+                    if err.retriable() or not err.fatal():
+                        continue
+                    raise RuntimeError(f"progress topic {self.topic!r}: {err}")
+                self.offset = max(self.offset, (msg.offset() or 0) + 1)
+                if not (msg.key() or b"").startswith(prefix):
                     continue
-                raise RuntimeError(f"progress topic {progress_topic!r}: {err}")
-            if not (msg.key() or b"").startswith(prefix):
-                continue
-            rec = json.loads(msg.value() or b"{}")
-            if rec.get("query") == query and rec.get("batch") == batch_id:
-                done.add(int(rec["task"]))
-    finally:
-        consumer.close()
-    return tuple(sorted(done))
+                rec = json.loads(msg.value() or b"{}")
+                if rec.get("query") == self.query:
+                    task, batch = int(rec["task"]), int(rec["batch"])
+                    self.last[task] = max(self.last.get(task, -1), batch)
+        finally:
+            consumer.close()
