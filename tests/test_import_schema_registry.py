@@ -92,7 +92,7 @@ def test_parquet_as_registry_avro_bad_row_dead_lettered(
     assert entry["row"] == 3 and "kind" in entry["error"] and "not a symbol" in entry["error"]
 
 
-def test_jsonl_as_registry_avro_with_a_derived_schema_error(
+def test_jsonl_records_and_key_field_as_registry_avro(
     broker: Any, topic: Any, read_back: Any, tmp_path: Path
 ) -> None:
     f = tmp_path / "v.jsonl"
@@ -101,11 +101,15 @@ def test_jsonl_as_registry_avro_with_a_derived_schema_error(
     name = topic()
     dead = tmp_path / "dead.jsonl"
     args = ["--value-format", "avro", "--schema-registry", "mock://j", "--dead-letter", str(dead)]
+    args += ["--key-field", "kind", "--key-format", "avro", "--key-schema", '"string"']
     assert (
         run(broker, str(f), "-t", name, *args, "--value-schema", str(tmp_path / "visit.avsc")) == 1
     )
-    got = values(broker, read_back, name, 2)
+    got = sorted(values(broker, read_back, name, 2), key=lambda r: avro(r.value, SCHEMA)["id"])
     assert [avro(r.value, SCHEMA)["id"] for r in got] == [1, 3]
+    # the key schema is registered after the value schema: id 2
+    assert got[0].key[:5] == b"\x00\x00\x00\x00\x02"
+    assert fastavro.schemaless_reader(io.BytesIO(got[0].key[5:]), "string") == "web"
     (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
     assert entry["line"] == 2 and "does not fit the schema" in entry["error"]
 

@@ -282,10 +282,10 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
     if fmt == "lines" or any(str(f).endswith((".txt", ".log")) for f in args.files):
         raise UsageError("--value-format/--key-format need records: csv, jsonl or parquet")
     jsonl = fmt == "jsonl" or any(".jsonl" in str(f) or ".ndjson" in str(f) for f in args.files)
-    if jsonl and (args.key_format or args.value_field):
+    if jsonl and args.value_field:
         raise UsageError(
-            "JSON Lines: --value-format serializes whole records; --key-format and "
-            "--value-field with it are not supported yet"
+            "JSON Lines: --value-format serializes whole records; --value-field with it "
+            "is not supported yet"
         )
     from ..schema_registry import ColumnEncoders, serializers_for
 

@@ -259,15 +259,23 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
     return pc.binary_join_element_wise(*parts, "")
 
 
-def records_chunk(chunk: Chunk, encoders: Any) -> tuple[Chunk, list[Problem]]:
+def records_chunk(
+    chunk: Chunk, encoders: Any, key_field: Optional[str] = None
+) -> tuple[Chunk, list[Problem]]:
     """A JSON Lines chunk whose values are whole records (JSON text) serialized with
-    the Schema Registry ``encoders`` instead; a record that does not fit the schema is
-    dropped and reported with its line."""
+    the Schema Registry ``encoders`` instead (and ``key_field``'s value with the key
+    encoder); a record that does not fit the schema is dropped and reported with its
+    line."""
     import pyarrow as pa
 
     texts = list(chunk.values)
+    records = [json.loads(t) for t in texts]
     bad: dict[int, str] = {}
-    values = encoders.encode_value([json.loads(t) for t in texts], bad)
+    values: Any = chunk.values
+    if encoders.value is not None:
+        values = encoders.encode_value(records, bad)
+    if encoders.key is not None and key_field:
+        chunk.keys = encoders.encode_key([r.get(key_field) for r in records], bad)
     problems = [
         Problem(
             chunk.file,
@@ -282,10 +290,13 @@ def records_chunk(chunk: Chunk, encoders: Any) -> tuple[Chunk, list[Problem]]:
     ]
     if bad:
         keep = [i for i in range(len(texts)) if i not in bad]
-        values = values.filter(pa.array([i not in bad for i in range(len(texts))]))
+        mask = pa.array([i not in bad for i in range(len(texts))])
+        values = values.filter(mask) if isinstance(values, pa.Array) else [values[i] for i in keep]
         for name in ("keys", "partitions", "timestamps", "headers"):
             col = getattr(chunk, name)
-            if col is not None:
+            if isinstance(col, pa.Array):
+                setattr(chunk, name, col.filter(mask))
+            elif col is not None:
                 setattr(chunk, name, [col[i] for i in keep])
         _keep_positions(chunk, keep)
     chunk.values = values

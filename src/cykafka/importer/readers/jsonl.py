@@ -66,7 +66,7 @@ class JsonlReader:
                 chunk, row = self._block(source, b, fields, report, line_no, row)
                 line_no += b.data.count(b"\n", 0, b.end)
                 if chunk is not None and options.encoders is not None:
-                    chunk, problems = records_chunk(chunk, options.encoders)
+                    chunk, problems = records_chunk(chunk, options.encoders, fields.key)
                     for p in problems:
                         report(p)
                 if chunk is not None and len(chunk):
