@@ -192,6 +192,7 @@ EXTRA_STEPS = (
     "import_exactly_once",
     "verify_memory",
     "spark",
+    "schema_registry",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -227,12 +228,15 @@ RATIO_TARGETS = [
 ]
 
 
+_STEP_SCRIPTS = {"spark": "spark_sink", "schema_registry": "schema_registry_bench"}
+
+
 def say(msg: str) -> None:
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
 def etl_targets(etl: dict[str, dict]) -> list[dict]:
-    """The import and Spark targets from bench/import_bench.py and bench/spark_sink.py."""
+    """The ETL steps' targets (import_bench.py, spark_sink.py, schema_registry_bench.py)."""
     out = []
 
     def add(label: str, value: Optional[float], need: float) -> None:
@@ -313,6 +317,18 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         "Spark write_kafka >= 3 x hand-written mapInArrow sink",
         sp.get("write_kafka_none_speedup_median"),
         3.0,
+    )
+    sr = etl.get("schema_registry", {})
+    # Ratios of the medians over the rounds (every run in the JSON).
+    add(
+        "registry Avro serialize+produce >= 10 x confluent AvroSerializer",
+        sr.get("speedup_vs_confluent_median"),
+        10.0,
+    )
+    add(
+        "registry Avro serialize+produce >= 0.5 x pre-encoded produce_batch",
+        sr.get("ratio_to_pre_encoded_median"),
+        0.5,
     )
     return out
 
@@ -692,6 +708,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             ),
             ("verify_memory", "import_bench.py", ["--verify-memory"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
+            ("schema_registry", "schema_registry_bench.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:
                 continue
@@ -809,10 +826,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"  {s}")
     for step, res in etl.items():
         print()
-        print(
-            f"{step} (bench/{'spark_sink' if step == 'spark' else 'import_bench'}.py): "
-            f"{json.dumps(res)}"
-        )
+        print(f"{step} (bench/{_STEP_SCRIPTS.get(step, 'import_bench')}.py): {json.dumps(res)}")
     if inspector is not None:
         print()
         print(f"inspector overhead (bench/inspector_overhead.py): {json.dumps(inspector)}")

@@ -24,6 +24,9 @@ include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
 include "text.pxi"
+include "avro.pxi"
+include "avro_plan.pxi"
+include "avro_batch.pxi"
 
 
 def librdkafka_version():

@@ -86,11 +86,17 @@ cdef class NativeProducer:
         return core
 
     def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
-                headers=None, on_delivery=None):
+                headers=None, on_delivery=None, *, value_serializer=None,
+                key_serializer=None):
         """Queue one message; return its DeliveryFuture.  When librdkafka's queue is
         full it waits for room up to max.block.ms (then QueueFullError), except on
         cykafka's event thread (in an on_delivery or done-callback), the thread that
-        makes room: there a full queue raises QueueFullError at once."""
+        makes room: there a full queue raises QueueFullError at once.  With
+        value_serializer / key_serializer (confluent-style ``ser(obj, ctx)``) value /
+        key are objects, serialized first (avro_batch.pxi)."""
+        if value_serializer is not None or key_serializer is not None:
+            value, key = _serialize_one(topic, value, key, headers, value_serializer,
+                                        key_serializer)
         cdef _Core core = self._usable()
         cdef _Topic t
         cdef int32_t part = _partition_arg(partition)

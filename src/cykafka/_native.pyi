@@ -5,7 +5,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from concurrent.futures import Future as _CFuture
 from typing import Any, NamedTuple, Optional, SupportsIndex, Union, overload
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, disjoint_base
 
 _Bytesish = Union[bytes, bytearray, memoryview, str, None]
 _Headers = Union[Sequence[tuple[str, _Bytesish]], Mapping[str, _Bytesish]]
@@ -144,6 +144,9 @@ class NativeProducer:
         timestamp: _Timestamp = ...,
         headers: Optional[_Headers] = ...,
         on_delivery: Optional[_OnDelivery] = ...,
+        *,
+        value_serializer: Optional[Callable[[Any, Any], Any]] = ...,
+        key_serializer: Optional[Callable[[Any, Any], Any]] = ...,
     ) -> DeliveryFuture: ...
     def produce_batch(
         self,
@@ -182,3 +185,16 @@ class NativeProducer:
     def commit_transaction(self, timeout: float = ...) -> None: ...
     def abort_transaction(self, timeout: float = ...) -> None: ...
     def __del__(self) -> None: ...
+
+@disjoint_base
+class _AvroPlan:
+    arrow_type: Any
+    def __init__(self, schema: Any, arrow_type: Any, prefix: bytes = ...) -> None: ...
+    def encode(self, arr: Any) -> tuple[Any, list[tuple[int, str, str]]]: ...
+
+def _produce_serialized(
+    producer: NativeProducer,
+    topic: str,
+    chunks: Iterable[tuple[Any, Any, Any, Any, Any, list[tuple[int, str]]]],
+    on_delivery: Optional[_OnBatchDelivery] = ...,
+) -> BatchFuture: ...

@@ -14,7 +14,13 @@ from ._load import load_native
 
 load_native()  # finds librdkafka before the import below needs it
 
-from ._native import DEFAULT_EXIT_TIMEOUT, KafkaError, NativeProducer  # noqa: E402
+from ._native import (  # noqa: E402
+    DEFAULT_EXIT_TIMEOUT,
+    BatchFuture,
+    KafkaError,
+    NativeProducer,
+    _produce_serialized,
+)
 from .config import (  # noqa: E402
     ResolvedConfig,
     mask_secrets,
@@ -254,6 +260,46 @@ class Producer(NativeProducer):
     def abort_transaction(self, timeout: float = 60.0) -> None:
         with self._timed("abort_transaction"):
             super().abort_transaction(timeout)
+
+    # -- serializers (cykafka.schema_registry, or any confluent-style callable) --
+
+    def produce_batch(
+        self,
+        topic: str,
+        values: Any,
+        keys: Any = None,
+        *,
+        partitions: Any = None,
+        timestamps: Any = None,
+        headers: Any = None,
+        on_delivery: Any = None,
+        value_serializer: Any = None,
+        key_serializer: Any = None,
+    ) -> BatchFuture:
+        """Queue a whole column of messages in one C loop; return a
+        :class:`BatchFuture`.  With ``value_serializer`` (e.g.
+        :class:`cykafka.schema_registry.AvroSerializer`) ``values`` is data: a pyarrow
+        Table/RecordBatch (one message per row) or a list of records; likewise
+        ``keys`` with ``key_serializer``.  A row that does not fit the schema fails on
+        its own (its error in the report names the row and field); a registry that
+        cannot be reached or refuses the schema raises before anything is produced."""
+        if value_serializer is None and key_serializer is None:
+            return NativeProducer.produce_batch(
+                self,
+                topic,
+                values,
+                keys,
+                partitions=partitions,
+                timestamps=timestamps,
+                headers=headers,
+                on_delivery=on_delivery,
+            )
+        from .schema_registry._produce import serialized_chunks
+
+        chunks = serialized_chunks(
+            topic, values, keys, value_serializer, key_serializer, partitions, timestamps, headers
+        )
+        return _produce_serialized(self, topic, chunks, on_delivery)
 
     # -- transactions -------------------------------------------------------
 

@@ -106,6 +106,25 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         default="infer",
         help="in JSON records: numbers and true/false as JSON values (infer), or all text",
     )
+    r = p.add_argument_group("Schema Registry (csv, jsonl, parquet)")
+    r.add_argument(
+        "--value-format",
+        choices=["avro", "json-schema", "protobuf"],
+        help="serialize the value (the record, or --value-field) for a Confluent registry",
+    )
+    r.add_argument(
+        "--key-format",
+        choices=["avro", "json-schema", "protobuf"],
+        help="serialize the --key-field likewise",
+    )
+    r.add_argument("--schema-registry", metavar="URL", help="the registry (http://host:8081)")
+    r.add_argument(
+        "--value-schema",
+        metavar="FILE",
+        help="Avro/JSON schema file (Avro: default derived from the input's columns); "
+        "protobuf: module:Message",
+    )
+    r.add_argument("--key-schema", metavar="FILE", help="likewise for the key")
     m = p.add_argument_group("messages (kcat / console-producer habits)")
     m.add_argument("-K", dest="key_delimiter", metavar="DELIM", help="lines: KEY<DELIM>VALUE")
     m.add_argument(
@@ -224,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     elif not files:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
     exactly_once = exactly_once_from_args(args, config)
+    options = _with_registry(args, fmt, options)
     guarantees = _guarantees(config, preset)
     check_config(config, preset)  # a bad -X fails before a broker starts
     if args.sample is None:
@@ -263,6 +283,41 @@ def run(args: argparse.Namespace) -> int:
         _static_headers(args),
         exactly_once,
     )
+
+
+def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -> Any:
+    """ReadOptions with the Schema Registry serializers of --value-format/--key-format."""
+    import dataclasses
+
+    if not (args.value_format or args.key_format):
+        if args.schema_registry or args.value_schema or args.key_schema:
+            raise UsageError("--schema-registry and --*-schema need --value-format/--key-format")
+        return options
+    if not args.schema_registry:
+        raise UsageError("--value-format/--key-format need --schema-registry URL")
+    if args.key_format and not args.key_field:
+        raise UsageError("--key-format serializes the --key-field: give one")
+    if fmt == "lines" or any(str(f).endswith((".txt", ".log")) for f in args.files):
+        raise UsageError("--value-format/--key-format need records: csv, jsonl or parquet")
+    jsonl = fmt == "jsonl" or any(".jsonl" in str(f) or ".ndjson" in str(f) for f in args.files)
+    if jsonl and args.value_field:
+        raise UsageError(
+            "JSON Lines: --value-format serializes whole records; --value-field with it "
+            "is not supported yet"
+        )
+    from ..schema_registry import ColumnEncoders, serializers_for
+
+    try:
+        value, key = serializers_for(
+            args.value_format,
+            args.schema_registry,
+            args.value_schema,
+            args.key_format,
+            args.key_schema,
+        )
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+    return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
 
 
 def _guarantees(config: dict[str, Any], preset: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from .model import Chunk, Fields, Problem
 
-__all__ = ["batch_chunk", "json_record_fields", "row_json"]
+__all__ = ["batch_chunk", "json_record_fields", "records_chunk", "row_json"]
 
 
 def _field_bytes(v: Any) -> Optional[bytes]:
@@ -124,11 +124,18 @@ def _timestamps(tcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]
 
 
 def batch_chunk(
-    batch: Any, fields: Fields, chunk: Chunk, record: Optional[Any] = None
+    batch: Any,
+    fields: Fields,
+    chunk: Chunk,
+    record: Optional[Any] = None,
+    encoders: Optional[Any] = None,
 ) -> tuple[Chunk, list[Problem]]:
     """Fill ``chunk`` (positions already set, one element per row of ``batch``) with
     the message columns of the Arrow record batch; returns it and the rows dropped.
-    ``record``: how to render a whole row as JSON (default ``record_json``)."""
+    ``record``: how to render a whole row as JSON (default ``record_json``).
+    ``encoders``: Schema Registry serializers for the value (the whole row, or the
+    value field) and the key field (:class:`cykafka.schema_registry.ColumnEncoders`);
+    a row that does not fit the schema is dropped and reported like a bad field."""
     import pyarrow as pa
 
     from .._arrow import as_message_column, record_json
@@ -139,11 +146,16 @@ def batch_chunk(
     bad: dict[int, str] = {}
     parts = _partitions(col(fields.partition), fields.partition, bad) if fields.partition else None
     stamps = _timestamps(col(fields.timestamp), fields.timestamp, bad) if fields.timestamp else None
-    if fields.value:
+    if encoders is not None and encoders.value is not None:
+        values = encoders.encode_value(col(fields.value) if fields.value else batch, bad)
+    elif fields.value:
         values = as_message_column(col(fields.value), fields.value)
     else:
         values = (record or record_json)(batch)
-    keys = as_message_column(col(fields.key), fields.key) if fields.key else None
+    if encoders is not None and encoders.key is not None and fields.key:
+        keys = encoders.encode_key(col(fields.key), bad)
+    else:
+        keys = as_message_column(col(fields.key), fields.key) if fields.key else None
     headers = None
     if fields.headers:
         hvals = [as_message_column(col(h), h).to_pylist() for h in fields.headers]
@@ -245,3 +257,47 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
         literal = ""
     parts.append(literal + "}")
     return pc.binary_join_element_wise(*parts, "")
+
+
+def records_chunk(
+    chunk: Chunk, encoders: Any, key_field: Optional[str] = None
+) -> tuple[Chunk, list[Problem]]:
+    """A JSON Lines chunk whose values are whole records (JSON text) serialized with
+    the Schema Registry ``encoders`` instead (and ``key_field``'s value with the key
+    encoder); a record that does not fit the schema is dropped and reported with its
+    line."""
+    import pyarrow as pa
+
+    texts = list(chunk.values)
+    records = [json.loads(t) for t in texts]
+    bad: dict[int, str] = {}
+    values: Any = chunk.values
+    if encoders.value is not None:
+        values = encoders.encode_value(records, bad)
+    if encoders.key is not None and key_field:
+        chunk.keys = encoders.encode_key([r.get(key_field) for r in records], bad)
+    problems = [
+        Problem(
+            chunk.file,
+            "parse",
+            msg,
+            line=chunk.line_of(i),
+            row=chunk.row_of(i),
+            offset=chunk.offset_of(i),
+            text=texts[i].decode("utf-8", "replace"),
+        )
+        for i, msg in sorted(bad.items())
+    ]
+    if bad:
+        keep = [i for i in range(len(texts)) if i not in bad]
+        mask = pa.array([i not in bad for i in range(len(texts))])
+        values = values.filter(mask) if isinstance(values, pa.Array) else [values[i] for i in keep]
+        for name in ("keys", "partitions", "timestamps", "headers"):
+            col = getattr(chunk, name)
+            if isinstance(col, pa.Array):
+                setattr(chunk, name, col.filter(mask))
+            elif col is not None:
+                setattr(chunk, name, [col[i] for i in keep])
+        _keep_positions(chunk, keep)
+    chunk.values = values
+    return chunk, problems

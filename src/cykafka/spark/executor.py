@@ -97,6 +97,8 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
         def c(name: Optional[str]) -> Any:
             return None if name is None else b.column(b.schema.get_field_index(name))
 
+        if plan.value_format or plan.key_format:
+            return _registry_kwargs(b, plan, c)
         values = c(plan.value) if plan.value else record_json(b, plan.not_json)
         kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
         if plan.partition:
@@ -126,6 +128,48 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
     for t in uniq:  # one produce_batch per topic; filter keeps the rows' order
         sub = batch.filter(pc.equal(tcol, pa.scalar(t, tcol.type)))
         yield t, kwargs(sub), sub.num_rows
+
+
+_SERIALIZERS: dict[Any, Any] = {}  # one registry client and serializers per worker
+
+
+def _registry_kwargs(b: Any, plan: WritePlan, c: Any) -> dict[str, Any]:
+    """produce_batch arguments with Schema Registry serializers: the row (minus the
+    helper/headers/partition/topic columns) or the value column, the key column."""
+    from ..schema_registry import serializers_for
+
+    wire = (
+        plan.value_format,
+        json.dumps(plan.schema_registry, sort_keys=True),
+        plan.value_schema,
+        plan.key_format,
+        plan.key_schema,
+    )
+    sers = _SERIALIZERS.get(wire)
+    if sers is None:
+        sers = _SERIALIZERS[wire] = serializers_for(
+            plan.value_format,
+            plan.schema_registry,
+            plan.value_schema,
+            plan.key_format,
+            plan.key_schema,
+        )
+    if plan.value:
+        values = c(plan.value)
+    else:
+        values = b.drop_columns([n for n in plan.not_json if n in b.schema.names])
+    kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
+    if sers[0] is not None:
+        kw["value_serializer"] = sers[0]
+    elif plan.value is None:
+        raise ValueError("key_format without value_format needs a value column")
+    if sers[1] is not None:
+        kw["key_serializer"] = sers[1]
+    if plan.partition:
+        kw["partitions"] = c(plan.partition)
+    if plan.headers:
+        kw["headers"] = _headers_list(c(plan.headers))
+    return kw
 
 
 def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:

@@ -60,6 +60,13 @@ class WritePlan:
     query: Optional[str] = None
     batch_id: Optional[int] = None
     committed_tasks: tuple[int, ...] = ()
+    # Schema Registry (cykafka.schema_registry.registry_fields): value/key formats, the
+    # registry's URL or client config, and the schemas as text (read on the driver)
+    value_format: Optional[str] = None
+    key_format: Optional[str] = None
+    schema_registry: Any = None
+    value_schema: Optional[str] = None
+    key_schema: Optional[str] = None
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -28,6 +28,11 @@ def write_kafka(
     on_error: str = "raise",
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
+    value_format: Optional[str] = None,
+    key_format: Optional[str] = None,
+    schema_registry: Any = None,
+    value_schema: Optional[str] = None,
+    key_schema: Optional[str] = None,
     **producer_config: Any,
 ) -> WriteReport:
     """Write ``df`` to Kafka with one cykafka producer per Spark task; return a report.
@@ -63,6 +68,14 @@ def write_kafka(
             cluster).  ``1``: one task writes every row in the DataFrame's order with
             no shuffle at all (``coalesce(1)``): about twice as fast on a small
             machine, but one producer's throughput is the ceiling.
+        value_format / key_format: ``"avro"``, ``"json-schema"`` or ``"protobuf"``:
+            serialize the value (the ``value`` column, or the row) / the key column
+            for a Confluent Schema Registry (:mod:`cykafka.schema_registry`); a row
+            that does not fit the schema fails alone (counted, with its error).
+        schema_registry: the registry's URL or client config dict (each executor
+            makes its own client).
+        value_schema / key_schema: schema file or inline JSON (Avro: derived from the
+            DataFrame's columns when omitted); protobuf: ``module:Message``.
         **producer_config: producer properties: librdkafka or Java names, underscores
             standing for dots (``linger_ms=20``), or Spark's Kafka sink options as
             they are (``**{"kafka.bootstrap.servers": ..., "kafka.acks": "all"}``).
@@ -72,6 +85,13 @@ def write_kafka(
         KafkaWriteError: a task did not deliver all its rows (``on_error="raise"``), or
             the executors cannot import cykafka (the message says how to ship it).
     """
+    # A registry format serializes a value column of any type (a struct, a long, ...);
+    # the string/binary rule of make_plan is for raw values.
+    raw_value = value
+    if value_format and value is not None:
+        if value not in df.columns:
+            raise ValueError(f"value={value!r}: no such column; columns are {df.columns}")
+        value = None
     plan = make_plan(
         df,
         topic,
@@ -86,6 +106,18 @@ def write_kafka(
         producer_config,
         writers=writers,
     )
+    if value_format or key_format or schema_registry:
+        import dataclasses
+
+        from ..schema_registry.formats import registry_fields
+
+        plan = dataclasses.replace(
+            plan,
+            value=raw_value,
+            **registry_fields(value_format, key_format, schema_registry, value_schema, key_schema),
+        )
+        if key_format and not plan.key:
+            raise ValueError("key_format serializes the key column: the DataFrame has none")
     return run_plan(df, plan)
 
 

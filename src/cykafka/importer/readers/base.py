@@ -39,6 +39,9 @@ class ReadOptions:
     csv_types: str = "infer"  # "infer": numbers and true/false as JSON; "string": all text
     # lines
     key_delimiter: Optional[bytes] = None  # -K: the line is KEY<delim>VALUE
+    # Schema Registry formats (--value-format/--key-format): a
+    # cykafka.schema_registry.ColumnEncoders, or None for JSON/raw fields
+    encoders: Optional[Any] = None
 
 
 class Reader(Protocol):

@@ -337,7 +337,11 @@ class CsvReader:
         )
         infer = options.csv_types != "string"
         chunk, problems = batch_chunk(
-            batch, fields, chunk, record=lambda t: csv_record_json(t, infer)
+            batch,
+            fields,
+            chunk,
+            record=lambda t: csv_record_json(t, infer),
+            encoders=options.encoders,
         )
         for p in problems:
             report(p)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from ..encode import json_record_fields
+from ..encode import json_record_fields, records_chunk
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, skip_to
@@ -65,7 +65,11 @@ class JsonlReader:
                     continue
                 chunk, row = self._block(source, b, fields, report, line_no, row)
                 line_no += b.data.count(b"\n", 0, b.end)
-                if chunk is not None:
+                if chunk is not None and options.encoders is not None:
+                    chunk, problems = records_chunk(chunk, options.encoders, fields.key)
+                    for p in problems:
+                        report(p)
+                if chunk is not None and len(chunk):
                     yield chunk
                 if b.torn:
                     report(

@@ -1,0 +1,34 @@
+"""Confluent Schema Registry serializers: Avro (encoded from Arrow columns in C), JSON
+Schema and Protobuf, with confluent-kafka's constructors, conf keys and bytes.
+
+    from cykafka.schema_registry import AvroSerializer
+    ser = AvroSerializer("http://registry:8081", schema_str)
+    producer.produce_batch("orders", table, value_serializer=ser).result()
+"""
+
+from __future__ import annotations
+
+from ._common import SchemaRegistryFailure, registry_client
+from .avro import AvroSerializer
+from .formats import (
+    FORMATS,
+    ColumnEncoders,
+    serialize_column,
+    serializer_for,
+    serializers_for,
+)
+from .json_schema import JSONSerializer
+from .protobuf import ProtobufSerializer
+
+__all__ = [
+    "FORMATS",
+    "AvroSerializer",
+    "ColumnEncoders",
+    "JSONSerializer",
+    "ProtobufSerializer",
+    "SchemaRegistryFailure",
+    "registry_client",
+    "serialize_column",
+    "serializer_for",
+    "serializers_for",
+]

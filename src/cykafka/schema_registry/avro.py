@@ -1,0 +1,217 @@
+"""Avro through a Confluent Schema Registry, encoded from Arrow columns in C."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Callable, Optional, Union
+
+import pyarrow as pa
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
+from confluent_kafka.serialization import SerializationContext, SerializationError
+
+from .._native import _AvroPlan
+from ._common import (
+    LIST_CHUNK,
+    Chunk,
+    RegistryLike,
+    Rejected,
+    SchemaRegistryFailure,
+    arrow_chunks,
+    frame,
+    is_arrow,
+    records_as_array,
+    registry_client,
+    resolve_schema_id,
+)
+from ._text import cast_type, parse_text, text_casts
+from .avro_types import arrow_type_for, avro_schema_for
+
+__all__ = ["AvroSerializer"]
+
+#: rows encoded at a time from one Arrow batch
+ENCODE_ROWS = 65536
+
+_REGISTERED_KEYS = ("use.latest.version", "use.schema.id", "use.latest.with.metadata")
+
+
+class AvroSerializer:
+    """A drop-in for ``confluent_kafka.schema_registry.avro.AvroSerializer`` (same
+    arguments and ``conf`` keys, same bytes) that also serializes whole batches --
+    a pyarrow Table/RecordBatch/Array or a list of dicts -- in one C loop over the
+    Arrow columns (:meth:`serialize_batch`, used by ``Producer.produce_batch``).
+
+    ``schema_registry_client`` may also be a URL (``mock://name`` for confluent's
+    in-process mock) or a client config dict.  Without ``schema_str`` the schema is
+    the subject's registered one (``use.latest.version``) or, failing that, derived
+    from the data's Arrow schema (:mod:`cykafka.schema_registry.avro_types`), as a
+    record named ``record_name``.
+    """
+
+    def __init__(
+        self,
+        schema_registry_client: RegistryLike,
+        schema_str: Union[str, Schema, None] = None,
+        to_dict: Optional[Callable[[Any, SerializationContext], Any]] = None,
+        conf: Optional[Mapping[str, Any]] = None,
+        *,
+        record_name: str = "Row",
+    ) -> None:
+        self._registry = registry_client(schema_registry_client)
+        self._conf = dict(conf or {})
+        self._to_dict = to_dict
+        self._record_name = record_name
+        if isinstance(schema_str, Schema):
+            schema_str = schema_str.schema_str
+        self._schema_str = schema_str
+        # confluent's serializer checks the conf (the same errors for the same keys)
+        # and gives the subject name strategy; it never encodes a row here.
+        self._ref = _ConfluentAvro(self._registry, schema_str, to_dict, self._conf)
+        self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
+        self._derived: dict[str, _ConfluentAvro] = {}
+        self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
+        self._plans: dict[tuple[str, bytes, pa.DataType], _AvroPlan] = {}
+
+    # -- schema and id ---------------------------------------------------------
+
+    def _writer(
+        self, topic: str, is_key: bool, arrow_type: Optional[pa.DataType]
+    ) -> tuple[bytes, Any]:
+        """(framing prefix, writer schema as parsed JSON) for this topic; the registry
+        is asked once per topic."""
+        ref, text = self._ref, self._schema_str
+        if text is None and not self._uses_registered:
+            if arrow_type is None or not pa.types.is_struct(arrow_type):
+                raise TypeError(
+                    "AvroSerializer without schema_str derives the schema from a pyarrow "
+                    "Table/RecordBatch (or use.latest.version); got no Arrow record type"
+                )
+            text = json.dumps(avro_schema_for(pa.schema(list(arrow_type)), self._record_name))
+            ref = self._derived.get(text)
+            if ref is None:
+                ref = self._derived[text] = _ConfluentAvro(
+                    self._registry, text, self._to_dict, self._conf
+                )
+        key = (topic, is_key, text or "")
+        got = self._resolved.get(key)
+        if got is None:
+            schema = Schema(text, "AVRO") if text is not None else None
+            schema_id, registered = resolve_schema_id(ref, topic, is_key, schema)
+            used = registered.schema.schema_str if registered is not None else text
+            if used is None:  # resolve_schema_id raised already when neither is known
+                raise SchemaRegistryFailure(f"no schema for topic {topic!r}")
+            writer = json.loads(used)
+            got = self._resolved[key] = (frame(schema_id), writer)
+        return got
+
+    def _plan(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> _AvroPlan:
+        key = (json.dumps(writer, sort_keys=True), prefix, arrow_type)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _AvroPlan(writer, arrow_type, prefix)
+        return plan
+
+    # -- batches ---------------------------------------------------------------
+
+    def serialize_batch(self, data: Any, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
+        """``data`` as Confluent-framed Avro, chunk by chunk: each chunk a large_binary
+        Arrow array and the rows that did not fit the schema (null in the array).  The
+        registry is consulted here, before the first chunk is returned."""
+        if is_arrow(data):
+            atype = data.schema if isinstance(data, (pa.Table, pa.RecordBatch)) else data.type
+            if isinstance(atype, pa.Schema):
+                atype = pa.struct(list(atype))
+            prefix, writer = self._writer(topic, is_key, atype)
+            casts = text_casts(atype, writer)
+            # refuses incompatible columns up front
+            self._plan(prefix, writer, cast_type(atype, casts) if casts else atype)
+            return self._arrow_chunks(data, prefix, writer, casts)
+        if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
+            raise TypeError(
+                f"data must be a pyarrow Table/RecordBatch/Array or a list of records, "
+                f"not {type(data).__name__}"
+            )
+        rows = list(data)
+        if self._to_dict is not None:
+            from ._common import context
+
+            ctx = context(topic, is_key)
+            rows = [None if r is None else self._to_dict(r, ctx) for r in rows]
+        inferred = None
+        if self._schema_str is None and not self._uses_registered:
+            inferred = pa.Table.from_pylist([r for r in rows if r is not None][:1000]).schema
+            inferred = pa.struct(list(inferred))
+        prefix, writer = self._writer(topic, is_key, inferred)
+        return self._list_chunks(rows, prefix, writer)
+
+    def _arrow_chunks(
+        self, data: Any, prefix: bytes, writer: Any, casts: dict[int, pa.DataType]
+    ) -> Iterator[Chunk]:
+        for whole in arrow_chunks(data):
+            plan = None
+            # Slices of ENCODE_ROWS: librdkafka sends one while the next is encoded, and
+            # the encoded bytes in memory stay bounded.
+            for start in range(0, max(len(whole), 1), ENCODE_ROWS):
+                arr = whole.slice(start, ENCODE_ROWS)
+                unparsed: Rejected = []
+                if casts:
+                    arr, unparsed = parse_text(arr, casts)
+                if plan is None:
+                    plan = self._plan(prefix, writer, arr.type)
+                out, bad = plan.encode(arr)
+                why = dict(unparsed)  # a text that did not parse says so, not "is null"
+                for row, path, what in bad:
+                    why.setdefault(row, f"field {path!r} {what}")
+                yield out, sorted(why.items())
+
+    def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
+        atype = arrow_type_for(writer)
+        for start in range(0, len(rows), LIST_CHUNK):
+            part = rows[start : start + LIST_CHUNK]
+            ptype, part = _fill_defaults(writer, atype, part)
+            arr, rejected = records_as_array(part, ptype)
+            out, bad = self._plan(prefix, writer, ptype).encode(arr)
+            yield out, sorted(rejected + [(row, f"field {path!r} {why}") for row, path, why in bad])
+
+    # -- one record, as confluent's ------------------------------------------
+
+    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
+        """Serialize one record (as confluent's AvroSerializer does; None stays None)."""
+        if obj is None:
+            return None
+        if ctx is None:
+            raise SerializationError("AvroSerializer needs a SerializationContext (the topic)")
+        is_key = ctx.field == "key"
+        value = self._to_dict(obj, ctx) if self._to_dict is not None else obj
+        saved, self._to_dict = self._to_dict, None
+        try:
+            ((out, rejected),) = list(self.serialize_batch([value], ctx.topic, is_key=is_key))
+        finally:
+            self._to_dict = saved
+        if rejected:
+            raise SerializationError(rejected[0][1])
+        result = out[0].as_py()
+        return None if result is None else bytes(result)
+
+
+def _fill_defaults(
+    writer: Any, atype: pa.DataType, rows: list[Any]
+) -> tuple[pa.DataType, list[Any]]:
+    """For Python records: a top-level field no record has is left to its default
+    (dropped from the Arrow type); one some records lack gets its default there."""
+    if not (isinstance(writer, dict) and writer.get("type") in ("record", "error")):
+        return atype, rows
+    keep = []
+    for i, f in enumerate(writer.get("fields", ())):
+        name = f["name"]
+        present = [isinstance(r, dict) and name in r for r in rows]
+        if "default" in f and not any(present):
+            continue
+        if "default" in f and not all(present):
+            rows = [
+                {**r, name: f["default"]} if isinstance(r, dict) and not p else r
+                for r, p in zip(rows, present)
+            ]
+        keep.append(atype.field(i))
+    return pa.struct(keep), rows
