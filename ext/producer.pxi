@@ -125,6 +125,8 @@ cdef class NativeProducer:
                     Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
                     core.pending += 1
                     core.produced += 1
+                    if v.len + k.len > core.size_max:
+                        core.size_max = v.len + k.len
             finally:
                 core.leave()
         except BaseException:
@@ -296,6 +298,17 @@ cdef class NativeProducer:
                 "blocked_seconds": c.blocked_ns / 1e9, "grouped": c.grouped,
                 "buffer_exhausted": c.exhausted, "waiting_threads": c.waiting,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
+
+    def _take_record_size_max(self):
+        """The largest key + value (bytes) accepted since the previous call, or -1;
+        the inspector samples it into Java's record-size-max windows."""
+        cdef _Core c = self._core
+        cdef int64_t peak
+        if c is None:
+            return -1
+        peak = c.size_max
+        c.size_max = -1
+        return peak
 
     def _set_delivery_hint(self, hint):
         """Text added to _MSG_TIMED_OUT delivery errors from now on (None: none); the
