@@ -93,8 +93,10 @@ cdef class NativeProducer:
         makes room: there a full queue raises QueueFullError at once."""
         cdef _Core core = self._usable()
         cdef _Topic t
-        cdef int32_t part = _partition_arg(partition)
-        cdef int64_t ts = _timestamp_arg(timestamp)
+        # The common call is (topic, value): its None arguments skip the converters.
+        cdef int32_t part = RD_KAFKA_PARTITION_UA if partition is None \
+            else _partition_arg(partition)
+        cdef int64_t ts = 0 if timestamp is None else _timestamp_arg(timestamp)
         cdef int64_t deadline = 0
         cdef _Mem v, k
         cdef rd_kafka_headers_t *hdrs = NULL
@@ -102,10 +104,18 @@ cdef class NativeProducer:
         cdef int err
         if on_delivery is not None and not callable(on_delivery):
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
-        _mem_get(value, &v, "value")
+        if PyBytes_CheckExact(value):
+            v.ptr = PyBytes_AS_STRING(value)
+            v.len = PyBytes_GET_SIZE(value)
+            v.has_view = False
+        else:
+            _mem_get(value, &v, "value")
         k.has_view = False
+        k.ptr = NULL
+        k.len = 0
         try:
-            _mem_get(key, &k, "key")
+            if key is not None:
+                _mem_get(key, &k, "key")
             if headers is not None:
                 hdrs = _make_headers(headers)
             # Arguments are converted (user code such as __index__ may run) before
