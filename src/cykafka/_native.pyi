@@ -20,6 +20,7 @@ class RecordMetadata(NamedTuple):
 
 ErrorCode: type[enum.IntEnum]
 DEFAULT_EXIT_TIMEOUT: float
+_PARTITIONERS: tuple[str, ...]
 
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
