@@ -163,6 +163,7 @@ cdef class _Core:   # core.pxi
     cdef int64_t grouped         # batch messages handed over grouped by partition
     cdef int64_t blocked_ns      # time spent waiting for room in librdkafka's queue
     cdef int64_t exhausted       # produce calls refused: the queue stayed full (max.block.ms)
+    cdef int64_t size_max        # largest key + value accepted since take_size_max(), -1: none
     cdef int waiting             # threads sleeping in wait_room now (changed with the GIL)
     cdef int64_t max_block_ns
     cdef bint stopping, closed

@@ -206,11 +206,12 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chun
                              Py_ssize_t q, Py_ssize_t cnt, const Py_ssize_t *perm,
                              const char **vp, size_t *vl, const char **kp, size_t *kl,
                              const int64_t *pd, const int64_t *td,
-                             rd_kafka_headers_t **hp, int *errs) noexcept nogil:
+                             rd_kafka_headers_t **hp, int *errs,
+                             int64_t *size_max) noexcept nogil:
     """The C loop: hand positions q..cnt of a sub-chunk to librdkafka, message
     ``perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
     Stops at the first _QUEUE_FULL and returns its position (cnt when all were
-    handed)."""
+    handed).  Raises ``*size_max`` to the largest key + value accepted."""
     cdef int err
     cdef int32_t part
     cdef Py_ssize_t j
@@ -223,8 +224,11 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chun
         if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
             return q
         errs[j] = err
-        if err == 0 and hp != NULL:
-            hp[j] = NULL   # librdkafka owns the headers of an accepted message
+        if err == 0:
+            if <int64_t>(vl[j] + kl[j]) > size_max[0]:
+                size_max[0] = <int64_t>(vl[j] + kl[j])
+            if hp != NULL:
+                hp[j] = NULL   # librdkafka owns the headers of an accepted message
         q += 1
     return cnt
 
@@ -296,6 +300,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
     """Hand a validated batch (or one produce_many chunk) to librdkafka."""
     cdef Py_ssize_t n = vcol.n, s = 0, cnt = 0, j = 0, m = min(n, _SUB)
     cdef int64_t deadline = 0
+    cdef int64_t peak = -1   # merged into core.size_max with the GIL held, after each run
     cdef _Chunk *chunk = NULL
     cdef const int64_t *pd = NULL
     cdef const int64_t *td = NULL
@@ -341,7 +346,10 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             while j < cnt:   # j: the position reached in perm order
                 with nogil:
                     j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, perm, vp, vl, kp, kl, pd,
-                                     td, hp, errs)
+                                     td, hp, errs, &peak)
+                if peak > core.size_max:
+                    core.size_max = peak
+                peak = -1
                 if j < cnt:
                     core.wait_room(&deadline)
             entered = False

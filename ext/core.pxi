@@ -89,6 +89,7 @@ cdef class _Core:
         self.secrets = ()
         self.delivery_hint = None
         self.close_lock = _threading.RLock()
+        self.size_max = -1
 
     cdef str redact(self, str text):
         for s in self.secrets:

@@ -25,12 +25,24 @@ cdef extern from "Python.h":
     void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
 
 
+cdef int64_t _last_ts = -1
+cdef object _last_ts_obj = -1
+
+
 cdef object _record_metadata(object topic, int32_t partition, int64_t offset, int64_t ts):
     # namedtuple's own __new__ is Python code and tuple.__new__(cls, args) builds
     # a temporary tuple first; a million results are read, so the RecordMetadata
     # is allocated as what it is, a 4-item tuple subtype, and filled in place.
-    cdef object p = partition, o = offset, t = ts
-    cdef object md = PyType_GenericAlloc(RecordMetadata, 4)
+    global _last_ts, _last_ts_obj
+    cdef object p = partition, o = offset, t
+    cdef object md
+    # Messages produced within one millisecond share their timestamp: reuse the
+    # last int object instead of allocating one per result.
+    if ts != _last_ts:
+        _last_ts_obj = ts
+        _last_ts = ts
+    t = _last_ts_obj
+    md = PyType_GenericAlloc(RecordMetadata, 4)
     Py_INCREF(topic)
     PyTuple_SET_ITEM(md, 0, topic)
     Py_INCREF(p)

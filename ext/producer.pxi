@@ -99,8 +99,10 @@ cdef class NativeProducer:
                                         key_serializer)
         cdef _Core core = self._usable()
         cdef _Topic t
-        cdef int32_t part = _partition_arg(partition)
-        cdef int64_t ts = _timestamp_arg(timestamp)
+        # The common call is (topic, value): its None arguments skip the converters.
+        cdef int32_t part = RD_KAFKA_PARTITION_UA if partition is None \
+            else _partition_arg(partition)
+        cdef int64_t ts = 0 if timestamp is None else _timestamp_arg(timestamp)
         cdef int64_t deadline = 0
         cdef _Mem v, k
         cdef rd_kafka_headers_t *hdrs = NULL
@@ -108,10 +110,18 @@ cdef class NativeProducer:
         cdef int err
         if on_delivery is not None and not callable(on_delivery):
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
-        _mem_get(value, &v, "value")
+        if PyBytes_CheckExact(value):
+            v.ptr = PyBytes_AS_STRING(value)
+            v.len = PyBytes_GET_SIZE(value)
+            v.has_view = False
+        else:
+            _mem_get(value, &v, "value")
         k.has_view = False
+        k.ptr = NULL
+        k.len = 0
         try:
-            _mem_get(key, &k, "key")
+            if key is not None:
+                _mem_get(key, &k, "key")
             if headers is not None:
                 hdrs = _make_headers(headers)
             # Arguments are converted (user code such as __index__ may run) before
@@ -131,6 +141,8 @@ cdef class NativeProducer:
                     Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
                     core.pending += 1
                     core.produced += 1
+                    if v.len + k.len > core.size_max:
+                        core.size_max = v.len + k.len
             finally:
                 core.leave()
         except BaseException:
@@ -302,6 +314,17 @@ cdef class NativeProducer:
                 "blocked_seconds": c.blocked_ns / 1e9, "grouped": c.grouped,
                 "buffer_exhausted": c.exhausted, "waiting_threads": c.waiting,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
+
+    def _take_record_size_max(self):
+        """The largest key + value (bytes) accepted since the previous call, or -1;
+        the inspector samples it into Java's record-size-max windows."""
+        cdef _Core c = self._core
+        cdef int64_t peak
+        if c is None:
+            return -1
+        peak = c.size_max
+        c.size_max = -1
+        return peak
 
     def _set_delivery_hint(self, hint):
         """Text added to _MSG_TIMED_OUT delivery errors from now on (None: none); the

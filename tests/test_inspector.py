@@ -678,3 +678,26 @@ def test_waiting_threads_counts_threads_blocked_for_room() -> None:
         p.close(0)
     assert seen == 1 and len(outcome) == 1
     assert after["waiting-threads"] == 0 and after["buffer-exhausted-total"] == 1
+
+
+def test_record_size_max_is_the_largest_key_plus_value(
+    broker: Any, topic: Callable[..., str]
+) -> None:
+    """Java's record-size-max: the largest record (here key + value bytes) produced in the
+    sampled windows, from produce(), produce_batch() and produce_many() alike."""
+    name = topic(partitions=1)
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}, inspect_interval_ms=0) as p:
+        assert math.isnan(p.metrics()["record-size-max"])  # no record yet: Java's NaN
+        p.produce(name, b"v" * 300, key=b"k" * 20).result(30)
+        p.produce(name, b"v" * 10).result(30)
+        assert p.metrics()["record-size-max"] == 320
+        p.produce_batch(name, [b"a" * 50, b"b" * 700, b"c"], keys=[b"k", b"kk", None]).result(30)
+        assert p.metrics()["record-size-max"] == 702
+        p.produce_many([(b"k" * 5, b"z" * 1000), b"y"], name).result(30)
+        m = p.metrics()
+        assert m["record-size-max"] == 1005
+        # Older samples expire with Java's two 30 s windows.
+        ins = inspector_of(p)
+        later = time.monotonic() + 2 * 30 + 1
+        snap = ins.snapshot()
+        assert math.isnan(ins.java.values(snap, {}, 0, {}, later)["record-size-max"])

@@ -20,6 +20,9 @@ produce-throttle-time-avg    broker ``throttle`` (ms)
 batch-size-avg/-max          topic ``batchsize``: bytes of each MessageSet, compressed
 records-per-request-avg      topic ``batchcnt``
 record-size-avg              ``txmsg_bytes`` / ``txmsgs``: key + value bytes per record sent
+record-size-max              exact: the largest key + value bytes of a record produced (taken
+                             by produce(), produce_batch() or produce_many()), sampled when
+                             metrics() is called
 compression-rate-avg         bytes sent to brokers (``tx_bytes``: compressed batches with their
                              framing, and the few other requests) / record bytes sent
 flush-time-ns-total          exact: time spent in flush()
@@ -31,8 +34,7 @@ waiting-threads              threads sleeping in produce() until the queue has r
                              its 0.2 ms sleeps a retrying thread is not counted)
 ===========================  =================================================================
 
-Not offered, because nothing measures it: ``record-size-max`` (librdkafka's statistics
-keep no per-record maximum).  Counters (``txmsgs``, bytes) are cumulative, so nothing is missed between reads;
+Counters (``txmsgs``, bytes) are cumulative, so nothing is missed between reads;
 librdkafka's window statistics (latencies, batch sizes) cover one statistics interval, and
 an interval is sampled when a snapshot or metrics() reads it, so callers polling less often
 than ``statistics.interval.ms`` sample some intervals, not all.
@@ -130,6 +132,7 @@ class JavaMetrics:
         self.batch_size = stat()
         self.records_per_request = stat()
         self.record_size = stat()
+        self.record_size_peak = stat()
         self.compression = stat()
         self.sends = stat()
         self.retries = stat()
@@ -178,9 +181,14 @@ class JavaMetrics:
         retries: int,
         calls_ns: Mapping[str, int],
         now: float,
+        record_size_peak: int = -1,
     ) -> dict[str, float]:
-        """Every metric by Java name (NaN: no sample in the windows)."""
+        """Every metric by Java name (NaN: no sample in the windows).
+        ``record_size_peak``: the largest record produced since the previous call (-1:
+        none)."""
         self.observe_exact(snap.failed, retries, now)
+        if record_size_peak >= 0:
+            self.record_size_peak.record(record_size_peak, now, peak=record_size_peak)
         brokers = list(st.get("brokers", {}).values())
         # A delivered record was sent at least once: the exact count bounds the
         # statistics' (older) one from below, so the rate is there from the first call.
@@ -216,6 +224,7 @@ class JavaMetrics:
             "batch-size-max": self.batch_size.max(now),
             "records-per-request-avg": self.records_per_request.avg(now),
             "record-size-avg": self.record_size.avg(now),
+            "record-size-max": self.record_size_peak.max(now),
             "compression-rate-avg": self.compression.avg(now),
             "flush-time-ns-total": float(calls_ns.get("flush", 0)),
         }

@@ -17,7 +17,7 @@ __all__ = ["Inspectable", "StatsSource"]
 
 
 class StatsSource(Protocol):
-    """The five reads the inspector makes (``cykafka._native.NativeProducer`` has them)."""
+    """The six reads the inspector makes (``cykafka._native.NativeProducer`` has them)."""
 
     @property
     def name(self) -> Optional[str]: ...
@@ -29,6 +29,10 @@ class StatsSource(Protocol):
 
     def _partition_counters(self) -> Mapping[tuple[str, int], tuple[int, int, int]]:
         """Exact per-partition (delivered, failed, last acked offset)."""
+        ...
+
+    def _take_record_size_max(self) -> int:
+        """The largest key + value (bytes) produced since the previous call, -1: none."""
         ...
 
     def _last_stats(self) -> tuple[Optional[str], Optional[float], int]:

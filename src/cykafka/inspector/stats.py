@@ -393,10 +393,11 @@ class Inspector:
         producer = self._producer()
         snap = self.snapshot()
         calls = getattr(producer, "_call_ns", None) or {}
+        peak = producer._take_record_size_max() if producer is not None else -1
         with self._lock:
             st = self._parsed or {}
             retries = sum(self._retx_low.values())
-            return self.java.values(snap, st, retries, calls, time.monotonic())
+            return self.java.values(snap, st, retries, calls, time.monotonic(), peak)
 
 
 def inspector_of(producer: StatsSource) -> Inspector:
