@@ -24,9 +24,6 @@ _PARTITIONERS: tuple[str, ...]
 
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
-
-_PARTITIONERS: tuple[str, ...]
-
 def partition_for(
     partitioner: str, key: _Bytesish, partition_count: SupportsIndex
 ) -> Optional[int]: ...
