@@ -305,7 +305,10 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
             "JSON Lines: --value-format serializes whole records; --value-field with it "
             "is not supported yet"
         )
-    from ..schema_registry import ColumnEncoders, serializers_for
+    try:
+        from ..schema_registry import ColumnEncoders, serializers_for
+    except ImportError as e:  # the registry extra is not installed: say which
+        raise UsageError(str(e)) from None
 
     try:
         value, key = serializers_for(

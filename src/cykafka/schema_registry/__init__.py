@@ -8,7 +8,17 @@ Schema and Protobuf, with confluent-kafka's constructors, conf keys and bytes.
 
 from __future__ import annotations
 
-from ._common import SchemaRegistryFailure, registry_client
+try:
+    # confluent-kafka's registry client and reference serializers need packages of
+    # their own (certifi, httpx, authlib, fastavro, ...), kept out of the base install.
+    import confluent_kafka.schema_registry  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        f"cykafka.schema_registry needs the registry extra: pip install 'cykafka[registry]' "
+        f"(missing: {e.name or e})"
+    ) from e
+
+from ._common import SchemaRegistryFailure, registry_client  # noqa: E402
 from .avro import AvroSerializer
 from .formats import (
     FORMATS,
