@@ -13,37 +13,20 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from confluent_kafka.schema_registry import (
-    SchemaRegistryClient,
     record_subject_name_strategy,
     topic_record_subject_name_strategy,
 )
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
-from confluent_kafka.serialization import MessageField, SerializationContext
+from confluent_kafka.serialization import MessageField
 from hypothesis import HealthCheck, given, settings
 
 from avro_cases import table_cases
 from cykafka import Producer
 from cykafka.schema_registry import AvroSerializer, SchemaRegistryFailure
+from registry_helpers import ctx, encode, mock_registry
 
 VALUE = MessageField.VALUE
-
-
-def mock_registry() -> SchemaRegistryClient:
-    return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
-
-
-def ctx(topic: str, field: str = VALUE) -> SerializationContext:
-    return SerializationContext(topic, field)
-
-
-def encode(ser: AvroSerializer, data: Any, topic: str = "t") -> tuple[list[Any], list[Any]]:
-    values, rejected = [], []
-    for arr, rej in ser.serialize_batch(data, topic):
-        base = len(values)
-        values += arr.to_pylist()
-        rejected += [(base + r, why) for r, why in rej]
-    return values, rejected
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

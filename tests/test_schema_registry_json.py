@@ -4,19 +4,17 @@ generated records, validation failures per record, a broker round trip."""
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import pyarrow as pa
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as ConfluentJSON
-from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cykafka import Producer
 from cykafka.schema_registry import JSONSerializer
+from registry_helpers import ctx, encode, mock_registry
 
 SCHEMA = {
     "title": "Order",
@@ -44,22 +42,6 @@ records = st.fixed_dictionaries(
         ),
     },
 )
-
-
-def mock_registry() -> SchemaRegistryClient:
-    return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
-
-
-def ctx(topic: str) -> SerializationContext:
-    return SerializationContext(topic, MessageField.VALUE)
-
-
-def encode(ser: Any, data: Any, topic: str = "t") -> tuple[list[Any], list[Any]]:
-    out, rejected = [], []
-    for arr, rej in ser.serialize_batch(data, topic):
-        rejected += [(len(out) + r, why) for r, why in rej]
-        out += arr.to_pylist()
-    return out, rejected
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))

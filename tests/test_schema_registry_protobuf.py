@@ -4,20 +4,18 @@ do not fit fail alone; a round trip through the broker and confluent's deseriali
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pyarrow as pa
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentProtobuf
-from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cykafka import Producer
 from cykafka.schema_registry import ProtobufSerializer
 from proto_types import Address, Order
+from registry_helpers import ctx, encode, mock_registry
 
 I32 = st.integers(-(2**31), 2**31 - 1)
 # keyword arguments of an Order (also what a record given as a dict looks like)
@@ -42,22 +40,6 @@ order_kwargs = st.fixed_dictionaries(
     },
 )
 CONF = {"use.deprecated.format": False}
-
-
-def mock_registry() -> SchemaRegistryClient:
-    return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
-
-
-def ctx(topic: str) -> SerializationContext:
-    return SerializationContext(topic, MessageField.VALUE)
-
-
-def encode(ser: Any, data: Any, topic: str = "t") -> tuple[list[Any], list[Any]]:
-    out, rejected = [], []
-    for arr, rej in ser.serialize_batch(data, topic):
-        rejected += [(len(out) + r, why) for r, why in rej]
-        out += arr.to_pylist()
-    return out, rejected
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
