@@ -76,20 +76,33 @@ cdef _handle_event(_Core core, rd_kafka_event_t *ev):
 
 cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
     cdef const rd_kafka_message_t *msgs[_DR_CHUNK]
+    cdef int64_t tss[_DR_CHUNK]
+    cdef const rd_kafka_message_t *m
+    cdef rd_kafka_timestamp_type_t tstype
     cdef size_t n, i
     cdef dict wake = {}
     cdef _BatchRun run = _BatchRun()
     cdef _DrState st = _DrState()
     try:
         while True:
-            n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
+            # The GIL is what the producing thread waits for: read the reports'
+            # timestamps (a call into librdkafka each) before taking it.
+            with nogil:
+                n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
+                for i in range(n):
+                    tss[i] = -1   # a batch's message: _BatchRun reads it if it needs it
+                    if not (<size_t>msgs[i]._private) & 1:   # a future's
+                        tss[i] = rd_kafka_message_timestamp(msgs[i], &tstype)
             if n == 0:
                 break
             for i in range(n):
+                m = msgs[i]
+                if _resolve_plain(core, m, tss[i], st):
+                    continue
                 # One message's exception must not abandon the rest of the event:
                 # their futures would never resolve and their references leak.
                 try:
-                    _handle_dr_msg(core, msgs[i], run, st, wake)
+                    _handle_dr_msg(core, m, tss[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
         run.flush()
@@ -97,6 +110,30 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
         _notify_waiters()
         if wake:
             _schedule_wakeups(wake)
+
+
+cdef inline bint _resolve_plain(_Core core, const rd_kafka_message_t *m, int64_t ts,
+                                _DrState st) noexcept:
+    """The common report, resolved in a few stores: a future's message delivered,
+    with no callback to run, in the partition of the report before it.  Nothing
+    here can raise.  False: not that case, _handle_dr_msg takes it."""
+    cdef void *op = m._private
+    if m.err or (<size_t>op) & 1 or st.pc is None or m.rkt != st.rkt or \
+            m.partition != st.part:
+        return False
+    cdef PyObject *fo = <PyObject *>op
+    cdef DeliveryFuture fut = <DeliveryFuture>fo   # borrowed by the C cast; counted here
+    if fut._on_delivery is not None or fut._callbacks is not None:
+        return False
+    core.delivered += 1
+    core.pending -= 1
+    fut._partition = m.partition
+    fut._offset = m.offset
+    fut._timestamp = ts
+    fut._state = _RESOLVED
+    _count_dr(st.pc, m)
+    Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
+    return True
 
 
 cdef class _DrState:
@@ -108,12 +145,12 @@ cdef class _DrState:
         self.part = -2
 
 
-cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, _BatchRun run, _DrState st,
-                    dict wake):
+cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchRun run,
+                    _DrState st, dict wake):
+    """Any report: a batch's message, a failure, a future with callbacks.  ``ts``:
+    the message's timestamp, read for futures' messages only."""
     cdef void *op = m._private
     cdef DeliveryFuture fut
-    cdef rd_kafka_timestamp_type_t tstype
-    cdef int64_t ts
     # Counted first: nothing below can skip it.
     if m.err:
         core.failed += 1
@@ -127,7 +164,6 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, _BatchRun run, _DrS
     fut = <DeliveryFuture>op   # a new reference of our own: fut outlives the DECREF
     Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
     try:
-        ts = rd_kafka_message_timestamp(m, &tstype)
         if m.err:
             fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(core, m)))
         else:
@@ -250,4 +286,8 @@ cdef _serve_event(_Core core, rd_kafka_event_t *ev):
     except BaseException:
         _log_internal("cykafka: internal error while handling an event")
     finally:
-        rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
+        # Destroying a delivery report event frees its messages (malloc'd copies
+        # of every value): no Python object is touched, so the producing thread
+        # keeps the GIL meanwhile.
+        with nogil:
+            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
