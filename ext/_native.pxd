@@ -119,7 +119,6 @@ cdef class _Mirror:   # delivery.pxi
 
 
 @cython.final
-@cython.freelist(4096)   # produce() makes one per message: reuse their memory
 cdef class DeliveryFuture(_FutureBase):   # delivery.pxi
     cdef object _topic
     cdef object _exc

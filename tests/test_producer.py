@@ -237,6 +237,56 @@ def test_oversize_message_fails_only_its_future(broker, topic) -> None:
     assert "20000" in str(exc)
 
 
+def _code_of_outcome(fut: cykafka.DeliveryFuture) -> int:
+    # This frame holds ``fut`` while the raised error's traceback holds this frame.
+    try:
+        fut.result()
+    except cykafka.KafkaDeliveryError as exc:
+        return exc.code
+    return 0
+
+
+def test_failed_future_is_freed_by_refcount_once_its_error_was_raised(broker, topic) -> None:
+    # Futures are not objects of the cyclic GC, so nothing a future references may lead
+    # back to it: future -> error -> traceback -> frame -> future would never be freed.
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "message.max.bytes": 10_000}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce(name, b"x" * 20_000) for _ in range(3)]
+        p.flush(10)
+    gc.disable()  # what is freed here is freed by reference counting alone
+    try:
+        for fut in futs:
+            before = sys.getrefcount(fut)
+            assert _code_of_outcome(fut) == cykafka.ErrorCode.MSG_SIZE_TOO_LARGE
+            err = fut.exception(0)
+            with pytest.raises(cykafka.KafkaDeliveryError) as raised:
+                fut.result(0)
+            # each time an equal error: same type, code and text
+            assert type(raised.value) is type(err) and raised.value.code == err.code
+            assert str(raised.value) == str(err) and err.name == "MSG_SIZE_TOO_LARGE"
+            del err, raised
+            assert sys.getrefcount(fut) == before
+    finally:
+        gc.enable()
+
+
+def test_callback_that_references_its_future_is_dropped_once_resolved(broker, topic) -> None:
+    name = topic()
+    ran = threading.Event()
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        plain = p.produce(name, b"plain")
+        fut = p.produce(name, b"with a callback")
+        fut.add_done_callback(lambda f, keep=fut: ran.set())  # a cycle while pending
+        p.flush(10)
+        assert ran.wait(10)
+        deadline = time.monotonic() + 10
+        while sys.getrefcount(fut) != sys.getrefcount(plain):
+            assert time.monotonic() < deadline, "the callback still references its future"
+            time.sleep(0.01)
+    assert fut.result(0).offset == plain.result(0).offset + 1
+
+
 def test_callback_that_raises_is_logged_and_delivery_continues(
     broker, topic, caplog: pytest.LogCaptureFixture
 ) -> None:
