@@ -66,16 +66,54 @@ cdef object _record_metadata(object topic, int32_t partition, int64_t offset, in
     return md
 
 
-cdef object _cond = _threading.Condition(_threading.Lock())
+# The condition all futures' waiters share (a module attribute, not a C global,
+# so that tests can hold it).  Use it through _waiters_cond().
+_cond = _threading.Condition(_threading.Lock())
 cdef Py_ssize_t _nwaiters = 0
+cdef long _cond_fork_gen = 0
+
+
+cdef object _waiters_cond():
+    """The shared condition.  In a forked child, a new one: a thread of the parent
+    that was inside it at fork() left its lock held for ever, and none of the
+    parent's waiters exists here."""
+    global _cond, _nwaiters, _cond_fork_gen
+    if _cond_fork_gen != _fork_generation:
+        _cond = _threading.Condition(_threading.Lock())
+        _nwaiters = 0
+        _cond_fork_gen = _fork_generation
+    return _cond
 
 
 cdef inline void _notify_waiters():
-    # Called with the GIL after resolutions; see _FutureBase._wait for why
+    # Called with the GIL after resolutions; see _wait_outcomes for why
     # reading _nwaiters without the lock cannot lose a wake-up.
     if _nwaiters:
-        with _cond:
-            _cond.notify_all()
+        cond = _waiters_cond()
+        with cond:
+            cond.notify_all()
+
+
+cdef _wait_outcomes(_FutureBase fut, _Core core, Py_ssize_t before, deadline):
+    """Wait until ``fut`` is resolved, or (``fut`` None) until ``core`` has more
+    outcomes than ``before``; False once ``deadline`` (monotonic s; None: never)
+    passes first.  The event thread changes state under the GIL and only then
+    reads _nwaiters, which a waiter raised (under the GIL too) before checking
+    the state: either the waiter sees the change or it gets notified."""
+    global _nwaiters
+    cond = _waiters_cond()
+    with cond:
+        _nwaiters += 1
+        try:
+            while (fut._state == _PENDING if fut is not None
+                   else core.delivered + core.failed == before):
+                remaining = None if deadline is None else deadline - _monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                cond.wait(remaining)
+        finally:
+            _nwaiters -= 1
+    return True
 
 
 def _wake_async(list afuts):
@@ -119,7 +157,6 @@ cdef class _FutureBase:
         return False
 
     cdef _wait(self, timeout):
-        global _nwaiters
         if self._forked():
             raise _forked_future_error()
         if timeout is not None and timeout < 0:
@@ -133,16 +170,8 @@ cdef class _FutureBase:
                 "would block the thread that delivers it; use add_done_callback, or wait "
                 "from another thread")
         deadline = None if timeout is None else _monotonic() + timeout
-        with _cond:
-            _nwaiters += 1
-            try:
-                while self._state == _PENDING:
-                    remaining = None if deadline is None else deadline - _monotonic()
-                    if remaining is not None and remaining <= 0:
-                        raise TimeoutError(f"delivery outcome not known within {timeout} s")
-                    _cond.wait(remaining)
-            finally:
-                _nwaiters -= 1
+        if not _wait_outcomes(self, None, 0, deadline):
+            raise TimeoutError(f"delivery outcome not known within {timeout} s")
 
     cdef object _outcome(self):
         raise NotImplementedError

@@ -277,10 +277,7 @@ cdef class NativeProducer:
         cdef _Core core = self._usable()
         before = core.delivered + core.failed
         if timeout and core.pending > 0:
-            deadline = _monotonic() + timeout
-            while core.delivered + core.failed == before and _monotonic() < deadline:
-                with _cond:
-                    _cond.wait(min(0.05, max(0.0, deadline - _monotonic())))
+            _wait_outcomes(None, core, before, _monotonic() + timeout)
         return core.delivered + core.failed - before
 
     def close(self, timeout=None):

@@ -822,6 +822,61 @@ print(json.dumps({"child": json.loads(data), "parent": parent}))
 """
 
 
+FORK_HELD_CONDITION_CHILD = r"""
+import json, os, sys, threading, time
+import cykafka
+from cykafka import _native
+bootstrap, topic = sys.argv[1], sys.argv[2]
+# A thread of the parent is inside the condition the futures' waiters share when
+# fork() happens (as a thread in result() may be at any moment): the lock stays held
+# in the child, where that thread does not exist.
+held, release = threading.Event(), threading.Event()
+def hold():
+    with _native._cond:
+        held.set()
+        release.wait()
+holder = threading.Thread(target=hold)
+holder.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    with cykafka.Producer({"bootstrap.servers": bootstrap, "log_level": 0}) as p:
+        fut = p.produce(topic, b"from the child")
+        ok = fut.result(20).offset >= 0
+        ok = ok and p.poll(0) >= 0
+    os._exit(0 if ok else 1)
+release.set()
+holder.join()
+deadline = time.monotonic() + 60
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(json.dumps(os.waitstatus_to_exitcode(status)))
+        break
+    if time.monotonic() > deadline:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        print(json.dumps("hung"))
+        break
+    time.sleep(0.01)
+"""
+
+
+def test_child_waits_on_futures_when_fork_came_while_a_thread_held_their_condition(
+    broker, topic
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", FORK_HELD_CONDITION_CHILD, broker.bootstrap_servers, topic()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == 0, out.stderr
+    record("result() in a child forked while a thread waited on a future", 1, 0)
+
+
 def test_future_from_before_fork_fails_at_once_in_the_child() -> None:
     out = subprocess.run(
         [sys.executable, "-c", FORK_FUTURE_CHILD],
