@@ -33,17 +33,27 @@ RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset
 cdef extern from "Python.h":
     object PyType_GenericAlloc(object t, Py_ssize_t nitems)
     void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
+    PyObject *PyTuple_GET_ITEM(object t, Py_ssize_t i)   # borrowed
+    Py_ssize_t Py_REFCNT(PyObject *o)
 
 
 cdef int64_t _last_ts = -1
 cdef object _last_ts_obj = -1
+cdef object _last_md = None   # the RecordMetadata made last
+
+
+cdef inline void _refill(object md, Py_ssize_t i, object value):
+    cdef PyObject *old = PyTuple_GET_ITEM(md, i)
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(md, i, value)
+    Py_DECREF(<object>old)   # a str or an int: frees nothing that runs Python code
 
 
 cdef object _record_metadata(object topic, int32_t partition, int64_t offset, int64_t ts):
     # namedtuple's own __new__ is Python code and tuple.__new__(cls, args) builds
     # a temporary tuple first; a million results are read, so the RecordMetadata
     # is allocated as what it is, a 4-item tuple subtype, and filled in place.
-    global _last_ts, _last_ts_obj
+    global _last_ts, _last_ts_obj, _last_md
     cdef object p = partition, o = offset, t
     cdef object md
     # Messages produced within one millisecond share their timestamp: reuse the
@@ -52,6 +62,16 @@ cdef object _record_metadata(object topic, int32_t partition, int64_t offset, in
         _last_ts_obj = ts
         _last_ts = ts
     t = _last_ts_obj
+    if _last_md is not None and Py_REFCNT(<PyObject *>_last_md) == 1:
+        # Nobody but _last_md holds the last result (read and dropped, the usual
+        # way): refill it rather than free one tuple and allocate the next, as
+        # CPython's zip() and dict iterators reuse their result tuple.
+        md = _last_md
+        _refill(md, 0, topic)
+        _refill(md, 1, p)
+        _refill(md, 2, o)
+        _refill(md, 3, t)
+        return md
     md = PyType_GenericAlloc(RecordMetadata, 4)
     Py_INCREF(topic)
     PyTuple_SET_ITEM(md, 0, topic)
@@ -63,6 +83,7 @@ cdef object _record_metadata(object topic, int32_t partition, int64_t offset, in
     PyTuple_SET_ITEM(md, 3, t)
     # A str and three ints cannot form a cycle: no work for the cyclic GC.
     PyObject_GC_UnTrack(md)
+    _last_md = md
     return md
 
 

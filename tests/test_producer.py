@@ -271,6 +271,25 @@ def test_failed_future_is_freed_by_refcount_once_its_error_was_raised(broker, to
         gc.enable()
 
 
+def test_a_result_kept_is_never_changed_by_later_results(broker, topic) -> None:
+    # A RecordMetadata nobody holds any more is refilled for the next result(): one
+    # that is still held (by a name, a list, an unpacking in progress) must not be.
+    name = topic()
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        futs = [p.produce(name, b"%d" % i) for i in range(1000)]
+        p.flush(10)
+    first = futs[0].result()
+    kept = [f.result() for f in futs[::2]]
+    for f in futs[1::2]:
+        f.result()  # read and dropped
+    it = iter(futs[5].result())
+    futs[7].result()
+    assert [md.offset for md in kept] == list(range(0, 1000, 2))
+    assert first == (name, 0, 0, first.timestamp) and first.timestamp > 0
+    assert list(it) == [name, 0, 5, futs[5].result().timestamp]
+    assert futs[999].result().offset == 999
+
+
 def test_callback_that_references_its_future_is_dropped_once_resolved(broker, topic) -> None:
     name = topic()
     ran = threading.Event()
