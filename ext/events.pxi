@@ -77,7 +77,6 @@ cdef _handle_event(_Core core, rd_kafka_event_t *ev):
 cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
     cdef const rd_kafka_message_t *msgs[_DR_CHUNK]
     cdef int64_t tss[_DR_CHUNK]
-    cdef const rd_kafka_message_t *m
     cdef rd_kafka_timestamp_type_t tstype
     cdef size_t n, i
     cdef dict wake = {}
@@ -96,13 +95,10 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
             if n == 0:
                 break
             for i in range(n):
-                m = msgs[i]
-                if _resolve_plain(core, m, tss[i], st):
-                    continue
                 # One message's exception must not abandon the rest of the event:
                 # their futures would never resolve and their references leak.
                 try:
-                    _handle_dr_msg(core, m, tss[i], run, st, wake)
+                    _handle_dr_msg(core, msgs[i], tss[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
         run.flush()
@@ -110,30 +106,6 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
         _notify_waiters()
         if wake:
             _schedule_wakeups(wake)
-
-
-cdef inline bint _resolve_plain(_Core core, const rd_kafka_message_t *m, int64_t ts,
-                                _DrState st) noexcept:
-    """The common report, resolved in a few stores: a future's message delivered,
-    with no callback to run, in the partition of the report before it.  Nothing
-    here can raise.  False: not that case, _handle_dr_msg takes it."""
-    cdef void *op = m._private
-    if m.err or (<size_t>op) & 1 or st.pc is None or m.rkt != st.rkt or \
-            m.partition != st.part:
-        return False
-    cdef PyObject *fo = <PyObject *>op
-    cdef DeliveryFuture fut = <DeliveryFuture>fo   # borrowed by the C cast; counted here
-    if fut._on_delivery is not None or fut._callbacks is not None:
-        return False
-    core.delivered += 1
-    core.pending -= 1
-    fut._partition = m.partition
-    fut._offset = m.offset
-    fut._timestamp = ts
-    fut._state = _RESOLVED
-    _count_dr(st.pc, m)
-    Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
-    return True
 
 
 cdef class _DrState:
@@ -163,14 +135,14 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchR
         return
     fut = <DeliveryFuture>op   # a new reference of our own: fut outlives the DECREF
     Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
-    try:
-        if m.err:
+    if not m.err:
+        fut._set(m.partition, m.offset, ts, None)   # the common case: a few stores
+    else:
+        try:
             fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(core, m)))
-        else:
-            fut._set(m.partition, m.offset, ts, None)
-    finally:
-        if fut._state == _PENDING:   # resolving raised (e.g. MemoryError)
-            fut._set(m.partition, -1, -1, _unreported(m))
+        finally:
+            if fut._state == _PENDING:   # building the error raised (e.g. MemoryError)
+                fut._set(m.partition, -1, -1, _unreported(m))
     if fut._on_delivery is not None or fut._callbacks is not None:
         fut._fire(wake)
     _count(core, m, st)
