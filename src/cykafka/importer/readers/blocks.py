@@ -56,13 +56,9 @@ def _last_boundary(data: bytes, since: int, quote: Optional[int]) -> int:
         return data.rfind(b"\n", since) + 1
     if data.find(bytes((quote,))) < 0:
         return data.rfind(b"\n", since) + 1
-    a = np.frombuffer(data, np.uint8)
-    nl = np.flatnonzero(a == 10)
-    if not len(nl):
-        return 0
-    inside = np.cumsum(a == quote, dtype=np.int64)[nl] % 2 == 1
-    ends = nl[~inside]
-    return int(ends[-1]) + 1 if len(ends) else 0
+    from ..._native import quoted_last_boundary
+
+    return quoted_last_boundary(data, quote)  # one C pass: no temporaries
 
 
 def record_starts(data: bytes, end: int, quote: Optional[int]) -> tuple[np.ndarray, np.ndarray]:

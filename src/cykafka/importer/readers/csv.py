@@ -16,6 +16,8 @@ from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosi
 from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, record_starts
+from .csv_decode import _decode
+from .csv_fast import fast_columns, first_records
 from .encoding import utf8_stream
 
 __all__ = ["READER"]
@@ -81,9 +83,7 @@ class CsvReader:
     ) -> tuple[Optional[list[str]], int]:
         """The header's names and the offset in ``b.data`` after it (None: no
         non-blank record in the block)."""
-        starts, _ = record_starts(b.data, b.end, self._q(options))
-        ends = list(starts[1:]) + [b.end]
-        for s, e in zip(starts.tolist(), ends):
+        for s, e in first_records(b.data, b.end, self._q(options)):
             raw = b.data[s:e]
             if raw.strip(b"\r\n"):
                 try:
@@ -247,6 +247,25 @@ class CsvReader:
             names = [f"c{i}" for i in range(1, count + 1)]
             check_columns(source.name, names, fields)
 
+        fast = fast_columns(
+            b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
+        )
+        if fast is not None:
+            n = len(fast[0])
+            if n == 0:
+                return None, row, line_after, names
+            chunk = Chunk(
+                fast[0],
+                keys=fast[1],
+                file=source.name,
+                first_row=row,
+                lines=lambda: positions()[1],
+                offsets=lambda: positions()[0],
+                end=SourcePosition(source.name, row + n, b.start + b.end, line_after),
+                bytes_done=b.start + b.end,
+            )
+            return chunk, row + n, line_after, names
+
         bad_rows: list[tuple[int, str, str]] = []
 
         def on_invalid(bad: Any) -> str:
@@ -346,57 +365,6 @@ class CsvReader:
         for p in problems:
             report(p)
         return chunk, next_row, line_after, names
-
-
-def _decode(
-    batch: Any,
-    keep: Any,
-    row: int,
-    positions: Any,
-    record: Any,
-    source: Source,
-    options: ReadOptions,
-    report: Report,
-) -> tuple[Any, Any]:
-    """Every column as text; a row with bytes that are not UTF-8 is reported and
-    dropped.  ``keep``: the record index (in the block) of each row of ``batch``."""
-    import numpy as np
-    import pyarrow as pa
-
-    if all(pa.types.is_string(t) for t in batch.schema.types):
-        return batch, keep
-    cols = []
-    bad = np.zeros(batch.num_rows, bool)
-    for col in batch.columns:
-        try:
-            cols.append(col.cast(pa.string()))
-        except pa.ArrowInvalid:
-            for i, v in enumerate(col.to_pylist()):
-                if v is not None:
-                    try:
-                        v.decode("utf-8")
-                    except UnicodeDecodeError:
-                        bad[i] = True
-            cols.append(None)
-    if bad.any():
-        offsets, lines = positions()
-        for i in np.flatnonzero(bad).tolist():
-            k = int(keep[i])
-            report(
-                Problem(
-                    source.name,
-                    "parse",
-                    f"not valid {options.encoding} text",
-                    line=int(lines[k]),
-                    row=row + k,
-                    offset=int(offsets[k]),
-                    raw=record(k),
-                )
-            )
-        batch = batch.filter(pa.array(~bad))
-        keep = keep[~bad]
-        cols = [c.cast(pa.string()) for c in batch.columns]
-    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), keep
 
 
 READER = CsvReader()
