@@ -23,6 +23,8 @@ __all__ = ["Block", "Oversized", "blocks", "record_starts"]
 
 #: Bytes of an oversized record kept to show in the dead-letter file.
 HEAD_BYTES = 256
+#: The first read of a stream (then doubling up to ``block_bytes``).
+FIRST_READ_BYTES = 1 << 20
 
 
 @dataclass
@@ -89,8 +91,13 @@ def blocks(
     pieces: list[bytes] = []  # the partial record carried over, in pieces (no quadratic joins)
     carried = 0
     pos = start  # stream offset of pieces[0] (or of the next read)
+    # Small reads first, doubling up to block_bytes: the producer gets its first rows
+    # after one small read and parse instead of a whole block's, and later blocks
+    # overlap with sending the earlier ones.
+    want = min(block_bytes, FIRST_READ_BYTES)
     while True:
-        more = f.read(block_bytes)
+        more = f.read(want)
+        want = min(want * 2, block_bytes)
         if not more:
             break
         if pieces:
