@@ -14,8 +14,11 @@ from libc.string cimport memchr, memcpy
 
 
 cdef struct _CsvOut:
+    Py_ssize_t pos    # the next record to write
     char *val
     Py_ssize_t vlen
+    Py_ssize_t vcap   # bytes of val
+    Py_ssize_t per    # bytes a record adds besides its escaped fields
     char *vo          # value offsets (int32 or int64)
     char *key
     Py_ssize_t klen
@@ -96,9 +99,17 @@ cdef const char *_HEX = b"0123456789abcdef"
 cdef Py_ssize_t _json_text(char *out, const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """Write p[:n] (UTF-8) escaped as json.dumps(..., ensure_ascii=False) does, without
     the quotes; -1 when it is not valid UTF-8.  Returns the bytes written."""
-    cdef Py_ssize_t i = 0, w = 0, m
+    cdef Py_ssize_t i = 0, w = 0, m, j
     cdef unsigned char c
     while i < n:
+        j = i
+        while j < n and 0x20 <= p[j] < 0x80 and p[j] != b'"' and p[j] != b'\\':
+            j += 1
+        if j > i:   # the usual case: a run that needs no escape, copied at once
+            memcpy(out + w, p + i, <size_t>(j - i))
+            w += j - i
+            i = j
+            continue
         c = p[i]
         if c >= 0x80:
             m = _utf8_char(p + i, n - i)
@@ -157,37 +168,47 @@ cdef inline void _put_off(char *offs, bint large, Py_ssize_t i, Py_ssize_t v) no
         (<int32_t *>offs)[i] = <int32_t>v
 
 
-cdef bint _csv_json_run(const unsigned char *src, Py_ssize_t pos, Py_ssize_t end,
-                        Py_ssize_t ncols, unsigned char delim, const char **pre,
-                        const Py_ssize_t *prelen, Py_ssize_t key_col, bint infer,
-                        bint large, _CsvOut *o) noexcept nogil:
-    """The loop of csv_json; False when the block is not plain (see the top)."""
+# What _csv_json_run stopped at.
+cdef enum:
+    _CSV_DONE = 0
+    _CSV_NOT_PLAIN = 1
+    _CSV_FULL = 2      # o.val has no room for the record at o.pos (for the worst case)
+
+
+cdef int _csv_json_run(const unsigned char *src, Py_ssize_t end,
+                       Py_ssize_t ncols, unsigned char delim, const char **pre,
+                       const Py_ssize_t *prelen, Py_ssize_t key_col, bint infer,
+                       bint large, _CsvOut *o) noexcept nogil:
+    """The loop of csv_json, from record ``o.pos`` on (see the top for NOT_PLAIN)."""
     cdef const unsigned char *nl
     cdef const unsigned char *f
     cdef const unsigned char *d
-    cdef Py_ssize_t rec_end, col, flen, w
+    cdef Py_ssize_t rec_end, col, flen, w, pos = o.pos
     while pos < end:
         nl = <const unsigned char *>memchr(src + pos, b'\n', <size_t>(end - pos))
         if nl == NULL:
-            return False
+            return _CSV_NOT_PLAIN
         rec_end = nl - src
+        if o.vlen + 6 * (rec_end - pos) + o.per > o.vcap:
+            o.pos = pos
+            return _CSV_FULL
         if rec_end > pos and src[rec_end - 1] == b'\r':
             rec_end -= 1
         if rec_end == pos:
-            return False    # blank: pyarrow skips it, the reader counts it differently
+            return _CSV_NOT_PLAIN    # blank: pyarrow skips it, the reader counts it differently
         f = src + pos
         for col in range(ncols):
             if col + 1 < ncols:
                 d = <const unsigned char *>memchr(f, delim, <size_t>(src + rec_end - f))
                 if d == NULL:
-                    return False    # too few fields
+                    return _CSV_NOT_PLAIN    # too few fields
             else:
                 d = src + rec_end
                 if memchr(f, delim, <size_t>(d - f)) != NULL:
-                    return False    # too many fields
+                    return _CSV_NOT_PLAIN    # too many fields
             flen = d - f
             if memchr(f, b'\r', <size_t>flen) != NULL:
-                return False    # a lone \r ends a record for pyarrow
+                return _CSV_NOT_PLAIN    # a lone \r ends a record for pyarrow
             memcpy(o.val + o.vlen, pre[col], <size_t>prelen[col])
             o.vlen += prelen[col]
             if infer and _plain_json(f, flen):
@@ -197,7 +218,7 @@ cdef bint _csv_json_run(const unsigned char *src, Py_ssize_t pos, Py_ssize_t end
                 o.val[o.vlen] = b'"'
                 w = _json_text(o.val + o.vlen + 1, f, flen)
                 if w < 0:
-                    return False
+                    return _CSV_NOT_PLAIN
                 o.val[o.vlen + 1 + w] = b'"'
                 o.vlen += w + 2
             if col == key_col:
@@ -211,7 +232,8 @@ cdef bint _csv_json_run(const unsigned char *src, Py_ssize_t pos, Py_ssize_t end
         if key_col >= 0:
             _put_off(o.ko, large, o.n, o.klen)
         pos = nl - src + 1
-    return True
+    o.pos = pos
+    return _CSV_DONE
 
 
 def csv_json(buf, Py_ssize_t start, Py_ssize_t end, list literals, int delimiter,
@@ -227,8 +249,9 @@ def csv_json(buf, Py_ssize_t start, Py_ssize_t end, list literals, int delimiter
     binary/large_binary buffers (bytearrays; the keys None without ``key_col``)."""
     cdef Py_buffer view
     cdef _CsvOut o
-    cdef Py_ssize_t ncols = len(literals) - 1, i, nrec, bound, per, width
-    cdef bint ok, large
+    cdef Py_ssize_t ncols = len(literals) - 1, i, nrec, per, width
+    cdef int status
+    cdef bint large
     cdef const char **pre = NULL
     cdef Py_ssize_t *prelen = NULL
     if ncols < 1 or not 0 <= delimiter < 256:
@@ -250,16 +273,20 @@ def csv_json(buf, Py_ssize_t start, Py_ssize_t end, list literals, int delimiter
             prelen[i] = len(<bytes>lit)
             per += prelen[i] + 2
         nrec = _count_newlines(<const char *>view.buf + start, end - start)
-        # Worst case: every byte escaped as \u00XX, plus the literals and quotes.
-        bound = 6 * (end - start) + nrec * per
-        large = bound >= (<int64_t>1 << 31)
+        # Worst case every byte becomes \u00XX; room for that is made only when a
+        # record needs it.  The usual size stays under glibc's mmap threshold, so
+        # blocks reuse freed heap instead of faulting in fresh pages each time.
+        large = 6 * (end - start) + nrec * per >= (<int64_t>1 << 31)
         width = 8 if large else 4
-        values = PyByteArray_FromStringAndSize(NULL, max(bound, 1))
+        o.vcap = (end - start) + (end - start) // 2 + nrec * per + 6 * 1024
+        values = PyByteArray_FromStringAndSize(NULL, o.vcap)
         voffs = PyByteArray_FromStringAndSize(NULL, (nrec + 1) * width)
         keys = koffs = None
         o.val = PyByteArray_AS_STRING(values)
         o.vo = PyByteArray_AS_STRING(voffs)
         o.vlen = o.klen = o.n = 0
+        o.pos = start
+        o.per = per
         o.key = o.ko = NULL
         _put_off(o.vo, large, 0, 0)
         if key_col >= 0:
@@ -268,11 +295,17 @@ def csv_json(buf, Py_ssize_t start, Py_ssize_t end, list literals, int delimiter
             o.key = PyByteArray_AS_STRING(keys)
             o.ko = PyByteArray_AS_STRING(koffs)
             _put_off(o.ko, large, 0, 0)
-        with nogil:
-            ok = _csv_json_run(<const unsigned char *>view.buf, start, end, ncols,
-                               <unsigned char>delimiter, pre, prelen, key_col, infer,
-                               large, &o)
-        if not ok or o.n != nrec:
+        while True:
+            with nogil:
+                status = _csv_json_run(<const unsigned char *>view.buf, end, ncols,
+                                       <unsigned char>delimiter, pre, prelen, key_col,
+                                       infer, large, &o)
+            if status != _CSV_FULL:
+                break
+            o.vcap *= 2   # again on the next FULL: a long record may need more
+            PyByteArray_Resize(values, o.vcap)
+            o.val = PyByteArray_AS_STRING(values)
+        if status != _CSV_DONE or o.n != nrec:
             return None
         PyByteArray_Resize(values, o.vlen)
         if keys is not None:

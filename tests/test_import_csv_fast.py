@@ -90,3 +90,14 @@ def test_fast_path_is_taken_and_matches_json(tmp_path, monkeypatch):
     ]
     assert rows[1][1] == b"b\\o\tb"
     assert rows[1][0] == b'{"id":2,"name":"b\\\\o\\tb","amount":"007"}'
+
+
+def test_fast_path_escapes_that_outgrow_the_first_buffer(tmp_path, monkeypatch):
+    import json
+
+    f = tmp_path / "d.csv"
+    long = "\x01" * 50_000  # six bytes each once escaped
+    f.write_bytes(("a,b\nx," + long + "\ny,z\n").encode())
+    fast = _read(f, False, monkeypatch, Fields(key="a"))
+    assert fast == _read(f, True, monkeypatch, Fields(key="a"))
+    assert [json.loads(r[0]) for r in fast[0]] == [{"a": "x", "b": long}, {"a": "y", "b": "z"}]

@@ -217,7 +217,6 @@ class CsvReader:
         import pyarrow.csv as pcsv
 
         first_line = line - b.data.count(b"\n", 0, skip)
-        line_after = first_line + b.data.count(b"\n", 0, b.end)
         quote = self._q(options)
         found: list[Any] = []
 
@@ -236,6 +235,29 @@ class CsvReader:
                 found.append((b.start + starts[~blank], first_line + nls[~blank]))
             return found[0]
 
+        fast = None
+        if names is not None:
+            fast = fast_columns(
+                b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
+            )
+        if fast is not None:
+            # One newline per record, none inside (no quotes): no count of the block.
+            n = len(fast[0])
+            if n == 0:
+                return None, row, line, names
+            chunk = Chunk(
+                fast[0],
+                keys=fast[1],
+                file=source.name,
+                first_row=row,
+                lines=lambda: positions()[1],
+                offsets=lambda: positions()[0],
+                end=SourcePosition(source.name, row + n, b.start + b.end, line + n),
+                bytes_done=b.start + b.end,
+            )
+            return chunk, row + n, line + n, names
+        line_after = first_line + b.data.count(b"\n", 0, b.end)
+
         if names is None:  # --no-header without --column-names: c1, c2, ...
             offsets0 = positions()[0]
             if not len(offsets0):
@@ -246,25 +268,6 @@ class CsvReader:
             count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
             names = [f"c{i}" for i in range(1, count + 1)]
             check_columns(source.name, names, fields)
-
-        fast = fast_columns(
-            b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
-        )
-        if fast is not None:
-            n = len(fast[0])
-            if n == 0:
-                return None, row, line_after, names
-            chunk = Chunk(
-                fast[0],
-                keys=fast[1],
-                file=source.name,
-                first_row=row,
-                lines=lambda: positions()[1],
-                offsets=lambda: positions()[0],
-                end=SourcePosition(source.name, row + n, b.start + b.end, line_after),
-                bytes_done=b.start + b.end,
-            )
-            return chunk, row + n, line_after, names
 
         bad_rows: list[tuple[int, str, str]] = []
 
