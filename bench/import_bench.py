@@ -25,7 +25,8 @@ used to leave behind) ran the C floor itself ~25 % slower.
 RSS (the child's VmHWM, interpreter and libraries included) of ``import_files`` of a
 generated ``big_mb`` MB lines file against a ``small_mb`` MB one, each in a fresh
 process so the peaks are its own; the big file is far larger than the import's pending
-window (``_MAX_PENDING`` chunks of ``BLOCK_BYTES``).  Target: big <= 1.5 x small.
+window (``sink.MAX_PENDING`` chunks of ``ReadOptions.block_bytes``).  Target: big <=
+1.5 x small.
 ``python bench/import_bench.py --memory [BOOTSTRAP]`` prints that dict as JSON.
 """
 
