@@ -6,8 +6,9 @@ when no bootstrap is given).
 
 * ``lines``: ``cykafka import --format lines`` of a file of ``rows`` 100-byte lines,
   against the floor: the same lines handed to ``produce_batch`` as one ready-made Arrow
-  array (the bulk path with no reading at all), measured in the same run, and against
-  ``c_floor`` (rows/s of the C bulk benchmark) when given.  Target: >= 0.9 x the C floor.
+  array (the bulk path with no reading at all), and against bench/run.py's C loop
+  (``build/cfloor``) sending as many messages of the same size, both in the same
+  rounds as the import.  Target: >= 0.9 x the C floor.
 * ``csv``: a ``rows``-row CSV (id,user,amount,ts) with key field ``user`` and the row
   as JSON, against ``csv.reader`` + ``json.dumps`` + ``confluent_kafka.Producer.produce``
   per row.  Target: >= 7 x.  ``csv_none`` infers types (numbers as JSON numbers, the
@@ -16,18 +17,22 @@ when no bootstrap is given).
 
 Both sides of each comparison use the same librdkafka settings; the import is timed by
 its own summary (reading, producing and waiting for every delivery; not interpreter
-start-up).
+start-up).  Every run gets a fresh topic, deleted afterwards, as bench/run.py does for
+its lines: the memory broker keeps every record, and one holding ~2 GB (what this step
+used to leave behind) ran the C floor itself ~25 % slower.
 
 ``memory(bootstrap_servers, big_mb=500, small_mb=50) -> dict``: constant memory.  Peak
 RSS (the child's VmHWM, interpreter and libraries included) of ``import_files`` of a
 generated ``big_mb`` MB lines file against a ``small_mb`` MB one, each in a fresh
 process so the peaks are its own; the big file is far larger than the import's pending
-window (``_MAX_PENDING`` chunks of ``BLOCK_BYTES``).  Target: big <= 1.5 x small.
+window (``sink.MAX_PENDING`` chunks of ``ReadOptions.block_bytes``).  Target: big <=
+1.5 x small.
 ``python bench/import_bench.py --memory [BOOTSTRAP]`` prints that dict as JSON.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -35,11 +40,58 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from _common import bootstrap_or_local, fresh_topic
 
 __all__ = ["memory", "run"]
+
+
+#: bench/run.py's C floor binary (built before its ETL steps run)
+CFLOOR_BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build", "cfloor")
+
+
+@contextlib.contextmanager
+def _topic(bootstrap: str, prefix: str, parts: int) -> Iterator[str]:
+    """A fresh topic, deleted after the run: the memory broker keeps every record, and
+    a broker holding ~2 GB ran the C floor itself ~25 % slower."""
+    from confluent_kafka.admin import AdminClient
+
+    name = fresh_topic(bootstrap, prefix, parts)
+    try:
+        yield name
+    finally:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.delete_topics([name])[name].result(60)
+
+
+def _c_floor(
+    bootstrap: str, rows: int, size: int, preset: Optional[str], conf: dict[str, str], parts: int
+) -> Optional[float]:
+    """rows/s of bench/run.py's C loop (``c_floor``, or ``c_floor_idem`` for the
+    idempotent ``ordered`` preset) with ``size``-byte messages, None without the
+    binary."""
+    if not os.path.exists(CFLOOR_BIN):
+        return None
+    extra = [f"{k}={v}" for k, v in conf.items()]
+    if preset == "ordered":
+        extra.append("enable.idempotence=true")
+    with _topic(bootstrap, "bench-import-cfloor", parts) as topic:
+        out = subprocess.run(
+            [CFLOOR_BIN, bootstrap, topic, str(rows), str(size), *extra],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        ).stdout
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["delivered"] == rows and res["failed"] == 0, res
+    return float(res["msgs"]) / float(res["seconds"])
+
+
+#: bytes per line of the lines file, newline included
+LINE_BYTES = 100
 
 
 def _write_lines(path: str, rows: int) -> None:
@@ -63,9 +115,11 @@ def _floor(
 
     with open(path, "rb") as f:
         values = lines_array(f.read())
-    topic = fresh_topic(bootstrap, "bench-floor", parts)
     config = {"bootstrap.servers": bootstrap, **IMPORT_DEFAULTS, **conf}
-    with cykafka.Producer(config, preset=preset) as p:
+    with (
+        _topic(bootstrap, "bench-floor", parts) as topic,
+        cykafka.Producer(config, preset=preset) as p,
+    ):
         p.produce_batch(topic, [b"warm-up"]).result(30)
         t = time.perf_counter()
         report = p.produce_batch(topic, values).result()
@@ -89,13 +143,14 @@ def _import(
     import cykafka
     from cykafka.importer import import_files, resolve_import
 
-    topic = fresh_topic(bootstrap, "bench-import", parts)
     config = {"bootstrap.servers": bootstrap, **conf}
     producer = None
-    if warm:
-        producer = cykafka.Producer(resolve_import(config, preset))
-        producer.produce_batch(topic, [b"warm-up"]).result(30)
-    try:
+    with contextlib.ExitStack() as stack:
+        topic = stack.enter_context(_topic(bootstrap, "bench-import", parts))
+        if warm:
+            producer = cykafka.Producer(resolve_import(config, preset))
+            stack.callback(producer.close)
+            producer.produce_batch(topic, [b"warm-up"]).result(30)
         with open(os.devnull, "w") as devnull:
             result = import_files(
                 [path],
@@ -107,18 +162,19 @@ def _import(
                 producer=producer,
                 **kw,
             )
-    finally:
-        if producer is not None:
-            producer.close()
     assert result.ok, result.summary_lines()
     return result
 
 
 def _naive_csv(bootstrap: str, path: str, conf: dict[str, str], parts: int) -> float:
     """csv.reader + json.dumps + confluent_kafka produce() per row, flush at the end."""
+    with _topic(bootstrap, "bench-naive-csv", parts) as topic:
+        return _naive_csv_to(bootstrap, topic, path, conf)
+
+
+def _naive_csv_to(bootstrap: str, topic: str, path: str, conf: dict[str, str]) -> float:
     import confluent_kafka
 
-    topic = fresh_topic(bootstrap, "bench-naive-csv", parts)
     p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, **conf})
     t = time.perf_counter()
     n = 0
@@ -155,26 +211,37 @@ def run(
     config: Optional[dict[str, str]] = None,
     repeat: int = 1,
 ) -> dict[str, Any]:
-    """Measure; ``c_floor``/``c_floor_idem``: rows/s of bench/run.py's ``c_floor`` and
-    ``c_floor_idem`` lines, for the ratios the issue asks about (the ``ordered`` import
-    is idempotent, so it is held against ``c_floor_idem``).  ``config`` (default
-    :data:`HARNESS_CONFIG`, the harness's settings; ``{}`` for the import's own
-    defaults) applies to every side; ``partitions`` per topic (the harness uses 1).
-    Each measurement is taken ``repeat`` times, rounds interleaved as bench/run.py does
-    for its lines, and the best is kept; every run's rows/s is in ``*_runs``."""
+    """Measure, in ``repeat`` interleaved rounds (as bench/run.py runs its lines); the
+    best run of each side is kept and every run's rows/s is in ``*_runs``.
+
+    The C floor the lines import is held against runs in the same rounds (bench/run.py's
+    ``c_floor`` binary, ``c_floor_idem`` for the idempotent ``ordered`` preset) with
+    messages of the import's size, against the same broker state; ``c_floor`` /
+    ``c_floor_idem`` (rows/s of bench/run.py's own lines, minutes earlier) are kept
+    as ``c_floor_lines_step_rows_per_s`` for information, and used only when the
+    binary is missing.  ``config`` (default :data:`HARNESS_CONFIG`, the harness's
+    settings; ``{}`` for the import's own defaults) applies to every side;
+    ``partitions`` per topic (the harness uses 1)."""
+    import statistics
+
     from cykafka.importer import Fields, ReadOptions, write_sample_csv
 
     conf = dict(HARNESS_CONFIG if config is None else config)
     out: dict[str, Any] = {"rows": rows, "partitions": partitions, "config": conf}
-    floors = {"ordered": c_floor_idem, None: c_floor}
+    earlier = {"ordered": c_floor_idem, None: c_floor}
     with tempfile.TemporaryDirectory(prefix="cykafka-bench-") as tmp:
         lines = os.path.join(tmp, "lines.txt")
         _write_lines(lines, rows)
+        size = LINE_BYTES - 1  # the newline is not sent
         sample = write_sample_csv(rows, os.path.join(tmp, "orders.csv"))
         for preset in ("ordered", None):
             tag = preset or "none"
+            cs: list[float] = []
             floors_, colds, warms = [], [], []
             for _ in range(max(repeat, 1)):
+                c = _c_floor(bootstrap_servers, rows, size, preset, conf, partitions)
+                if c is not None:
+                    cs.append(c)
                 floors_.append(_floor(bootstrap_servers, lines, preset, conf, partitions))
                 colds.append(
                     _import(bootstrap_servers, lines, preset, conf, partitions, fmt="lines")
@@ -197,23 +264,31 @@ def run(
                 "import_warm_runs_rows_per_s": [round(r.rows_per_second) for r in warms],
                 "bulk_floor_runs_rows_per_s": [round(f) for f in floors_],
             }
-            c = floors[preset]
-            if c:
-                line["c_floor_rows_per_s"] = round(c)
-                line["ratio_to_c_floor"] = round(res.rows_per_second / c, 2)
-                line["warm_ratio_to_c_floor"] = round(warm.rows_per_second / c, 2)
+            c_best = max(cs) if cs else earlier[preset]
+            if earlier[preset]:
+                line["c_floor_lines_step_rows_per_s"] = round(earlier[preset])
+            if c_best:
+                line["c_floor_rows_per_s"] = round(c_best)
+                line["c_floor_same_step"] = bool(cs)
+                line["ratio_to_c_floor"] = round(res.rows_per_second / c_best, 2)
+                line["warm_ratio_to_c_floor"] = round(warm.rows_per_second / c_best, 2)
+            if cs:
+                line["c_floor_runs_rows_per_s"] = [round(c) for c in cs]
+                line["paired_ratio_median"] = round(
+                    statistics.median(r.rows_per_second / c for r, c in zip(colds, cs)), 2
+                )
             out[f"lines_{tag}"] = line
-        naive = max(
-            _naive_csv(bootstrap_servers, sample, conf, partitions) for _ in range(max(repeat, 1))
-        )
-        out["csv_naive_rows_per_s"] = round(naive)
-        for preset, tag, csv_types in (
+        kinds = (
             (None, "none", "infer"),
             ("ordered", "ordered", "infer"),
             (None, "none_text", "string"),
-        ):
-            res = max(
-                (
+        )
+        naives: list[float] = []
+        csv_runs: dict[str, list[Any]] = {tag: [] for _, tag, _ in kinds}
+        for _ in range(max(repeat, 1)):
+            naives.append(_naive_csv(bootstrap_servers, sample, conf, partitions))
+            for preset, tag, csv_types in kinds:
+                csv_runs[tag].append(
                     _import(
                         bootstrap_servers,
                         sample,
@@ -223,14 +298,17 @@ def run(
                         fields=Fields(key="user"),
                         options=ReadOptions(csv_types=csv_types),
                     )
-                    for _ in range(max(repeat, 1))
-                ),
-                key=lambda r: r.rows_per_second,
-            )
+                )
+        naive = max(naives)
+        out["csv_naive_rows_per_s"] = round(naive)
+        out["csv_naive_runs_rows_per_s"] = [round(n) for n in naives]
+        for _, tag, _ in kinds:
+            res = max(csv_runs[tag], key=lambda r: r.rows_per_second)
             out[f"csv_{tag}"] = {
                 "import_rows_per_s": round(res.rows_per_second),
                 "import_mb_per_s": round(res.mb_per_second, 1),
                 "speedup_vs_naive": round(res.rows_per_second / naive, 2),
+                "import_runs_rows_per_s": [round(r.rows_per_second) for r in csv_runs[tag]],
             }
     out["targets"] = {"lines_ratio_to_c_floor": 0.9, "csv_speedup_vs_naive": 7.0}
     return out
@@ -254,12 +332,14 @@ def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3)
     from cykafka.importer import ExactlyOnce, import_files
 
     def timed(commit_rows: Optional[int] = None) -> float:
-        topic = fresh_topic(bootstrap_servers, "bench-import-eo", 1)
         eo = None
         if commit_rows is not None:
             kw = {"commit_rows": commit_rows} if commit_rows else {}
             eo = ExactlyOnce(transactional_id=f"bench-{uuid.uuid4().hex}", restart=True, **kw)
-        with open(os.devnull, "w") as devnull:
+        with (
+            _topic(bootstrap_servers, "bench-import-eo", 1) as topic,
+            open(os.devnull, "w") as devnull,
+        ):
             result = import_files(
                 [lines],
                 topic,

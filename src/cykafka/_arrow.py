@@ -10,14 +10,27 @@ from __future__ import annotations
 
 import base64
 import datetime
+import importlib
 import json
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ._native import split_lines
+
+
+class _Lazy:
+    """``pyarrow.compute``, imported on first use: it takes ~30 ms, and splitting lines
+    (``lines_array``, all a plain lines import needs) does not use it."""
+
+    def __getattr__(self, name: str) -> Any:
+        mod = importlib.import_module("pyarrow.compute")
+        globals()["pc"] = mod
+        return getattr(mod, name)
+
+
+pc: Any = _Lazy()
 
 __all__ = ["as_message_column", "lines_array", "record_json"]
 

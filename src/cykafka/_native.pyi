@@ -29,6 +29,16 @@ def partition_for(
 ) -> Optional[int]: ...
 def librdkafka_header_version() -> str: ...
 def split_lines(buf: Buffer, end: int = ...) -> tuple[bytearray, bytearray, int, bool]: ...
+def csv_json(
+    buf: Buffer,
+    start: int,
+    end: int,
+    literals: list[bytes],
+    delimiter: int,
+    key_col: int = ...,
+    infer: bool = ...,
+) -> Optional[tuple[bytearray, bytearray, Optional[bytearray], Optional[bytearray], int, bool]]: ...
+def quoted_last_boundary(buf: Buffer, quote: int) -> int: ...
 
 class KafkaError(Exception):
     code: int

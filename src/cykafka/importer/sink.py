@@ -17,8 +17,11 @@ from .summary import ImportResult
 
 __all__ = ["Sink"]
 
-#: Batches queued whose outcome is still unknown.
-MAX_PENDING = 8
+#: Batches queued whose outcome is still unknown (2 MB text blocks: 64 MB of input) ...
+MAX_PENDING = 32
+#: ... and rows (eight Parquet batches of 65,536 rows).  Either bound settles the oldest;
+#: both stay well above librdkafka's queue (100,000 messages), which they must not starve.
+MAX_PENDING_ROWS = 1 << 19
 
 
 def _error_text(exc: Any) -> str:
@@ -42,6 +45,7 @@ class Sink:
         #: (where an exactly-once import records its progress).
         self.on_delivered = on_delivered
         self.pending: collections.deque[tuple[Any, Chunk]] = collections.deque()
+        self.pending_rows = 0  # rows of the chunks in pending (send's bound; finish ignores it)
         self.unsent: Optional[Chunk] = None  # read, but not queued when produce_batch raised
         #: Headers added to every message (``-H``).
         self.static_headers: list[tuple[str, bytes]] = []
@@ -70,13 +74,19 @@ class Sink:
             queued = getattr(e, "batch", None)
             if queued is not None:
                 self.pending.append((queued, chunk))
+                self.pending_rows += len(chunk)
             else:
                 self.unsent = chunk
             raise
         self.pending.append((fut, chunk))
-        while self.pending and (len(self.pending) > MAX_PENDING or self.pending[0][0].done()):
+        self.pending_rows += len(chunk)
+        while self.pending and (
+            len(self.pending) > MAX_PENDING
+            or self.pending_rows > MAX_PENDING_ROWS
+            or self.pending[0][0].done()
+        ):
             self._settle(*self.pending[0])  # popped only once settled: Ctrl-C may come
-            self.pending.popleft()
+            self.pending_rows -= len(self.pending.popleft()[1])
 
     def _settle(self, fut: Any, chunk: Chunk, timeout: Optional[float] = None) -> None:
         rep = fut.result(timeout)

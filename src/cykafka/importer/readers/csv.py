@@ -1,8 +1,10 @@
 """``csv``: blocks of whole records (a newline inside quotes does not end one), each
 parsed by ``pyarrow.csv`` with every column as bytes, so that one bad row (wrong
 column count, bytes that are not text in the encoding) is reported with its line and
-the others are imported.  Each record's byte offset and physical line come from the
-block split itself, which also makes pipes, FIFOs and compressed input work."""
+the others are imported.  A plain block sent as whole-row JSON skips pyarrow for one C
+pass (``csv_fast``) that writes the same bytes.  Each record's byte offset and physical
+line come from the block split itself, which also makes pipes, FIFOs and compressed
+input work."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosi
 from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, record_starts
+from .csv_decode import _decode
+from .csv_fast import fast_columns, first_records
 from .encoding import utf8_stream
 
 __all__ = ["READER"]
@@ -81,9 +85,7 @@ class CsvReader:
     ) -> tuple[Optional[list[str]], int]:
         """The header's names and the offset in ``b.data`` after it (None: no
         non-blank record in the block)."""
-        starts, _ = record_starts(b.data, b.end, self._q(options))
-        ends = list(starts[1:]) + [b.end]
-        for s, e in zip(starts.tolist(), ends):
+        for s, e in first_records(b.data, b.end, self._q(options)):
             raw = b.data[s:e]
             if raw.strip(b"\r\n"):
                 try:
@@ -217,7 +219,6 @@ class CsvReader:
         import pyarrow.csv as pcsv
 
         first_line = line - b.data.count(b"\n", 0, skip)
-        line_after = first_line + b.data.count(b"\n", 0, b.end)
         quote = self._q(options)
         found: list[Any] = []
 
@@ -235,6 +236,29 @@ class CsvReader:
                 blank = (length == 1) | ((length == 2) & (first == 13))
                 found.append((b.start + starts[~blank], first_line + nls[~blank]))
             return found[0]
+
+        fast = None
+        if names is not None:
+            fast = fast_columns(
+                b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
+            )
+        if fast is not None:
+            # One newline per record, none inside (no quotes): no count of the block.
+            n = len(fast[0])
+            if n == 0:
+                return None, row, line, names
+            chunk = Chunk(
+                fast[0],
+                keys=fast[1],
+                file=source.name,
+                first_row=row,
+                lines=lambda: positions()[1],
+                offsets=lambda: positions()[0],
+                end=SourcePosition(source.name, row + n, b.start + b.end, line + n),
+                bytes_done=b.start + b.end,
+            )
+            return chunk, row + n, line + n, names
+        line_after = first_line + b.data.count(b"\n", 0, b.end)
 
         if names is None:  # --no-header without --column-names: c1, c2, ...
             offsets0 = positions()[0]
@@ -346,57 +370,6 @@ class CsvReader:
         for p in problems:
             report(p)
         return chunk, next_row, line_after, names
-
-
-def _decode(
-    batch: Any,
-    keep: Any,
-    row: int,
-    positions: Any,
-    record: Any,
-    source: Source,
-    options: ReadOptions,
-    report: Report,
-) -> tuple[Any, Any]:
-    """Every column as text; a row with bytes that are not UTF-8 is reported and
-    dropped.  ``keep``: the record index (in the block) of each row of ``batch``."""
-    import numpy as np
-    import pyarrow as pa
-
-    if all(pa.types.is_string(t) for t in batch.schema.types):
-        return batch, keep
-    cols = []
-    bad = np.zeros(batch.num_rows, bool)
-    for col in batch.columns:
-        try:
-            cols.append(col.cast(pa.string()))
-        except pa.ArrowInvalid:
-            for i, v in enumerate(col.to_pylist()):
-                if v is not None:
-                    try:
-                        v.decode("utf-8")
-                    except UnicodeDecodeError:
-                        bad[i] = True
-            cols.append(None)
-    if bad.any():
-        offsets, lines = positions()
-        for i in np.flatnonzero(bad).tolist():
-            k = int(keep[i])
-            report(
-                Problem(
-                    source.name,
-                    "parse",
-                    f"not valid {options.encoding} text",
-                    line=int(lines[k]),
-                    row=row + k,
-                    offset=int(offsets[k]),
-                    raw=record(k),
-                )
-            )
-        batch = batch.filter(pa.array(~bad))
-        keep = keep[~bad]
-        cols = [c.cast(pa.string()) for c in batch.columns]
-    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names), keep
 
 
 READER = CsvReader()
