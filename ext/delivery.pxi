@@ -42,7 +42,7 @@ cdef object _last_ts_obj = -1
 cdef object _last_md = None   # the RecordMetadata made last
 
 
-cdef inline void _refill(object md, Py_ssize_t i, object value):
+cdef inline void _refill(object md, Py_ssize_t i, object value) noexcept:
     cdef PyObject *old = PyTuple_GET_ITEM(md, i)
     Py_INCREF(value)
     PyTuple_SET_ITEM(md, i, value)
