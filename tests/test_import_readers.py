@@ -107,3 +107,15 @@ def test_read_from_a_chunk_end_gives_the_rest(tmp_path, fmt, suffix):
     rest = list(rows(middle))[-1][1]
     assert rest == full[done:]
     assert len(rest) < len(full)
+
+
+@pytest.mark.parametrize("fmt", ["lines", "jsonl"])
+def test_records_read_with_an_oversized_one_are_kept(tmp_path, fmt):
+    """The records read together with the end of a skipped oversized record are
+    scanned for their own ends, not taken as part of the next long one."""
+    body = b"x" * 15 + b"\n1\n2\n" + b"y" * 30 + b"\n3\n"
+    f = tmp_path / f"d.{fmt}"
+    f.write_bytes(body)
+    chunks, problems = _chunks(f, fmt, block_bytes=12, max_record_bytes=10)
+    assert [c.items(c.values)[i] for c in chunks for i in range(len(c))] == [b"1", b"2", b"3"]
+    assert [(p.line, p.offset) for p in problems] == [(1, 0), (4, body.index(b"y"))]

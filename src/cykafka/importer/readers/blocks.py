@@ -90,6 +90,7 @@ def blocks(
     """Blocks of whole records from ``f`` (already at stream offset ``start``)."""
     pieces: list[bytes] = []  # the partial record carried over, in pieces (no quadratic joins)
     carried = 0
+    scanned = 0  # bytes at the start of pieces known to hold no record end
     pos = start  # stream offset of pieces[0] (or of the next read)
     # Small reads first, doubling up to block_bytes: the producer gets its first rows
     # after one small read and parse instead of a whole block's, and later blocks
@@ -101,7 +102,7 @@ def blocks(
         if not more:
             break
         if pieces:
-            since = carried
+            since = scanned
             pieces.append(more)
             data = b"".join(pieces)
         else:
@@ -112,6 +113,7 @@ def blocks(
             pos += end
             rest = data[end:]
             pieces, carried = ([rest], len(rest)) if rest else ([], 0)
+            scanned = carried
         elif len(data) > max_record:
             # One record, still without its end, is already too long to send: skip the
             # rest of it instead of holding it.
@@ -120,9 +122,12 @@ def blocks(
             if after is None:  # it ran to the end of the stream
                 return
             pos += size + 1
+            # The rest of the read after it may hold whole records: not scanned yet.
             pieces, carried = ([after], len(after)) if after else ([], 0)
+            scanned = 0
         else:
             pieces, carried = [data], len(data)
+            scanned = carried
     if carried:
         data = b"".join(pieces)
         end = _last_boundary(data, 0, quote)  # whole records left after a skipped one
