@@ -7,8 +7,9 @@
 # reader parses the block with pyarrow (which then reports the bad rows), so both
 # paths give the same bytes for the blocks this one accepts.
 #
-# Also the quote-aware record boundary scans of readers/blocks.py, which NumPy did
-# with a cumulative sum (8 bytes of temporary per input byte).
+# Also the quote-aware record boundary scan of readers/blocks.py (whose rule for where
+# a record ends it follows), which NumPy did with a cumulative sum (8 bytes of
+# temporary per input byte).
 
 from libc.string cimport memchr, memcpy
 
@@ -317,24 +318,32 @@ def csv_json(buf, Py_ssize_t start, Py_ssize_t end, list literals, int delimiter
         _pybuf.PyBuffer_Release(&view)
 
 
-def quoted_last_boundary(buf, int quote):
-    """1 + the index of the last b"\\n" of ``buf`` outside quotes (an odd number of
+def quoted_last_boundary(buf, int quote, bint lone_cr=False, bint final=False):
+    """1 + the index of the last record end of ``buf`` outside quotes (an odd number of
     ``quote`` bytes since the start means inside; a doubled quote cancels), 0 if none.
-    ``buf[0]`` starts a record."""
+    ``buf[0]`` starts a record.  A record ends at b"\\n", and with ``lone_cr`` at a
+    b"\\r" not followed by b"\\n" (the rule of readers/blocks.py); a b"\\r" last in
+    ``buf`` is one only when ``final`` (no bytes follow)."""
     cdef Py_buffer view
-    cdef Py_ssize_t i, last = 0
+    cdef Py_ssize_t i, n, last = 0
     cdef const unsigned char *p
-    cdef unsigned char q = <unsigned char>quote
+    cdef unsigned char c, q = <unsigned char>quote
     cdef bint inside = False
     _pybuf.PyObject_GetBuffer(buf, &view, _pybuf.PyBUF_SIMPLE)
     try:
         p = <const unsigned char *>view.buf
+        n = view.len
         with nogil:
-            for i in range(view.len):
-                if p[i] == q:
+            for i in range(n):
+                c = p[i]
+                if c == q:
                     inside = not inside
-                elif p[i] == b'\n' and not inside:
-                    last = i + 1
+                elif c == b'\n':
+                    if not inside:
+                        last = i + 1
+                elif c == b'\r' and lone_cr and not inside:
+                    if (i + 1 < n and p[i + 1] != b'\n') or (i + 1 == n and final):
+                        last = i + 1
         return last
     finally:
         _pybuf.PyBuffer_Release(&view)

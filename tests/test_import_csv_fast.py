@@ -54,6 +54,8 @@ def _random_csv(rng: random.Random, rows: int, ncols: int, extra: bytes = b"") -
         b"1,2,3,4\n",  # too many
         b"\n",  # blank
         b"1,\xff\xfe,3\n",  # not UTF-8
+        b"1,x\ry,3\n",  # a lone CR: a record end, so two bad rows
+        b"1,x,3\r",  # a lone CR ending a record
     ],
 )
 @pytest.mark.parametrize("types", ["infer", "string"])

@@ -225,3 +225,52 @@ def test_quoted_glob_and_part_directory(broker, topic, read_back, tmp_path):
 def test_glob_matching_nothing_is_an_error(broker, tmp_path, capsys):
     assert _import(broker, str(tmp_path / "nope*.csv"), "-t", "x") == 2
     assert "no file matches this pattern" in capsys.readouterr().err
+
+
+def test_cr_only_csv_imported_whole(broker, topic, read_back, tmp_path, capsys):
+    """Old-Mac line endings (a lone CR ends each record) over several 1-2 MB blocks:
+    every row sent once, and a bad row named by its true line and byte offset."""
+    name = topic()
+    f = tmp_path / "mac.csv"
+    rows = [b"id,name,note"]
+    rows += [b"%d,n%d,some padding text here" % (i, i) for i in range(1, 120_001)]
+    rows[3] = b'3,n3,"two\rlines"'  # a quoted CR is data (and a line of the file)
+    rows[60_000] = b"60000,bad\xff,x"  # line 60002 of the file (one more for the quoted CR)
+    body = b"\r".join(rows) + b"\r"
+    assert len(body) > 4 << 20  # blocks of 1, 2, 2 MB
+    f.write_bytes(body)
+    dead = tmp_path / "dead.jsonl"
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
+    assert f"{f}:60002: not valid utf-8 text" in capsys.readouterr().out
+    got = [json.loads(v) for v in _values(broker, read_back, name, 119_999)]
+    assert [g["id"] for g in got] == [i for i in range(1, 120_001) if i != 60_000]
+    assert got[2] == {"id": 3, "name": "n3", "note": "two\rlines"}
+    assert got[-1] == {"id": 120_000, "name": "n120000", "note": "some padding text here"}
+    (entry,) = _dead(dead)
+    assert (entry["line"], entry["offset"]) == (60_002, body.index(b"\r60000,bad") + 1)
+
+
+def test_lone_cr_in_csv_field_is_a_record_end(broker, topic, read_back, tmp_path, capsys):
+    """A lone CR in an unquoted field ends the record (as pyarrow and Python's csv read
+    it): the rest of that line is reported at its own line and offset, never dropped
+    silently, and every later row keeps its true line."""
+    name = topic()
+    f = tmp_path / "cr.csv"
+    rows = [b"id,name"] + [b"%d,n%d" % (i, i) for i in range(1, 3001)]
+    rows[1000] = b"1000,left\rright"
+    rows[2000] = b"2000,bad\xffbytes"  # line 2002: one more for the CR above
+    body = b"\n".join(rows) + b"\n"
+    f.write_bytes(body)
+    dead = tmp_path / "dead.jsonl"
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
+    out = capsys.readouterr().out
+    assert f"{f}:1002: expected 2 columns, got 1" in out
+    assert f"{f}:2002: not valid utf-8 text" in out
+    got = [json.loads(v) for v in _values(broker, read_back, name, 2999)]
+    assert [g["id"] for g in got] == [i for i in range(1, 3001) if i != 2000]
+    assert got[999] == {"id": 1000, "name": "left"}
+    entries = _dead(dead)
+    assert [(e["line"], e["offset"]) for e in entries] == [
+        (1002, body.index(b"right")),
+        (2002, body.index(b"2000,bad")),
+    ]

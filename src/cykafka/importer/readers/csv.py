@@ -1,4 +1,5 @@
-"""``csv``: blocks of whole records (a newline inside quotes does not end one), each
+"""``csv``: blocks of whole records (a line end inside quotes does not end one; a lone
+``\\r`` does, as for pyarrow's parser and Python's csv module), each
 parsed by ``pyarrow.csv`` with every column as bytes, so that one bad row (wrong
 column count, bytes that are not text in the encoding) is reported with its line and
 the others are imported.  A plain block sent as whole-row JSON skips pyarrow for one C
@@ -17,13 +18,16 @@ from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
-from .blocks import Block, blocks, record_starts
+from .blocks import Block, blocks, first_records, line_ends, record_starts
 from .csv_decode import _decode
-from .csv_fast import fast_columns, first_records
+from .csv_fast import fast_columns
 from .encoding import utf8_stream
 
 __all__ = ["READER"]
 
+#: A lone CR ends a record (and a line) for pyarrow's parser, so it does for the block
+#: split and the row positions too (blocks.py).
+_CR = True
 #: Delimiters a one-column header is checked for (a wrong --delimiter).
 _OTHER_DELIMITERS = (";", "\t", "|", ",")
 
@@ -62,9 +66,8 @@ class CsvReader:
             return None
         with source.open() as f:
             stream, bom = utf8_stream(f, source.name, options.encoding)
-            for b in blocks(
-                stream, options.block_bytes, options.max_record_bytes, self._q(options)
-            ):
+            q = self._q(options)
+            for b in blocks(stream, options.block_bytes, options.max_record_bytes, q, 0, _CR):
                 if isinstance(b, Block):
                     names, _ = self._header(source, b, options)
                     if names is not None:
@@ -85,7 +88,7 @@ class CsvReader:
     ) -> tuple[Optional[list[str]], int]:
         """The header's names and the offset in ``b.data`` after it (None: no
         non-blank record in the block)."""
-        for s, e in first_records(b.data, b.end, self._q(options)):
+        for s, e in first_records(b.data, b.end, self._q(options), _CR):
             raw = b.data[s:e]
             if raw.strip(b"\r\n"):
                 try:
@@ -138,7 +141,7 @@ class CsvReader:
                 stream, bom = f, at
             else:
                 stream, bom = utf8_stream(f, source.name, options.encoding)
-            for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom):
+            for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom, _CR):
                 if not isinstance(b, Block):
                     report(
                         Problem(
@@ -159,10 +162,10 @@ class CsvReader:
                 if need_header:
                     header, skip = self._header(source, b, options)
                     if header is None:
-                        line += b.data.count(b"\n", 0, b.end)
+                        line += line_ends(b.data, 0, b.end, _CR)
                         continue
                     need_header = False
-                    line += b.data.count(b"\n", 0, skip)
+                    line += line_ends(b.data, 0, skip, _CR)
                     names = names or header
                     self._warn_one_column(source, names, delimiter, report)
                     check_columns(source.name, names, fields)
@@ -218,7 +221,7 @@ class CsvReader:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        first_line = line - b.data.count(b"\n", 0, skip)
+        first_line = line - line_ends(b.data, 0, skip, _CR)
         quote = self._q(options)
         found: list[Any] = []
 
@@ -226,7 +229,7 @@ class CsvReader:
             """(byte offset, physical line) of every non-blank record after the header:
             one NumPy pass, made only when a row is reported or a position asked for."""
             if not found:
-                starts, nls = record_starts(b.data, b.end, quote)
+                starts, nls = record_starts(b.data, b.end, quote, _CR)
                 keep = starts >= skip
                 starts, nls = starts[keep], nls[keep]
                 ends = np.append(starts[1:], b.end)
@@ -243,7 +246,7 @@ class CsvReader:
                 b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
             )
         if fast is not None:
-            # One newline per record, none inside (no quotes): no count of the block.
+            # One line end per record (no quotes, no lone CR): no count of the block.
             n = len(fast[0])
             if n == 0:
                 return None, row, line, names
@@ -258,14 +261,14 @@ class CsvReader:
                 bytes_done=b.start + b.end,
             )
             return chunk, row + n, line + n, names
-        line_after = first_line + b.data.count(b"\n", 0, b.end)
+        line_after = first_line + line_ends(b.data, 0, b.end, _CR)
 
         if names is None:  # --no-header without --column-names: c1, c2, ...
             offsets0 = positions()[0]
             if not len(offsets0):
                 return None, row, line_after, names
             lo = int(offsets0[0]) - b.start
-            hi = b.data.find(b"\n", lo)
+            _, hi = next(first_records(b.data, b.end, quote, _CR, lo))
             first = b.data[lo:hi].decode("utf-8", "replace")
             count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
             names = [f"c{i}" for i in range(1, count + 1)]

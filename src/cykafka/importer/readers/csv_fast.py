@@ -15,7 +15,7 @@ from typing import Any, Optional
 from ..model import Fields
 from .base import ReadOptions
 
-__all__ = ["fast_columns", "first_records"]
+__all__ = ["fast_columns"]
 
 
 def _eligible(fields: Fields, options: ReadOptions) -> bool:
@@ -71,22 +71,3 @@ def fast_columns(
     if keys is None:
         return vals, None
     return vals, pa.Array.from_buffers(typ, n, [None, pa.py_buffer(koffs), pa.py_buffer(keys)])
-
-
-def first_records(data: bytes, end: int, quote: Optional[int]) -> Any:
-    """``(start, end)`` of each record of ``data[:end]`` from the first on, lazily (a
-    newline inside quotes does not end one): finding the header costs its own length,
-    not the block's."""
-    q = bytes((quote,)) if quote is not None else None
-    s = i = 0
-    inside = False
-    while s < end:
-        nl = data.find(b"\n", i, end)
-        if nl < 0:
-            return
-        if q is not None and data.count(q, i, nl) % 2:
-            inside = not inside
-        i = nl + 1
-        if not inside:
-            yield s, i
-            s = i
