@@ -27,6 +27,12 @@ cdef enum:
 # events.pxi
 ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
 
+cdef struct _DrBuf:   # events.pxi: a delivery report event's messages, read without the GIL
+    const rd_kafka_message_t **msgs
+    int64_t *tss      # their timestamps (-1 for a batch's message)
+    size_t n          # read into the arrays
+    size_t cap
+
 # args.pxi
 cdef struct _Mem:
     const char *ptr

@@ -10,6 +10,8 @@
 # rd_kafka_set_log_queue() and serve log callbacks or events through the
 # standard poll APIs."
 
+from libc.stdlib cimport realloc, free
+
 import logging as _logging
 import threading as _threading
 
@@ -62,10 +64,10 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     return text
 
 
-cdef _handle_event(_Core core, rd_kafka_event_t *ev):
+cdef _handle_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
     cdef int etype = rd_kafka_event_type(ev)
     if etype == RD_KAFKA_EVENT_DR:
-        _handle_dr(core, ev)
+        _handle_dr(core, ev, buf)
     elif etype == RD_KAFKA_EVENT_LOG:
         _handle_log(core, ev)
     elif etype == RD_KAFKA_EVENT_ERROR:
@@ -74,24 +76,57 @@ cdef _handle_event(_Core core, rd_kafka_event_t *ev):
         _handle_stats(core, ev)
 
 
-cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
-    cdef const rd_kafka_message_t *msgs[_DR_CHUNK]
-    cdef int64_t tss[_DR_CHUNK]
+cdef void _dr_read(rd_kafka_event_t *ev, _DrBuf *buf) noexcept nogil:
+    """Read a delivery report event's messages and their timestamps into ``buf``
+    before the GIL is taken: the producing thread waits for every GIL hand-over,
+    so the event thread takes it once per event.  Leaves ``buf.n`` 0 when the
+    arrays cannot grow; _handle_dr then reads the messages itself."""
+    cdef size_t count, i
+    cdef rd_kafka_timestamp_type_t tstype
+    cdef void *p
+    buf.n = 0
+    if rd_kafka_event_type(ev) != RD_KAFKA_EVENT_DR:
+        return
+    count = rd_kafka_event_message_count(ev)
+    if count > buf.cap:
+        p = realloc(buf.msgs, count * sizeof(buf.msgs[0]))   # partner: _serve's free
+        if p == NULL:
+            return
+        buf.msgs = <const rd_kafka_message_t **>p
+        p = realloc(buf.tss, count * sizeof(buf.tss[0]))   # partner: _serve's free
+        if p == NULL:
+            return
+        buf.tss = <int64_t *>p
+        buf.cap = count
+    buf.n = rd_kafka_event_message_array(ev, buf.msgs, count)
+    for i in range(buf.n):
+        buf.tss[i] = -1   # a batch's message: _BatchRun reads it if it needs it
+        if not (<size_t>buf.msgs[i]._private) & 1:   # a future's
+            buf.tss[i] = rd_kafka_message_timestamp(buf.msgs[i], &tstype)
+
+
+cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
+    """Resolve the futures of a delivery report event: the messages _dr_read put
+    in ``buf`` (NULL: none), then any the event still holds."""
+    cdef const rd_kafka_message_t *chunk[_DR_CHUNK]
+    cdef int64_t chunk_ts[_DR_CHUNK]
+    cdef const rd_kafka_message_t **msgs
+    cdef int64_t *tss
     cdef rd_kafka_timestamp_type_t tstype
     cdef size_t n, i
     cdef dict wake = {}
     cdef _BatchRun run = _BatchRun()
     cdef _DrState st = _DrState()
     try:
+        if buf != NULL and buf.n:
+            msgs, tss, n = buf.msgs, buf.tss, buf.n
+        else:
+            msgs, tss, n = chunk, chunk_ts, 0
         while True:
-            # The GIL is what the producing thread waits for: read the reports'
-            # timestamps (a call into librdkafka each) before taking it.
-            with nogil:
-                n = rd_kafka_event_message_array(ev, msgs, _DR_CHUNK)
+            if msgs == chunk:
+                n = rd_kafka_event_message_array(ev, chunk, _DR_CHUNK)
                 for i in range(n):
-                    tss[i] = -1   # a batch's message: _BatchRun reads it if it needs it
-                    if not (<size_t>msgs[i]._private) & 1:   # a future's
-                        tss[i] = rd_kafka_message_timestamp(msgs[i], &tstype)
+                    chunk_ts[i] = rd_kafka_message_timestamp(chunk[i], &tstype)
             if n == 0:
                 break
             for i in range(n):
@@ -101,6 +136,7 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev):
                     _handle_dr_msg(core, msgs[i], tss[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
+            msgs, tss = chunk, chunk_ts   # what the event holds beyond buf
         run.flush()
     finally:
         _notify_waiters()
@@ -209,16 +245,38 @@ _event_tls = _threading.local()
 
 cdef _serve(_Core core):
     """Body of the event thread: runs until the core is stopping."""
-    cdef rd_kafka_event_t *ev
+    cdef rd_kafka_event_t *ev = NULL
+    cdef rd_kafka_event_t *done = NULL
     cdef rd_kafka_queue_t *q = core.mainq
+    cdef _DrBuf buf
+    buf.msgs = NULL
+    buf.tss = NULL
+    buf.n = buf.cap = 0
     _event_tls.core = core
-    while not core.stopping:
+    try:
+        while not core.stopping:
+            with nogil:
+                # The event served last is destroyed here, in the same release of
+                # the GIL as the wait for the next one: destroying frees its
+                # messages (malloc'd copies of every value) and needs no Python
+                # object.
+                if done != NULL:
+                    rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
+                    done = NULL
+                ev = rd_kafka_queue_poll(q, 200)
+                if ev != NULL:
+                    _dr_read(ev, &buf)
+            if ev != NULL:
+                _serve_event(core, ev, &buf)
+                done = ev
+            if core.orphaned and (core.pending <= 0 or _now_ns() >= core.orphan_deadline):
+                break
+    finally:
         with nogil:
-            ev = rd_kafka_queue_poll(q, 200)
-        if ev != NULL:
-            _serve_event(core, ev)
-        if core.orphaned and (core.pending <= 0 or _now_ns() >= core.orphan_deadline):
-            break
+            if done != NULL:
+                rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
+            free(buf.msgs)   # partner: _dr_read's realloc
+            free(buf.tss)    # partner: _dr_read's realloc
     if core.orphaned:
         # The Producer was dropped inside one of its own callbacks and purged
         # (NativeProducer.__del__); its reports are served: nobody else will close.
@@ -249,17 +307,16 @@ cdef _drain(_Core core):
             ev = rd_kafka_queue_poll(core.mainq, 0)
         if ev == NULL:
             return
-        _serve_event(core, ev)
+        try:
+            _serve_event(core, ev, NULL)
+        finally:
+            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
 
 
-cdef _serve_event(_Core core, rd_kafka_event_t *ev):
+cdef _serve_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
+    """Handle one event (its caller destroys it); ``buf``: its messages if it is a
+    delivery report read by _dr_read, or NULL."""
     try:
-        _handle_event(core, ev)
+        _handle_event(core, ev, buf)
     except BaseException:
         _log_internal("cykafka: internal error while handling an event")
-    finally:
-        # Destroying a delivery report event frees its messages (malloc'd copies
-        # of every value): no Python object is touched, so the producing thread
-        # keeps the GIL meanwhile.
-        with nogil:
-            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll

@@ -163,6 +163,7 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     size_t rd_kafka_event_message_array(rd_kafka_event_t *rkev,
                                         const rd_kafka_message_t **rkmessages,
                                         size_t size)
+    size_t rd_kafka_event_message_count(rd_kafka_event_t *rkev)
     rd_kafka_resp_err_t rd_kafka_event_error(rd_kafka_event_t *rkev)
     const char *rd_kafka_event_error_string(rd_kafka_event_t *rkev)
     int rd_kafka_event_error_is_fatal(rd_kafka_event_t *rkev)
