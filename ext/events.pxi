@@ -76,13 +76,26 @@ cdef _handle_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
         _handle_stats(core, ev)
 
 
+cdef size_t _dr_fill(rd_kafka_event_t *ev, const rd_kafka_message_t **msgs, int64_t *tss,
+                     size_t size) noexcept nogil:
+    """Up to ``size`` of the event's next messages into ``msgs``, and into ``tss``
+    the timestamps of futures' messages (-1 for a batch's: _BatchRun reads it if
+    it needs it); how many."""
+    cdef rd_kafka_timestamp_type_t tstype
+    cdef size_t n = rd_kafka_event_message_array(ev, msgs, size), i
+    for i in range(n):
+        tss[i] = -1
+        if not (<size_t>msgs[i]._private) & 1:   # a future's
+            tss[i] = rd_kafka_message_timestamp(msgs[i], &tstype)
+    return n
+
+
 cdef void _dr_read(rd_kafka_event_t *ev, _DrBuf *buf) noexcept nogil:
     """Read a delivery report event's messages and their timestamps into ``buf``
     before the GIL is taken: the producing thread waits for every GIL hand-over,
     so the event thread takes it once per event.  Leaves ``buf.n`` 0 when the
     arrays cannot grow; _handle_dr then reads the messages itself."""
-    cdef size_t count, i
-    cdef rd_kafka_timestamp_type_t tstype
+    cdef size_t count
     cdef void *p
     buf.n = 0
     if rd_kafka_event_type(ev) != RD_KAFKA_EVENT_DR:
@@ -98,11 +111,7 @@ cdef void _dr_read(rd_kafka_event_t *ev, _DrBuf *buf) noexcept nogil:
             return
         buf.tss = <int64_t *>p
         buf.cap = count
-    buf.n = rd_kafka_event_message_array(ev, buf.msgs, count)
-    for i in range(buf.n):
-        buf.tss[i] = -1   # a batch's message: _BatchRun reads it if it needs it
-        if not (<size_t>buf.msgs[i]._private) & 1:   # a future's
-            buf.tss[i] = rd_kafka_message_timestamp(buf.msgs[i], &tstype)
+    buf.n = _dr_fill(ev, buf.msgs, buf.tss, count)
 
 
 cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
@@ -112,7 +121,6 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
     cdef int64_t chunk_ts[_DR_CHUNK]
     cdef const rd_kafka_message_t **msgs
     cdef int64_t *tss
-    cdef rd_kafka_timestamp_type_t tstype
     cdef size_t n, i
     cdef dict wake = {}
     cdef _BatchRun run = _BatchRun()
@@ -124,9 +132,7 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
             msgs, tss, n = chunk, chunk_ts, 0
         while True:
             if msgs == chunk:
-                n = rd_kafka_event_message_array(ev, chunk, _DR_CHUNK)
-                for i in range(n):
-                    chunk_ts[i] = rd_kafka_message_timestamp(chunk[i], &tstype)
+                n = _dr_fill(ev, chunk, chunk_ts, _DR_CHUNK)
             if n == 0:
                 break
             for i in range(n):
@@ -310,7 +316,8 @@ cdef _drain(_Core core):
         try:
             _serve_event(core, ev, NULL)
         finally:
-            rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
+            with nogil:
+                rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
 
 
 cdef _serve_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
