@@ -22,7 +22,8 @@ cdef enum:
 # delivery.pxi
 cdef enum:
     _PENDING = 0
-    _RESOLVED = 1
+    _RESOLVED = 1   # delivered (a BatchFuture: complete)
+    _FAILED = 2     # a DeliveryFuture whose message failed
 
 # events.pxi
 ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
@@ -105,18 +106,14 @@ cdef struct _Split:
 
 
 cdef class _FutureBase:   # delivery.pxi
+    # No cdef methods here or in DeliveryFuture: without a vtable pointer, and
+    # with its rarer state behind one reference (_Extra), a pending
+    # DeliveryFuture is 48 bytes.  A million pending futures are common, and
+    # their memory is written by the event thread and read again by result():
+    # every byte shows in produce()'s speed.  These three share one 8-byte word:
     cdef unsigned char _state
-    # These three share one 8-byte word (a million pending futures are common):
     cdef unsigned short _fork_gen   # _fork_generation at creation (a fork chain's depth)
     cdef int32_t _partition         # DeliveryFuture's; unused by BatchFuture
-    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
-    cdef bint _forked(self)
-    cdef _wait(self, timeout)
-    cdef object _outcome(self)
-    cdef object _error(self)
-    cdef _add_callback(self, cb)
-    cdef _run_callback(self, cb, dict wake)
-    cdef _fire(self, dict wake)
 
 
 @cython.final
@@ -125,14 +122,18 @@ cdef class _Mirror:   # delivery.pxi
 
 
 @cython.final
+cdef class _Extra:   # delivery.pxi: what few futures need, kept out of the many
+    cdef object topic
+    cdef object on_delivery     # dropped once called
+    cdef object callbacks       # None, or a list of callables and (loop, afut) tuples
+    cdef object exc             # the failure template (never handed out), or None
+
+
+@cython.final
 cdef class DeliveryFuture(_FutureBase):   # delivery.pxi
-    cdef object _topic
-    cdef object _exc
-    cdef object _on_delivery
+    cdef object _ctx            # the topic (a str), or an _Extra once the future needs one
     cdef int64_t _offset
     cdef int64_t _timestamp
-    cdef object _metadata(self)
-    cdef void _set(self, int32_t partition, int64_t offset, int64_t ts, object exc)
 
 
 @cython.final
@@ -254,6 +255,7 @@ cdef class Failures:   # failures.pxi
 
 @cython.final
 cdef class BatchFuture(_FutureBase):   # batch.pxi
+    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
     cdef object _topic
     cdef Py_ssize_t _total, _delivered, _failed
     cdef bint _sealed
@@ -262,6 +264,7 @@ cdef class BatchFuture(_FutureBase):   # batch.pxi
     cdef dict _first, _last
     cdef object _on_delivery
     cdef object _report(self)
+    cdef _fire(self, dict wake)
     cdef _record_failure(self, Py_ssize_t index, object exc, int32_t partition)
     cdef _call_on_delivery(self, Py_ssize_t index, object exc, int32_t partition, int64_t offset,
                            int64_t ts)

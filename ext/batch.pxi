@@ -80,11 +80,10 @@ cdef class BatchFuture(_FutureBase):
         return BatchReport(self._topic, self._total, self._delivered, self._failed,
                            self._failures, dict(self._first), dict(self._last))
 
-    cdef object _outcome(self):
-        return self._report()
-
-    cdef object _error(self):
-        return None
+    cdef _fire(self, dict wake):
+        cbs = self._callbacks
+        self._callbacks = None
+        _run_callbacks(self, cbs, wake)
 
     cdef _record_failure(self, Py_ssize_t index, object exc, int32_t partition):
         self._failed += 1

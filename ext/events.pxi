@@ -178,15 +178,16 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchR
     fut = <DeliveryFuture>op   # a new reference of our own: fut outlives the DECREF
     Py_DECREF(fut)  # partner: Py_INCREF in NativeProducer.produce
     if not m.err:
-        fut._set(m.partition, m.offset, ts, None)   # the common case: a few stores
+        _resolve(fut, m.partition, m.offset, ts)   # the common case: a few stores
     else:
         try:
-            fut._set(m.partition, -1, ts, _delivery_error(m.err, _dr_errstr(core, m)))
+            _fail(fut, m.partition, ts, _delivery_error(m.err, _dr_errstr(core, m)))
         finally:
             if fut._state == _PENDING:   # building the error raised (e.g. MemoryError)
-                fut._set(m.partition, -1, -1, _unreported(m))
-    if fut._on_delivery is not None or fut._callbacks is not None:
-        fut._fire(wake)
+                fut._state = _FAILED   # failed even if what follows raises (_failure)
+                _extra(fut).exc = _unreported(m)
+    if type(fut._ctx) is _Extra:   # on_delivery, done-callbacks or a failure
+        _fire(fut, wake)
     _count(core, m, st)
 
 

@@ -160,11 +160,11 @@ cdef class NativeProducer:
             core.raise_produce_error(err, topic)
         core.produced += 1
         core.failed += 1
-        fut._set(part, -1, -1, _delivery_error(
+        _fail(fut, part, -1, _delivery_error(
             err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} "
                  f"(refused by librdkafka before sending; "
                  f"value {v.len} bytes, key {k.len} bytes)"))
-        fut._fire(None)
+        _fire(fut, None)
         return fut
 
     def produce_batch(self, topic, values, keys=None, *, partitions=None, timestamps=None,
