@@ -4,7 +4,7 @@
 # use any of them regardless of include order.
 
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from rdkafka cimport *
 from rdkafka_mock cimport *
@@ -112,6 +112,7 @@ cdef class _FutureBase:   # delivery.pxi
     # their memory is written by the event thread and read again by result():
     # every byte shows in produce()'s speed.  These three share one 8-byte word:
     cdef unsigned char _state
+    cdef unsigned char _held        # DeliveryFuture's: _timestamp holds its value (_hold_value)
     cdef unsigned short _fork_gen   # _fork_generation at creation (a fork chain's depth)
     cdef int32_t _partition         # DeliveryFuture's; unused by BatchFuture
 
@@ -172,6 +173,7 @@ cdef class _Core:   # core.pxi
     cdef int64_t size_max        # largest key + value accepted since take_size_max(), -1: none
     cdef int waiting             # threads sleeping in wait_room now (changed with the GIL)
     cdef int64_t max_block_ns
+    cdef int64_t copy_max        # message.copy.max.bytes: larger values are copied (produce)
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk
     cdef Py_ssize_t active       # calls between enter() and leave(): they use rk

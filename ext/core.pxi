@@ -130,6 +130,7 @@ cdef class _Core:
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
         self.max_block_ns = _timeout_ns(max_block_s, "max.block.ms")
+        self.copy_max = int(_conf_get(self.rk, "message.copy.max.bytes") or 0)
         self.error_cb = error_cb
         self.stats_cb = stats_cb
         self.fork_gen = _fork_generation

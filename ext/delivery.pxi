@@ -391,9 +391,31 @@ cdef _Extra _extra(DeliveryFuture fut):
     return <_Extra>fut._ctx
 
 
+cdef inline void _hold_value(DeliveryFuture fut, object value) noexcept:
+    """Keep the bytes a message's value was lent from (produced without
+    RD_KAFKA_MSG_F_COPY) until its delivery report.  INTRODUCTION.md: "If
+    RD_KAFKA_MSG_F_COPY flag is not set no data copying will be performed and
+    librdkafka will hold on the payload pointer until the message has been
+    delivered or fails.  The delivery report callback will be called when
+    librdkafka is done with the message to let the application regain ownership
+    of the payload memory."  A pending future has no timestamp yet: the slot
+    holds the reference."""
+    Py_INCREF(value)   # partner: _release_value, when the report resolves fut
+    fut._timestamp = <int64_t><intptr_t><PyObject *>value
+    fut._held = 1
+
+
+cdef inline void _release_value(DeliveryFuture fut) noexcept:
+    if fut._held:
+        fut._held = 0
+        # partner: _hold_value; bytes run no Python code when freed
+        Py_DECREF(<object><PyObject *><intptr_t>fut._timestamp)
+
+
 cdef inline void _resolve(DeliveryFuture fut, int32_t partition, int64_t offset,
                           int64_t ts) noexcept:
     """Delivered: a few stores, the event thread's common case."""
+    _release_value(fut)
     fut._partition = partition
     fut._offset = offset
     fut._timestamp = ts
@@ -403,6 +425,7 @@ cdef inline void _resolve(DeliveryFuture fut, int32_t partition, int64_t offset,
 cdef _fail(DeliveryFuture fut, int32_t partition, int64_t ts, object exc):
     """Failed with ``exc`` (a template, never handed out: _failure copies it).  The
     future is failed even if keeping ``exc`` runs out of memory."""
+    _release_value(fut)
     fut._partition = partition
     fut._offset = -1
     fut._timestamp = ts

@@ -10,7 +10,7 @@ cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at ex
 cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t partition,
                              const char *vptr, size_t vlen, const char *kptr, size_t klen,
                              void *opaque, int64_t ts,
-                             rd_kafka_headers_t *hdrs) noexcept nogil:
+                             rd_kafka_headers_t *hdrs, int msgflags) noexcept nogil:
     cdef size_t n = 6
     vus[0].vtype = RD_KAFKA_VTYPE_RKT
     vus[0].u.rkt = rkt
@@ -25,7 +25,7 @@ cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t 
     vus[4].vtype = RD_KAFKA_VTYPE_OPAQUE
     vus[4].u.ptr = opaque
     vus[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-    vus[5].u.i = RD_KAFKA_MSG_F_COPY
+    vus[5].u.i = msgflags
     if ts:
         vus[n].vtype = RD_KAFKA_VTYPE_TIMESTAMP
         vus[n].u.i64 = ts
@@ -39,20 +39,23 @@ cdef inline size_t _fill_vus(rd_kafka_vu_t *vus, rd_kafka_topic_t *rkt, int32_t 
 
 cdef inline int _produce_c(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partition,
                            const char *vptr, size_t vlen, const char *kptr, size_t klen,
-                           void *opaque, int64_t ts, rd_kafka_headers_t *hdrs) noexcept nogil:
-    """Hand one message to librdkafka (copying key and value); 0 or an error code.
-    On success librdkafka owns ``hdrs``; on failure the caller still does."""
+                           void *opaque, int64_t ts, rd_kafka_headers_t *hdrs,
+                           int msgflags=RD_KAFKA_MSG_F_COPY) noexcept nogil:
+    """Hand one message to librdkafka (it always copies the key; the value too
+    with RD_KAFKA_MSG_F_COPY, else the caller keeps it alive until the delivery
+    report); 0 or an error code.  On success librdkafka owns ``hdrs``; on failure
+    the caller still does."""
     cdef rd_kafka_vu_t vus[8]
     cdef rd_kafka_error_t *error
     cdef int err
     if ts == 0 and hdrs == NULL:
         # The plain API skips the topic lookup and vararg parsing of produceva.
-        if rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, <void *>vptr, vlen,
+        if rd_kafka_produce(rkt, partition, msgflags, <void *>vptr, vlen,
                             kptr, klen, opaque) == 0:
             return 0
         return rd_kafka_last_error()
     error = rd_kafka_produceva(rk, vus, _fill_vus(vus, rkt, partition, vptr, vlen, kptr,
-                                                  klen, opaque, ts, hdrs))
+                                                  klen, opaque, ts, hdrs, msgflags))
     if error == NULL:
         return 0
     err = rd_kafka_error_code(error)
@@ -108,12 +111,19 @@ cdef class NativeProducer:
         cdef rd_kafka_headers_t *hdrs = NULL
         cdef DeliveryFuture fut = None
         cdef int err
+        cdef int flags = RD_KAFKA_MSG_F_COPY
         if on_delivery is not None and not callable(on_delivery):
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
         if PyBytes_CheckExact(value):
             v.ptr = PyBytes_AS_STRING(value)
             v.len = PyBytes_GET_SIZE(value)
             v.has_view = False
+            if v.len <= core.copy_max:
+                # Immutable: lent to librdkafka rather than copied (the future keeps
+                # it alive, _hold_value).  Only values that librdkafka copies into
+                # its ProduceRequest anyway (message.copy.max.bytes), so that no
+                # request buffer ever points into it.
+                flags = 0
         else:
             _mem_get(value, &v, "value")
         k.has_view = False
@@ -132,13 +142,15 @@ cdef class NativeProducer:
                 fut = _new_delivery_future(t.name, on_delivery)
                 while True:
                     err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
-                                     <void *>fut, ts, hdrs)
+                                     <void *>fut, ts, hdrs, flags)
                     if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
                         break
                     core.wait_room(&deadline)
                 if err == 0:
                     # Counted before the GIL can pass to the event thread.
                     Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
+                    if flags == 0:
+                        _hold_value(fut, value)
                     core.pending += 1
                     core.produced += 1
                     if v.len + k.len > core.size_max:

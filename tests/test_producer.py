@@ -290,6 +290,56 @@ def test_a_result_kept_is_never_changed_by_later_results(broker, topic) -> None:
     assert futs[999].result().offset == 999
 
 
+def test_values_lent_to_librdkafka_arrive_intact_after_the_caller_drops_them(
+    broker, topic, read_back
+) -> None:
+    # A bytes value is lent to librdkafka, not copied: the future keeps it alive until
+    # the delivery report.  Each value here is dropped by the caller at once and the
+    # memory of freed values is reused by the next ones (the same size), so a value
+    # not kept alive would arrive with another message's bytes.
+    name = topic()
+    n = 2000
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 200}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce(name, (b"%06d-" % i) * 16) for i in range(n)]
+        scratch = [(b"%06d+" % -i) * 16 for i in range(n)]  # reuses freed memory
+        p.flush(30)
+    del scratch
+    assert [f.result(0).offset for f in futs] == list(range(n))
+    got = [r.value for r in read_back(broker.bootstrap_servers, name, expected=n)[0]]
+    assert got == [(b"%06d-" % i) * 16 for i in range(n)]
+
+
+def test_a_lent_value_is_released_exactly_once(broker, topic) -> None:
+    # The reference a pending future holds on its value (a bytes object lent to
+    # librdkafka) is dropped when the report resolves it; a value larger than
+    # message.copy.max.bytes, or one that is not bytes, is copied and never held.
+    name = topic()
+    small, large = b"s" * 100, b"l" * 70_000
+    shared = bytearray(b"b" * 100)
+    base = [sys.getrefcount(v) for v in (small, large, shared)]
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 200}
+    with cykafka.Producer(conf) as p:
+        futs = [p.produce(name, v) for v in (small, large, shared)]
+        held = [sys.getrefcount(v) for v in (small, large, shared)]
+        p.flush(30)
+        after = [sys.getrefcount(v) for v in (small, large, shared)]
+    assert [f.result(0).offset for f in futs] == [0, 1, 2]
+    assert held == [base[0] + 1, base[1], base[2]]
+    assert after == base
+
+
+def test_a_pending_future_is_48_bytes() -> None:
+    # A producer may hold millions of pending futures: each byte shows in its speed
+    # and memory (bench/memory.py measures the whole cost per future).
+    conf = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 1000}
+    with cykafka.Producer(conf) as p:
+        fut = p.produce("t", b"v")
+        assert not fut.done() and sys.getsizeof(fut) == 48
+        p.close(0)
+    assert isinstance(fut.exception(0), cykafka.KafkaDeliveryError)
+
+
 def test_callback_that_references_its_future_is_dropped_once_resolved(broker, topic) -> None:
     name = topic()
     ran = threading.Event()
