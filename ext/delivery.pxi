@@ -399,7 +399,8 @@ cdef inline void _hold_value(DeliveryFuture fut, object value) noexcept:
     delivered or fails.  The delivery report callback will be called when
     librdkafka is done with the message to let the application regain ownership
     of the payload memory."  A pending future has no timestamp yet: the slot
-    holds the reference."""
+    holds the reference.  (In a child forked meanwhile the future never
+    resolves, and the value stays referenced as long as the future.)"""
     Py_INCREF(value)   # partner: _release_value, when the report resolves fut
     fut._timestamp = <int64_t><intptr_t><PyObject *>value
     fut._held = 1
