@@ -185,6 +185,7 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchR
         finally:
             if fut._state == _PENDING:   # building the error raised (e.g. MemoryError)
                 _release_value(fut)
+                fut._partition = m.partition
                 fut._timestamp = -1
                 fut._state = _FAILED   # failed even if what follows raises (_failure)
                 _extra(fut).exc = _unreported(m)
