@@ -425,13 +425,15 @@ cdef inline void _resolve(DeliveryFuture fut, int32_t partition, int64_t offset,
 
 cdef _fail(DeliveryFuture fut, int32_t partition, int64_t ts, object exc):
     """Failed with ``exc`` (a template, never handed out: _failure copies it).  The
-    future is failed even if keeping ``exc`` runs out of memory."""
+    future is failed even if keeping ``exc`` runs out of memory, or if ``exc`` is
+    None (_failure then says that the error was lost)."""
     _release_value(fut)
     fut._partition = partition
     fut._offset = -1
     fut._timestamp = ts
     fut._state = _FAILED
-    _extra(fut).exc = exc
+    if exc is not None:
+        _extra(fut).exc = exc
 
 
 cdef object _failure(DeliveryFuture fut):

@@ -184,10 +184,7 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchR
             _fail(fut, m.partition, ts, _delivery_error(m.err, _dr_errstr(core, m)))
         finally:
             if fut._state == _PENDING:   # building the error raised (e.g. MemoryError)
-                _release_value(fut)
-                fut._partition = m.partition
-                fut._timestamp = -1
-                fut._state = _FAILED   # failed even if what follows raises (_failure)
+                _fail(fut, m.partition, -1, None)   # failed even if the next line raises
                 _extra(fut).exc = _unreported(m)
     if type(fut._ctx) is _Extra:   # on_delivery, done-callbacks or a failure
         _fire(fut, wake)
