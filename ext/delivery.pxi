@@ -465,15 +465,10 @@ cdef object _copy_error(object exc):
 
 cdef DeliveryFuture _new_delivery_future(object topic, object on_delivery):
     cdef DeliveryFuture fut = DeliveryFuture.__new__(DeliveryFuture)
-    cdef _Extra ex
     fut._fork_gen = <unsigned short>_fork_generation
-    if on_delivery is None:
-        fut._ctx = topic
-    else:
-        ex = _Extra.__new__(_Extra)
-        ex.topic = topic
-        ex.on_delivery = on_delivery
-        fut._ctx = ex
+    fut._ctx = topic
+    if on_delivery is not None:
+        _extra(fut).on_delivery = on_delivery
     fut._partition = -1
     fut._offset = -1
     fut._timestamp = -1
