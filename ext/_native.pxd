@@ -8,6 +8,7 @@ from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from rdkafka cimport *
 from rdkafka_mock cimport *
+from sync cimport *
 
 
 # The C constants.
@@ -18,6 +19,9 @@ cdef enum:
     # re-read a topic's partition count at most once a second  (grouping.pxi)
     _COUNT_TTL_NS = 1000000000
     _COUNT_TIMEOUT_MS = 500   # bound the lookup when brokers are down  (grouping.pxi)
+    # wait_room's longest wait: how late Ctrl-C, close() or max.block.ms is noticed
+    # if no room appears  (core.pxi)
+    _ROOM_SLICE_NS = 10000000
 
 # delivery.pxi
 cdef enum:
@@ -172,6 +176,12 @@ cdef class _Core:   # core.pxi
     cdef int64_t exhausted       # produce calls refused: the queue stayed full (max.block.ms)
     cdef int64_t size_max        # largest key + value accepted since take_size_max(), -1: none
     cdef int waiting             # threads sleeping in wait_room now (changed with the GIL)
+    # The room signal (core.pxi): the event thread bumps room_gen and wakes
+    # wait_room each time it frees librdkafka's queue.
+    cdef pthread_mutex_t room_mu
+    cdef pthread_cond_t room_cv
+    cdef unsigned long room_gen
+    cdef bint room_ready         # room_mu and room_cv are initialised
     cdef int64_t max_block_ns
     cdef int64_t copy_max        # message.copy.max.bytes: larger values are copied (produce)
     cdef bint stopping, closed
@@ -202,7 +212,7 @@ cdef class _Core:   # core.pxi
     cdef void leave(self) noexcept
     cdef int check_closing(self, str what) except -1
     cdef _Topic topic(self, object name)
-    cdef int wait_room(self, int64_t *deadline) except -1
+    cdef int wait_room(self, int64_t *deadline, unsigned long gen) except -1
     cdef raise_produce_error(self, int err, str topic)
     cdef Py_ssize_t flush(self, int64_t timeout_ns, bint by_close=*) except -1
     cdef Py_ssize_t close(self, int64_t timeout_ns) except -1

@@ -299,6 +299,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
     """Hand a validated batch (or one produce_many chunk) to librdkafka."""
     cdef Py_ssize_t n = vcol.n, s = 0, cnt = 0, j = 0, m = min(n, _SUB)
     cdef int64_t deadline = 0
+    cdef unsigned long gen
     cdef int64_t peak = -1   # merged into core.size_max with the GIL held, after each run
     cdef _Chunk *chunk = NULL
     cdef const int64_t *pd = NULL
@@ -343,6 +344,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                 core.grouped += cnt
             chunk = _chunk_new(bf, base + s, cnt)
             while j < cnt:   # j: the position reached in perm order
+                gen = _room_gen(core)
                 with nogil:
                     j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, perm, vp, vl, kp, kl, pd,
                                      td, hp, errs, &peak)
@@ -350,7 +352,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                     core.size_max = peak
                 peak = -1
                 if j < cnt:
-                    core.wait_room(&deadline)
+                    core.wait_room(&deadline, gen)
             entered = False
             core.leave()   # partner: core.enter() above; _settle runs user callbacks
             _settle(core, bf, chunk, cnt, cnt, perm, errs, hp, pd)

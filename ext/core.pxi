@@ -14,18 +14,6 @@ from cpython.exc cimport PyErr_CheckSignals
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
 
-cdef extern from "<pthread.h>" nogil:
-    int pthread_atfork(void (*prepare)() noexcept nogil, void (*parent)() noexcept nogil,
-                       void (*child)() noexcept nogil)
-
-cdef extern from "<time.h>" nogil:
-    ctypedef long time_t
-    struct timespec:
-        time_t tv_sec
-        long tv_nsec
-    int clock_gettime(int clk_id, timespec *tp)
-    int CLOCK_MONOTONIC
-
 
 # librdkafka's threads do not survive fork(); a producer made before a fork
 # must refuse to work in the child instead of hanging.  The child handler is
@@ -45,6 +33,42 @@ cdef inline int64_t _now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+# The room signal.  librdkafka's queue has room again when the event thread
+# destroys a delivery report event: destroying frees its messages, and with
+# them their share of queue.buffering.max.messages/kbytes.  A producer that
+# found the queue full waits on room_cv for that instead of sleeping blind; it
+# reads room_gen *before* the produce attempt that failed, so room freed between
+# the attempt and the wait is not missed (the bump is under room_mu, the wait
+# re-checks room_gen under room_mu).
+
+cdef inline unsigned long _room_gen(_Core core) noexcept nogil:
+    """Read before a produce attempt; what wait_room waits to see change."""
+    return atomic_load_ulong(&core.room_gen, __ATOMIC_ACQUIRE)
+
+
+cdef void _room_bump(_Core core) noexcept nogil:
+    """Room may have appeared: wake every thread in wait_room."""
+    if not core.room_ready:
+        return
+    pthread_mutex_lock(&core.room_mu)
+    atomic_store_ulong(&core.room_gen, core.room_gen + 1, __ATOMIC_RELEASE)
+    pthread_cond_broadcast(&core.room_cv)
+    pthread_mutex_unlock(&core.room_mu)
+
+
+cdef void _room_wait(_Core core, unsigned long gen, int64_t until_ns) noexcept nogil:
+    """Wait until room_gen differs from ``gen`` or CLOCK_MONOTONIC reaches
+    ``until_ns``."""
+    cdef timespec ts
+    ts.tv_sec = until_ns // 1000000000
+    ts.tv_nsec = until_ns % 1000000000
+    pthread_mutex_lock(&core.room_mu)
+    while core.room_gen == gen:
+        if pthread_cond_timedwait(&core.room_cv, &core.room_mu, &ts) != 0:
+            break   # ETIMEDOUT (EINVAL cannot happen: ts is normalised)
+    pthread_mutex_unlock(&core.room_mu)
 
 
 cdef int64_t _timeout_ns(object timeout, str what="timeout") except -1:
@@ -90,6 +114,18 @@ cdef class _Core:
         self.delivery_hint = None
         self.close_lock = _threading.RLock()
         self.size_max = -1
+        self.fork_gen = _fork_generation
+        cdef pthread_condattr_t attr
+        pthread_condattr_init(&attr)
+        # Slices are measured on CLOCK_MONOTONIC (_now_ns), not the wall clock.
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        if pthread_mutex_init(&self.room_mu, NULL) != 0:
+            raise MemoryError("pthread_mutex_init failed")
+        if pthread_cond_init(&self.room_cv, &attr) != 0:
+            pthread_mutex_destroy(&self.room_mu)   # partner: pthread_mutex_init above
+            raise MemoryError("pthread_cond_init failed")
+        pthread_condattr_destroy(&attr)   # partner: pthread_condattr_init above
+        self.room_ready = True
 
     cdef str redact(self, str text):
         for s in self.secrets:
@@ -200,11 +236,13 @@ cdef class _Core:
         self.last_topic = t
         return t
 
-    cdef int wait_room(self, int64_t *deadline) except -1:
-        """librdkafka's queue is full: sleep briefly with the GIL released, then
-        let the caller retry.  ``*deadline`` (ns, 0 = not yet set) is when
-        max.block.ms runs out: QueueFullError then.  A pending signal (Ctrl-C)
-        raises here, so a blocked produce is interruptible."""
+    cdef int wait_room(self, int64_t *deadline, unsigned long gen) except -1:
+        """librdkafka's queue is full: wait with the GIL released until the event
+        thread frees some of it (``gen``: _room_gen read before the attempt that
+        failed), at most one slice, then let the caller retry.  ``*deadline`` (ns,
+        0 = not yet set) is when max.block.ms runs out: QueueFullError then.  A
+        pending signal (Ctrl-C) raises here, so a blocked produce is
+        interruptible within a slice."""
         cdef int64_t start = _now_ns(), now = start
         if getattr(_event_tls, "core", None) is not None:
             # In a callback on an event thread: that thread frees the queue (its
@@ -221,9 +259,7 @@ cdef class _Core:
                 else _FOREVER
         self.waiting += 1
         with nogil:
-            # Nothing wakes us when room appears (the event thread owns the
-            # queue), so sleep in short steps; the caller retries its produce.
-            usleep(200)
+            _room_wait(self, gen, min(start + _ROOM_SLICE_NS, deadline[0]))
             now = _now_ns()
         self.waiting -= 1
         self.blocked_ns += now - start
@@ -291,6 +327,8 @@ cdef class _Core:
         # No call may start using rk from now on (enter() refuses); wait for those
         # that already did.  Each notices ``closing`` within one wait slice.
         self.closing = True
+        with nogil:
+            _room_bump(self)   # a produce waiting for room sees ``closing`` now
         while self.active > 0:
             with nogil:
                 usleep(1000)
@@ -356,6 +394,13 @@ cdef class _Core:
         cdef rd_kafka_t *rk = self.rk
         cdef rd_kafka_queue_t *q = self.mainq
         cdef _Topic t
+        if self.room_ready and self.fork_gen == _fork_generation:
+            # Not in a forked child: a parent's thread may have been waiting on
+            # room_cv at fork(), and pthread_cond_destroy waits for its waiters
+            # (glibc's destroy frees no memory: skipping it leaks nothing).
+            self.room_ready = False
+            pthread_cond_destroy(&self.room_cv)   # partner: pthread_cond_init in __cinit__
+            pthread_mutex_destroy(&self.room_mu)  # partner: pthread_mutex_init in __cinit__
         if rk == NULL or self.fork_gen != _fork_generation:
             return
         self.rk = NULL

@@ -270,6 +270,7 @@ cdef _serve(_Core core):
                 if done != NULL:
                     rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
                     done = NULL
+                    _room_bump(core)   # its messages were freed: wake wait_room
                 ev = rd_kafka_queue_poll(q, 200)
                 if ev != NULL:
                     _dr_read(ev, &buf)
@@ -319,6 +320,7 @@ cdef _drain(_Core core):
         finally:
             with nogil:
                 rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
+                _room_bump(core)
 
 
 cdef _serve_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):

@@ -112,6 +112,7 @@ cdef class NativeProducer:
         cdef DeliveryFuture fut = None
         cdef int err
         cdef int flags = RD_KAFKA_MSG_F_COPY
+        cdef unsigned long gen
         if on_delivery is not None and not callable(on_delivery):
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
         if PyBytes_CheckExact(value):
@@ -141,11 +142,12 @@ cdef class NativeProducer:
                 t = core.topic(topic)
                 fut = _new_delivery_future(t.name, on_delivery)
                 while True:
+                    gen = _room_gen(core)
                     err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
                                      <void *>fut, ts, hdrs, flags)
                     if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
                         break
-                    core.wait_room(&deadline)
+                    core.wait_room(&deadline, gen)
                 if err == 0:
                     # Counted before the GIL can pass to the event thread.
                     Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
