@@ -38,9 +38,7 @@ cdef extern from "<pthread.h>" nogil:
 
 # GCC's __atomic builtins, typed for the words cykafka shares between threads.
 cdef extern from * nogil:
-    int __ATOMIC_RELAXED
     int __ATOMIC_ACQUIRE
     int __ATOMIC_RELEASE
-    int __ATOMIC_SEQ_CST
     unsigned long atomic_load_ulong "__atomic_load_n"(const unsigned long *p, int order)
     void atomic_store_ulong "__atomic_store_n"(unsigned long *p, unsigned long v, int order)
