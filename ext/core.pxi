@@ -116,15 +116,17 @@ cdef class _Core:
         self.size_max = -1
         self.fork_gen = _fork_generation
         cdef pthread_condattr_t attr
+        cdef int err
+        if pthread_mutex_init(&self.room_mu, NULL) != 0:
+            raise MemoryError("pthread_mutex_init failed")
         pthread_condattr_init(&attr)
         # Slices are measured on CLOCK_MONOTONIC (_now_ns), not the wall clock.
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        if pthread_mutex_init(&self.room_mu, NULL) != 0:
-            raise MemoryError("pthread_mutex_init failed")
-        if pthread_cond_init(&self.room_cv, &attr) != 0:
+        err = pthread_cond_init(&self.room_cv, &attr)
+        pthread_condattr_destroy(&attr)   # partner: pthread_condattr_init above
+        if err != 0:
             pthread_mutex_destroy(&self.room_mu)   # partner: pthread_mutex_init above
             raise MemoryError("pthread_cond_init failed")
-        pthread_condattr_destroy(&attr)   # partner: pthread_condattr_init above
         self.room_ready = True
 
     cdef str redact(self, str text):
