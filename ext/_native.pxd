@@ -22,6 +22,10 @@ cdef enum:
     # wait_room's longest wait: how late Ctrl-C, close() or max.block.ms is noticed
     # if no room appears  (core.pxi)
     _ROOM_SLICE_NS = 10000000
+    _STAGE_MAX = 64   # messages produce() hands to librdkafka in one call  (stage.pxi)
+    # the longest a staged message waits for the rest of its group  (stage.pxi)
+    _STAGE_AGE_NS = 1000000
+    _STAGE_BYTES = 65536   # the most value bytes staged at once  (stage.pxi)
 
 # delivery.pxi
 cdef enum:
@@ -184,6 +188,19 @@ cdef class _Core:   # core.pxi
     cdef bint room_ready         # room_mu and room_cv are initialised
     cdef int64_t max_block_ns
     cdef int64_t copy_max        # message.copy.max.bytes: larger values are copied (produce)
+    # The stage (stage.pxi): produce()'s messages not yet handed to librdkafka.
+    cdef rd_kafka_message_t stage[_STAGE_MAX]
+    cdef PyObject *stage_keys[_STAGE_MAX]   # the key objects, until librdkafka copies them
+    cdef int stage_n             # read by the event thread without the GIL (atomics)
+    cdef int64_t stage_bytes     # the staged values' bytes ...
+    cdef int64_t stage_bytes_max   # ... kept under 1/64 of queue.buffering.max.kbytes
+    cdef int64_t max_msgs        # queue.buffering.max.messages
+    cdef rd_kafka_topic_t *stage_rkt
+    cdef int64_t stage_since     # _now_ns() when the oldest staged message came
+    cdef bint stage_stuck        # the last hand-over found the queue full ...
+    cdef unsigned long stage_stuck_gen   # ... at this room_gen
+    cdef bint stage_ok           # produce() may stage (not transactional, linger.ms > 0)
+    cdef int ev_idle             # the event thread waits with an empty stage: wake it
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk
     cdef Py_ssize_t active       # calls between enter() and leave(): they use rk
@@ -219,6 +236,7 @@ cdef class _Core:   # core.pxi
     cdef Py_ssize_t _close(self, int64_t timeout_ns) except -1
     cdef purge(self)
     cdef release(self)
+    cdef void _drop_stage(self) noexcept
 
 
 @cython.final

@@ -339,6 +339,8 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             # the rest of the batch.
             core.enter()
             entered = True
+            if core.stage_n:
+                _stage_drain(core, True)   # produce()'s staged messages go first
             if _plan_order(core, t, cnt, kcol is not None, kp, kl, pd, perm_buf):
                 perm = perm_buf
                 core.grouped += cnt

@@ -10,6 +10,7 @@ import warnings as _warnings
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.ref cimport Py_XDECREF
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
@@ -169,6 +170,13 @@ cdef class _Core:
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
         self.max_block_ns = _timeout_ns(max_block_s, "max.block.ms")
         self.copy_max = int(_conf_get(self.rk, "message.copy.max.bytes") or 0)
+        # stage.pxi: a transactional producer's state checks and linger.ms=0's
+        # "send at once" need every produce() in librdkafka at once.
+        self.stage_ok = not _conf_get(self.rk, "transactional.id") and \
+            float(_conf_get(self.rk, "linger.ms") or 0) > 0
+        self.max_msgs = int(_conf_get(self.rk, "queue.buffering.max.messages") or 0)
+        self.stage_bytes_max = min(
+            _STAGE_BYTES, int(_conf_get(self.rk, "queue.buffering.max.kbytes") or 0) * 16)
         self.error_cb = error_cb
         self.stats_cb = stats_cb
         self.fork_gen = _fork_generation
@@ -288,6 +296,8 @@ cdef class _Core:
         cdef int64_t deadline = _deadline_after(timeout_ns)
         cdef int slice_ms
         while self.pending > 0 or rd_kafka_outq_len(self.rk) > 0:
+            if self.stage_n:
+                _stage_drain(self, False)   # the rest as room appears, slice by slice
             slice_ms = 100
             if deadline != _FOREVER:
                 slice_ms = <int>min(100, (deadline - _now_ns()) // 1000000)
@@ -355,9 +365,13 @@ cdef class _Core:
         return remaining
 
     cdef purge(self):
-        """Fail every message librdkafka still holds (reports follow on mainq).
-        Without RD_KAFKA_PURGE_F_NON_BLOCKING rd_kafka_purge "may block for a short
-        time while background thread queues are purged": never with the GIL."""
+        """Fail every message librdkafka still holds (reports follow on mainq), and
+        the staged ones it never took.  Without RD_KAFKA_PURGE_F_NON_BLOCKING
+        rd_kafka_purge "may block for a short time while background thread queues
+        are purged": never with the GIL."""
+        if self.stage_n:
+            _stage_abandon(self, RD_KAFKA_RESP_ERR__PURGE_QUEUE,
+                           "purged while cykafka still held it: the Producer was closed")
         with nogil:
             rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
 
@@ -388,6 +402,19 @@ cdef class _Core:
             _logger.error("%s: %d messages had no delivery report after close()",
                           self.name, self.pending)
 
+    cdef void _drop_stage(self) noexcept:
+        """__dealloc__: let go of what staged messages hold (close() never ran, so
+        their futures stay pending like every other message's)."""
+        cdef int i
+        cdef DeliveryFuture fut
+        for i in range(self.stage_n):
+            Py_XDECREF(self.stage_keys[i])  # partner: _stage_push
+            fut = <DeliveryFuture>self.stage[i]._private
+            _release_value(fut)
+            Py_DECREF(fut)  # partner: _stage_push's Py_INCREF
+        self.stage_n = 0
+        self.stage_bytes = 0
+
     def __dealloc__(self):
         # Only reached with rk set if close() never completed (interpreter
         # teardown, a close() interrupted by Ctrl-C and the Producer then lost):
@@ -403,6 +430,7 @@ cdef class _Core:
             self.room_ready = False
             pthread_cond_destroy(&self.room_cv)   # partner: pthread_cond_init in __cinit__
             pthread_mutex_destroy(&self.room_mu)  # partner: pthread_mutex_init in __cinit__
+        self._drop_stage()
         if rk == NULL or self.fork_gen != _fork_generation:
             return
         self.rk = NULL

@@ -192,6 +192,8 @@ cdef _wait(_FutureBase f, timeout):
             "cykafka's event thread, i.e. inside an on_delivery or done-callback, "
             "would block the thread that delivers it; use add_done_callback, or wait "
             "from another thread")
+    if _staged:
+        _stage_drain_all()   # the future's message may still be staged (stage.pxi)
     deadline = None if timeout is None else _monotonic() + timeout
     if not _wait_outcomes(f, None, 0, deadline):
         raise TimeoutError(f"delivery outcome not known within {timeout} s")
@@ -308,6 +310,8 @@ cdef class _FutureBase:
         if _forked(self):
             raise _forked_future_error()
         if self._state == _PENDING:
+            if _staged:
+                _stage_drain_all()   # the message may still be staged (stage.pxi)
             loop = _asyncio().get_running_loop()
             afut = loop.create_future()
             # _add_callback re-checks the state: creating afut may have let the

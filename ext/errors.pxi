@@ -145,6 +145,13 @@ cdef object _delivery_error(int code, str detail=None):
     return cls(code, detail)
 
 
+cdef object _refused_error(int code, size_t vlen, size_t klen):
+    """The delivery error of a message librdkafka would not queue."""
+    return _delivery_error(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
+                                 f"(refused by librdkafka before sending; "
+                                 f"value {vlen} bytes, key {klen} bytes)")
+
+
 cdef object _error_from_code(int code, str message=None, bint fatal=False):
     return _GENERIC_CLASSES.get(code, KafkaError)(code, message, fatal=fatal)
 

@@ -254,7 +254,6 @@ cdef _serve(_Core core):
     """Body of the event thread: runs until the core is stopping."""
     cdef rd_kafka_event_t *ev = NULL
     cdef rd_kafka_event_t *done = NULL
-    cdef rd_kafka_queue_t *q = core.mainq
     cdef _DrBuf buf
     buf.msgs = NULL
     buf.tss = NULL
@@ -271,12 +270,18 @@ cdef _serve(_Core core):
                     rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
                     done = NULL
                     _room_bump(core)   # its messages were freed: wake wait_room
-                ev = rd_kafka_queue_poll(q, 200)
+                ev = _next_event(core)   # stage.pxi: also wakes for a due stage
                 if ev != NULL:
                     _dr_read(ev, &buf)
             if ev != NULL:
                 _serve_event(core, ev, &buf)
                 done = ev
+            if _stage_due(core):
+                # Staged messages nobody else handed over; never waits for room.
+                try:
+                    _stage_drain(core, False)
+                except BaseException:
+                    _log_internal("cykafka: handing staged messages to librdkafka failed")
             if core.orphaned and (core.pending <= 0 or _now_ns() >= core.orphan_deadline):
                 break
     finally:

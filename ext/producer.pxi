@@ -141,6 +141,17 @@ cdef class NativeProducer:
             try:
                 t = core.topic(topic)
                 fut = _new_delivery_future(t.name, on_delivery)
+                if flags == 0 and core.stage_ok and part == RD_KAFKA_PARTITION_UA and ts == 0 \
+                        and hdrs == NULL and (k.ptr == NULL or PyBytes_CheckExact(key)) \
+                        and core.pending < core.max_msgs and v.len <= core.stage_bytes_max \
+                        and core.fatal_error is None:
+                    # The common call: handed over in a group (stage.pxi).
+                    _stage_push(core, t, fut, value, key, &v, &k)
+                    if v.len + k.len > core.size_max:
+                        core.size_max = v.len + k.len
+                    return fut
+                if core.stage_n:
+                    _stage_drain(core, True)   # what was staged goes first
                 while True:
                     gen = _room_gen(core)
                     err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
@@ -174,10 +185,7 @@ cdef class NativeProducer:
             core.raise_produce_error(err, topic)
         core.produced += 1
         core.failed += 1
-        _fail(fut, part, -1, _delivery_error(
-            err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} "
-                 f"(refused by librdkafka before sending; "
-                 f"value {v.len} bytes, key {k.len} bytes)"))
+        _fail(fut, part, -1, _refused_error(err, v.len, k.len))
         _fire(fut, None)
         return fut
 

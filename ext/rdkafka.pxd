@@ -25,6 +25,7 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
         RD_KAFKA_RESP_ERR__QUEUE_FULL
         RD_KAFKA_RESP_ERR__TIMED_OUT
         RD_KAFKA_RESP_ERR__FATAL
+        RD_KAFKA_RESP_ERR__PURGE_QUEUE
         RD_KAFKA_RESP_ERR__STATE
         RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
         RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC
@@ -133,6 +134,8 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     const char *rd_kafka_topic_name(const rd_kafka_topic_t *rkt)
 
     # producing
+    int rd_kafka_produce_batch(rd_kafka_topic_t *rkt, int32_t partition, int msgflags,
+                               rd_kafka_message_t *rkmessages, int message_cnt)
     int rd_kafka_produce(rd_kafka_topic_t *rkt, int32_t partition, int msgflags,
                          void *payload, size_t len, const void *key, size_t keylen,
                          void *msg_opaque)

@@ -1,6 +1,8 @@
 # Declarations of the POSIX clocks, threads and GCC atomics that cykafka uses
 # for what the GIL cannot do: tell time and wake a thread that waits without it
-# (core.pxi's room signal).
+# (core.pxi's room signal, stage.pxi's hand-over).
+
+from libc.stdint cimport int64_t
 
 
 cdef extern from "<time.h>" nogil:
@@ -40,5 +42,10 @@ cdef extern from "<pthread.h>" nogil:
 cdef extern from * nogil:
     int __ATOMIC_ACQUIRE
     int __ATOMIC_RELEASE
+    int __ATOMIC_SEQ_CST
     unsigned long atomic_load_ulong "__atomic_load_n"(const unsigned long *p, int order)
     void atomic_store_ulong "__atomic_store_n"(unsigned long *p, unsigned long v, int order)
+    int atomic_load_int "__atomic_load_n"(const int *p, int order)
+    void atomic_store_int "__atomic_store_n"(int *p, int v, int order)
+    int64_t atomic_load_i64 "__atomic_load_n"(const int64_t *p, int order)
+    void atomic_store_i64 "__atomic_store_n"(int64_t *p, int64_t v, int order)
