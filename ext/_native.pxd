@@ -22,7 +22,7 @@ cdef enum:
     # wait_room's longest wait: how late Ctrl-C, close() or max.block.ms is noticed
     # if no room appears  (core.pxi)
     _ROOM_SLICE_NS = 10000000
-    _STAGE_MAX = 64   # messages produce() hands to librdkafka in one call  (stage.pxi)
+    _STAGE_MAX = 256   # messages produce() hands to librdkafka in one call  (stage.pxi)
     # the longest a staged message waits for the rest of its group  (stage.pxi)
     _STAGE_AGE_NS = 1000000
     _STAGE_BYTES = 65536   # the most value bytes staged at once  (stage.pxi)
