@@ -174,7 +174,9 @@ cdef class _Core:
         # "send at once" need every produce() in librdkafka at once.
         self.stage_ok = not _conf_get(self.rk, "transactional.id") and \
             float(_conf_get(self.rk, "linger.ms") or 0) > 0
-        self.max_msgs = int(_conf_get(self.rk, "queue.buffering.max.messages") or 0)
+        # CONFIGURATION.md, queue.buffering.max.messages: "A value of 0 disables this limit."
+        self.max_msgs = int(_conf_get(self.rk, "queue.buffering.max.messages") or 0) or \
+            0x7fffffffffffffff
         self.stage_bytes_max = min(
             _STAGE_BYTES, int(_conf_get(self.rk, "queue.buffering.max.kbytes") or 0) * 16)
         self.error_cb = error_cb

@@ -1,12 +1,10 @@
 """produce() hands plain messages to librdkafka in groups (ext/stage.pxi): what a
-user relies on must not change - order, timeliness, backpressure, and an outcome
-for every message."""
+user relies on must not change - order, timeliness, and an outcome for every
+message (backpressure: test_producer.py, test_inspector.py)."""
 
 from __future__ import annotations
 
 import time
-
-import pytest
 
 import cykafka
 
@@ -108,26 +106,6 @@ def test_a_message_refused_at_hand_over_fails_its_future_not_its_neighbours(brok
         assert futs[0].result(10).offset + 1 == futs[2].result(10).offset
         assert p.flush(10) == 0
     assert len(calls) == 1 and isinstance(calls[0][0], cykafka.KafkaDeliveryError)
-
-
-def test_a_full_queue_still_blocks_produce_for_max_block_ms() -> None:
-    """Staging does not enlarge librdkafka's queue: at queue.buffering.max.messages
-    produce() waits max.block.ms and raises, as without it."""
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "queue.buffering.max.messages": 10,
-        "max.block.ms": 200,
-        "log_level": 0,
-    }
-    with cykafka.Producer(conf) as p:
-        futs = [p.produce("t", b"x") for _ in range(10)]
-        t0 = time.monotonic()
-        with pytest.raises(cykafka.QueueFullError):
-            p.produce("t", b"one too many")
-        assert 0.15 < time.monotonic() - t0 < 5
-        assert len(p) == 10
-        p.close(0)
-    assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
 
 
 def test_close_fails_messages_it_could_not_hand_over() -> None:
