@@ -154,6 +154,29 @@ def test_resume_summary_names_the_row(broker, topic, tmp_path) -> None:
     assert len(_committed(bs, name)) == 2000
 
 
+def test_resume_summary_names_the_next_file_when_the_last_one_was_done(tmp_path) -> None:
+    """Stopped between a file's last commit and the next file's first: the summary
+    says where the run goes on, as for a file stopped midway."""
+    from cykafka.importer.identity import FileIdentity
+    from cykafka.importer.progress_topic import FileProgress, Progress
+    from cykafka.importer.resume_state import Input, Outcome, note_start
+
+    def ident(name: str) -> FileIdentity:
+        return FileIdentity(str(tmp_path / name), 1, 1, "")
+
+    def inp(name: str) -> Input:
+        return Input(name, str(tmp_path / name), True, lambda start, report: iter(()))
+
+    files = [FileProgress(ident("a"), row=701, done=True), FileProgress(ident("b"))]
+    out = Outcome()
+    note_start(Progress("t", "csv", {}, files, rows=700), [inp("a"), inp("b")], False, out)
+    assert out.notes == ["a: already committed by an earlier run", "resumed at row 1 of b"]
+    # A first run (nothing saved) says nothing about resuming.
+    fresh = Outcome()
+    note_start(Progress("t", "csv", {}, [FileProgress(ident("a"))]), [inp("a")], False, fresh)
+    assert fresh.notes == []
+
+
 def test_changed_input_is_refused_then_restart(broker, topic, tmp_path) -> None:
     bs = broker.bootstrap_servers
     f = _write(tmp_path, "lines", "events", range(3000))

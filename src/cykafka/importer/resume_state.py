@@ -142,9 +142,14 @@ def note_start(state: Progress, inputs: Sequence[Input], restart: bool, out: Out
             f"(--restart imports them again)"
         )
         return
+    earlier_done = False
     for f, inp in zip(state.files, inputs):
         if f.done:
             out.notes.append(f"{inp.name}: already committed by an earlier run")
-        elif f.started:
+            earlier_done = True
+            continue
+        # A run stopped between one file's last commit and the next file's first
+        # resumes at that next file's first row: say so too.
+        if f.started or earlier_done:
             out.notes.append(f"resumed at row {f.row:,} of {inp.name}")
-            break
+        break
