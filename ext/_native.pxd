@@ -236,7 +236,6 @@ cdef class _Core:   # core.pxi
     cdef Py_ssize_t _close(self, int64_t timeout_ns) except -1
     cdef purge(self)
     cdef release(self)
-    cdef void _drop_stage(self) noexcept
 
 
 @cython.final

@@ -10,7 +10,6 @@ import warnings as _warnings
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.ref cimport Py_XDECREF
 
 cdef extern from "<unistd.h>" nogil:
     int usleep(unsigned int usec)
@@ -404,19 +403,6 @@ cdef class _Core:
             _logger.error("%s: %d messages had no delivery report after close()",
                           self.name, self.pending)
 
-    cdef void _drop_stage(self) noexcept:
-        """__dealloc__: let go of what staged messages hold (close() never ran, so
-        their futures stay pending like every other message's)."""
-        cdef int i
-        cdef DeliveryFuture fut
-        for i in range(self.stage_n):
-            Py_XDECREF(self.stage_keys[i])  # partner: _stage_push
-            fut = <DeliveryFuture>self.stage[i]._private
-            _release_value(fut)
-            Py_DECREF(fut)  # partner: _stage_push's Py_INCREF
-        self.stage_n = 0
-        self.stage_bytes = 0
-
     def __dealloc__(self):
         # Only reached with rk set if close() never completed (interpreter
         # teardown, a close() interrupted by Ctrl-C and the Producer then lost):
@@ -432,7 +418,7 @@ cdef class _Core:
             self.room_ready = False
             pthread_cond_destroy(&self.room_cv)   # partner: pthread_cond_init in __cinit__
             pthread_mutex_destroy(&self.room_mu)  # partner: pthread_mutex_init in __cinit__
-        self._drop_stage()
+        _stage_drop(self)
         if rk == NULL or self.fork_gen != _fork_generation:
             return
         self.rk = NULL

@@ -172,13 +172,19 @@ cdef int _stage_drain(_Core core, bint block) except -1:
         _staged.discard(core)
     finally:
         if refused is not None:
-            wake = {}
-            for fut in refused:
-                _fire(fut, wake)
-            _notify_waiters()
-            if wake:
-                _schedule_wakeups(wake)
+            _fire_failed(refused)
     return 0
+
+
+cdef _fire_failed(list futs):
+    """Run the callbacks of futures failed here rather than by a delivery report, and
+    wake their waiters (as _handle_dr does for reported ones)."""
+    cdef dict wake = {}
+    for fut in futs:
+        _fire(<DeliveryFuture>fut, wake)
+    _notify_waiters()
+    if wake:
+        _schedule_wakeups(wake)
 
 
 cdef _stage_abandon(_Core core, int err, str why):
@@ -199,12 +205,21 @@ cdef _stage_abandon(_Core core, int err, str why):
             err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} ({why})"))
         failed.append(fut)
         Py_DECREF(fut)  # partner: _stage_push's Py_INCREF; librdkafka never took it
-    wake = {}
-    for fut in failed:
-        _fire(fut, wake)
-    _notify_waiters()
-    if wake:
-        _schedule_wakeups(wake)
+    _fire_failed(failed)
+
+
+cdef void _stage_drop(_Core core) noexcept:
+    """_Core.__dealloc__: let go of what staged messages hold (close() never ran, so
+    their futures stay pending like every other message's)."""
+    cdef int i
+    cdef DeliveryFuture fut
+    for i in range(core.stage_n):
+        Py_XDECREF(core.stage_keys[i])  # partner: _stage_push
+        fut = <DeliveryFuture>core.stage[i]._private
+        _release_value(fut)
+        Py_DECREF(fut)  # partner: _stage_push's Py_INCREF
+    core.stage_n = 0
+    core.stage_bytes = 0
 
 
 cdef void _stage_drain_all() noexcept:
