@@ -33,9 +33,10 @@
 #
 # Order is kept: the stage is FIFO, every hand-over takes a prefix of it, and
 # any other way into librdkafka empties it first.  All changes to the stage
-# happen with the GIL held; the event thread only reads stage_n, stage_since,
-# stage_stuck(_gen) and writes ev_idle without it.  Transactional producers and linger.ms=0 do not
-# stage: there every produce() must reach librdkafka at once.
+# happen with the GIL held; without it the event thread only reads stage_n,
+# stage_since and stage_stuck(_gen), and writes ev_idle.  Transactional
+# producers and linger.ms=0 do not stage: there every produce() must reach
+# librdkafka at once.
 
 from libc.string cimport memmove
 from cpython.ref cimport Py_XDECREF
