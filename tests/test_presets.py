@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from cykafka import presets
+from cykafka.config import resolve
 from cykafka.explain import explain
 from rdk_helpers import librdkafka_accepts
 
@@ -51,38 +52,40 @@ def test_describe_has_docs() -> None:
 
 @pytest.mark.parametrize("name", [n for n in presets.names() if n != "exactly_once"])
 def test_every_preset_is_accepted_by_librdkafka(name: str) -> None:
-    librdkafka_accepts(presets.apply({}, name))
+    librdkafka_accepts(resolve({}, name).require().librdkafka())
 
 
 def test_exactly_once_accepted_with_transactional_id() -> None:
-    librdkafka_accepts(presets.apply({"transactional.id": "t-1"}, "exactly_once"))
+    librdkafka_accepts(resolve({"transactional.id": "t-1"}, "exactly_once").require().librdkafka())
 
 
 def test_combinations_accepted_by_librdkafka() -> None:
-    librdkafka_accepts(presets.apply({}, "ordered+java_compatible"))
-    librdkafka_accepts(presets.apply({}, ["strict_ordered", "java_compatible"]))
-    librdkafka_accepts(presets.apply({"transactional.id": "t"}, "exactly_once,strict_ordered"))
+    librdkafka_accepts(resolve({}, "ordered+java_compatible").librdkafka())
+    librdkafka_accepts(resolve({}, ["strict_ordered", "java_compatible"]).librdkafka())
+    combo = resolve({"transactional.id": "t"}, "exactly_once,strict_ordered")
+    librdkafka_accepts(combo.require().librdkafka())
 
 
 def test_explicit_config_overrides_preset_even_through_alias() -> None:
-    out = presets.apply({"retries": 3, "linger.ms": 1}, "ordered")
-    assert out["retries"] == 3
-    assert "message.send.max.retries" not in out  # would otherwise fight the alias
-    assert out["linger.ms"] == 1
-    assert presets.apply({"request.required.acks": "-1"}, "throughput")["request.required.acks"]
-    assert "acks" not in presets.apply({"request.required.acks": "-1"}, "throughput")
+    out = resolve({"message.send.max.retries": 3, "linger.ms": 1}, "ordered").librdkafka()
+    assert out["message.send.max.retries"] == "3"
+    assert out["linger.ms"] == "1"
+    # The same property under its alias: one key reaches librdkafka, the caller's.
+    out = resolve({"request.required.acks": "-1"}, "throughput").librdkafka()
+    assert out["request.required.acks"] == "-1"
+    assert "acks" not in out
 
 
-def test_apply_accepts_all_spellings() -> None:
-    a = presets.apply({}, ["ordered", "java_compatible"])
-    assert a == presets.apply({}, "ordered+java_compatible")
-    assert a == presets.apply({}, "ordered, java_compatible")
-    assert presets.apply({"x": "1"}, None) == {"x": "1"}
+def test_resolve_accepts_all_spellings() -> None:
+    a = resolve({}, ["ordered", "java_compatible"]).librdkafka()
+    assert a == resolve({}, "ordered+java_compatible").librdkafka()
+    assert a == resolve({}, "ordered, java_compatible").librdkafka()
+    assert resolve({"linger.ms": "1"}, None).librdkafka() == {"linger.ms": "1"}
 
 
 def test_unknown_preset_names_it_and_lists_valid() -> None:
     with pytest.raises(ValueError, match="'fastest'") as e:
-        presets.apply({}, "ordered+fastest")
+        resolve({}, "ordered+fastest")
     for n in presets.names():
         assert n in str(e.value)
 
@@ -98,20 +101,22 @@ def test_unknown_preset_names_it_and_lists_valid() -> None:
 )
 def test_incompatible_presets(combo: str) -> None:
     with pytest.raises(ValueError, match="incompatible"):
-        presets.apply({"transactional.id": "t"}, combo)
+        resolve({"transactional.id": "t"}, combo)
 
 
 def test_exactly_once_requires_transactional_id() -> None:
+    with pytest.raises(ValueError, match="preset 'exactly_once' needs transactional.id"):
+        resolve({}, "exactly_once").require()
     with pytest.raises(ValueError, match="transactional.id"):
-        presets.apply({}, "exactly_once")
-    with pytest.raises(ValueError, match="transactional.id"):
-        presets.apply({"transactional.id": " "}, "exactly_once")
-    assert presets.apply({"transactional.id": "t"}, "exactly_once")["transactional.id"] == "t"
+        resolve({"transactional.id": " "}, "exactly_once").require()
+    resolved = resolve({"transactional.id": "t"}, "exactly_once").require()
+    assert resolved.librdkafka()["transactional.id"] == "t"
+    assert resolved.transactional
 
 
 def test_java_compatible_combines_with_everything() -> None:
     for name in presets.names():
-        cfg = presets.apply({"transactional.id": "t"}, [name, "java_compatible"])
+        cfg = resolve({"transactional.id": "t"}, [name, "java_compatible"]).librdkafka()
         assert cfg["partitioner"] == "murmur2_random"
 
 

@@ -1,9 +1,10 @@
 """Named, documented producer config fragments ("presets").
 
 A preset is a small frozen set of librdkafka properties that buys one delivery
-guarantee. ``apply(config, "ordered+java_compatible")`` lays presets down first and
-lets explicit keys in ``config`` override them (``cykafka.explain`` then warns when an
-override breaks the preset's guarantee).
+guarantee.  This module is the data and its lookup only: ``cykafka.config.resolve(config,
+"ordered+java_compatible")`` is the one place presets are laid under a config (explicit
+keys win; ``cykafka.explain`` warns when an override breaks the preset's guarantee) and
+their required keys checked (``ResolvedConfig.require()``).
 """
 
 from __future__ import annotations
@@ -11,18 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Union
-
-from .config.properties import canonical, normalise_value
+from typing import Union
 
 __all__ = [
     "INT32_MAX",
     "Preset",
     "PresetSpec",
-    "apply",
     "describe",
     "get",
-    "merge",
     "names",
     "parse",
 ]
@@ -188,67 +185,3 @@ def parse(preset: PresetSpec) -> list[str]:
         if p not in seen:
             seen.append(p)
     return seen
-
-
-def _merge_presets(chosen: list[str]) -> dict[str, str]:
-    """Union of the presets' settings; the same property set two ways is an error."""
-    merged: dict[str, str] = {}
-    owner: dict[str, tuple[str, str]] = {}  # canonical key -> (preset, key as written)
-    for name in chosen:
-        for key, value in _PRESETS[name].settings.items():
-            canon = canonical(key)
-            if canon in owner:
-                other, other_key = owner[canon]
-                if _same(merged[other_key], value, canon):
-                    continue
-                raise ValueError(
-                    f"presets {other!r} and {name!r} are incompatible: {other} sets "
-                    f"{other_key}={merged[other_key]}, {name} sets {key}={value}"
-                )
-            owner[canon] = (name, key)
-            merged[key] = value
-    return merged
-
-
-_ACKS_ALL = {"all", "-1"}
-
-
-def _same(a: str, b: str, canon: str) -> bool:
-    """Equal as librdkafka would read them (acks all == -1, bools case-insensitive)."""
-    a, b = a.strip().lower(), b.strip().lower()
-    if canon == "request.required.acks" and a in _ACKS_ALL and b in _ACKS_ALL:
-        return True
-    return a == b
-
-
-def merge(config: Mapping[str, Any], preset: PresetSpec) -> tuple[dict[str, Any], list[str]]:
-    """apply() without the required-key check (explain() reports it as a warning)."""
-    chosen = parse(preset)
-    base = _merge_presets(chosen)
-    # An explicit key replaces the preset's key for the same property even when spelled
-    # as an alias (retries vs message.send.max.retries); otherwise both would reach
-    # librdkafka and the later one would silently win.
-    overridden = {canonical(str(k)) for k in config}
-    out: dict[str, Any] = {k: v for k, v in base.items() if canonical(k) not in overridden}
-    out.update(config)
-    return out, chosen
-
-
-def apply(config: Mapping[str, Any], preset: PresetSpec) -> dict[str, Any]:
-    """Presets first, then ``config`` on top; returns a new dict.
-
-    Raises ValueError for an unknown preset (listing the valid ones), for presets that
-    set the same property differently (e.g. at_most_once + ordered), and when a preset's
-    required key is missing afterwards (exactly_once needs transactional.id).
-    """
-    out, chosen = merge(config, preset)
-    for name in chosen:
-        for key in _PRESETS[name].requires:
-            value = out.get(key)
-            if value is None or not normalise_value(value, key).strip():
-                raise ValueError(
-                    f"preset {name!r} needs {key} in your config (e.g. "
-                    f"{{'{key}': 'orders-writer-1'}}): a preset cannot choose it, it must be "
-                    "stable across restarts and unique per producer instance"
-                )
-    return out

@@ -113,10 +113,7 @@ class Producer(NativeProducer):
         self._given = given
         # The one resolver (cykafka.config.resolve) lays presets under the config, translates
         # Java names and adds cykafka's defaults; explain() reads the same result.
-        self._resolved = resolved or resolve(given, self._preset)
-        if preset:
-            # A preset's required keys (transactional.id).
-            _presets.apply(self._resolved.librdkafka(), preset)
+        self._resolved = (resolved or resolve(given, self._preset)).require()
         self._resolved.warn(stacklevel=2)
         lib = self._resolved.librdkafka()
         max_block_ms = self._resolved.max_block_ms

@@ -1,6 +1,7 @@
 """Producer configuration: the resolver, Java-name translation and secret masking.
 
-Pure Python and import-light so the CLI and tests can use it without the extension.
+Pure Python, below the producer: nothing here imports the producer, a front door or the
+extension (importing ``cykafka.config`` still runs ``cykafka/__init__``, which loads it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .resolve import (
     Source,
     number_property,
     resolve,
+    same_value,
 )
 from .secrets import is_secret_key, mask_secrets, redact, secret_values
 
@@ -57,6 +59,7 @@ __all__ = [
     "number_property",
     "redact",
     "resolve",
+    "same_value",
     "secret_values",
     "translate",
     "translate_detailed",

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Optional
 
 from .. import presets as _presets
+from ..presets import INT32_MAX
 from .java import ConfigWarning, Note, translate_detailed
 from .properties import CYKAFKA_KEYS, canonical
 from .secrets import mask_secrets
@@ -28,9 +29,8 @@ __all__ = [
     "Setting",
     "Source",
     "resolve",
+    "same_value",
 ]
-
-INT32_MAX = 2147483647
 
 #: Java's producer default for max.block.ms (a cykafka key: librdkafka has none).
 DEFAULT_MAX_BLOCK_MS = 60000
@@ -160,11 +160,44 @@ class ResolvedConfig:
             raise KeyError(f"{name}: not set and no librdkafka default recorded for it")
         return Setting(LIBRDKAFKA_DEFAULTS[canon], "default", "librdkafka")
 
+    def missing_required(self) -> list[tuple[str, str]]:
+        """(preset, key) for each key a chosen preset needs and the config lacks (a
+        preset cannot choose a ``transactional.id``: it must be the caller's)."""
+        missing = []
+        for name in self.presets:
+            for key in _presets.describe(name).requires:
+                found = self.explicit(key)
+                if found is None or not found[1].value.strip():
+                    missing.append((name, key))
+        return missing
+
+    def require(self) -> ResolvedConfig:
+        """This config, if every chosen preset's required keys are there; else ValueError
+        naming the preset and the key (``explain`` reports the same as a warning)."""
+        for name, key in self.missing_required():
+            raise ValueError(
+                f"preset {name!r} needs {key} in your config (e.g. "
+                f"{{'{key}': 'orders-writer-1'}}): a preset cannot choose it, it must be "
+                "stable across restarts and unique per producer instance"
+            )
+        return self
+
     def warn(self, stacklevel: int = 2) -> None:
         """Raise a :class:`ConfigWarning` for each behaviour change made in translation."""
         for note in self.notes:
             if note.warn:
                 warnings.warn(note.text, ConfigWarning, stacklevel=stacklevel + 1)
+
+
+_ACKS_ALL = {"all", "-1"}
+
+
+def same_value(a: str, b: str, canon: str) -> bool:
+    """Equal as librdkafka would read them (acks all == -1, bools case-insensitive)."""
+    a, b = a.strip().lower(), b.strip().lower()
+    if canon == "request.required.acks" and a in _ACKS_ALL and b in _ACKS_ALL:
+        return True
+    return a == b
 
 
 def number_property(value: Any, key: str) -> float:
@@ -193,8 +226,9 @@ def resolve(
     as ``default`` from ``defaults_origin``.
 
     Raises ValueError for unknown or incompatible presets, untranslatable Java keys and
-    two spellings of one property with different values.  Does not check a preset's
-    required keys (``presets.apply`` does, ``explain`` reports it).
+    two spellings of one property with different values.  A preset's required keys are
+    checked by :meth:`ResolvedConfig.require` (the Producer calls it; ``explain``
+    reports them as a warning instead).
     """
     translation = translate_detailed(config or {})
     settings: dict[str, Setting] = {}
@@ -212,7 +246,7 @@ def resolve(
                 continue
             owner = next((k for k in settings if canonical(k) == canon), None)
             if owner is not None:
-                if not _presets._same(settings[owner].value, value, canon):
+                if not same_value(settings[owner].value, value, canon):
                     raise ValueError(
                         f"presets {settings[owner].origin!r} and {name!r} are incompatible: "
                         f"{settings[owner].origin} sets {owner}={settings[owner].value}, "

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import presets as _presets
-from ..config import INT32_MAX, ResolvedConfig, canonical
+from ..config import INT32_MAX, ResolvedConfig, canonical, same_value
 from .measured import MEASURED_INFLIGHT1_REORDER, MEASURED_RETRIES0_REORDER
 from .report import REFUSED
 
@@ -103,14 +103,14 @@ def presets_rule(f: Facts, d: Draft) -> None:
             if found is None or not found[1].value.strip():
                 d.warnings.append(
                     f"preset {name!r} needs {req}: without it the producer is not "
-                    "transactional (apply() refuses this config)."
+                    "transactional (the Producer refuses this config)."
                 )
         for key, value in p.settings.items():
             found = f.r.explicit(key)
             if found is None or found[1].source not in ("user", "translated"):
                 continue
             mine = found[1].value
-            if not _presets._same(mine, value, canonical(key)):
+            if not same_value(mine, value, canonical(key)):
                 d.warnings.append(
                     f"your {key}={mine} overrides preset {name!r} ({key}={value}): "
                     f"the preset's guarantee no longer holds as documented ({p.summary})"
