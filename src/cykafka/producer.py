@@ -291,7 +291,7 @@ class Producer(NativeProducer):
                 headers=headers,
                 on_delivery=on_delivery,
             )
-        from .schema_registry._produce import serialized_chunks
+        from .serialized import serialized_chunks
 
         chunks = serialized_chunks(
             topic, values, keys, value_serializer, key_serializer, partitions, timestamps, headers

@@ -8,19 +8,21 @@ from typing import Any, Optional, Union
 
 import pyarrow as pa
 from confluent_kafka.schema_registry import RegisteredSchema, SchemaRegistryClient
-from confluent_kafka.serialization import MessageField, SerializationContext
 
-__all__ = ["SchemaRegistryFailure", "registry_client", "Rejected", "Chunk"]
+from ..serialized import LIST_CHUNK, Chunk, Rejected, context, is_arrow, merge_rejects
 
-#: rows of a chunk that did not fit the schema: (row within the chunk, why)
-Rejected = list[tuple[int, str]]
-#: one serialized chunk: a large_binary column (rejected rows null) and its rejects
-Chunk = tuple[pa.Array, Rejected]
+__all__ = [
+    "LIST_CHUNK",
+    "Chunk",
+    "Rejected",
+    "SchemaRegistryFailure",
+    "context",
+    "is_arrow",
+    "merge_rejects",
+    "registry_client",
+]
 
 RegistryLike = Union[SchemaRegistryClient, str, Mapping[str, Any]]
-
-#: rows per chunk when the input is a list of records
-LIST_CHUNK = 65536
 
 
 class SchemaRegistryFailure(RuntimeError):
@@ -46,10 +48,6 @@ def _url(client: Any) -> str:
         return str(client.config().get("url", "?"))
     except Exception:
         return "?"
-
-
-def context(topic: str, is_key: bool, headers: Any = None) -> SerializationContext:
-    return SerializationContext(topic, MessageField.KEY if is_key else MessageField.VALUE, headers)
 
 
 def resolve_schema_id(
@@ -103,10 +101,6 @@ def frame(schema_id: int) -> bytes:
     return b"\x00" + int(schema_id).to_bytes(4, "big")
 
 
-def is_arrow(data: Any) -> bool:
-    return isinstance(data, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray))
-
-
 def arrow_chunks(data: Any) -> Iterator[pa.Array]:
     """Arrow input as a sequence of arrays: a table's record batches become struct
     arrays (zero-copy), a chunked array its chunks."""
@@ -140,18 +134,6 @@ def records_as_array(rows: Sequence[Any], atype: pa.DataType) -> tuple[pa.Array,
             rejected.append((i, f"does not fit the schema: {exc}"))
             good.append(None)
     return pa.array(good, atype), rejected
-
-
-def merge_rejects(a: Rejected, b: Rejected) -> Rejected:
-    """Two rejection lists as one, sorted by row, one entry per row."""
-    if not b:
-        return a
-    if not a:
-        return b
-    seen: dict[int, str] = {}
-    for row, why in a + b:
-        seen[row] = f"{seen[row]}; {why}" if row in seen else why
-    return sorted(seen.items())
 
 
 def python_rows(data: Any) -> Iterator[list[Any]]:

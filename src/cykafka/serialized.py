@@ -1,5 +1,11 @@
-"""Serialized batches for ``Producer.produce_batch``: value and key chunks lined up,
-with the rows a serializer rejected, in the shape the native batch path takes."""
+"""Serialized batches for ``Producer.produce_batch(value_serializer=...)``: value and key
+chunks lined up, with the rows a serializer rejected, in the shape the native batch path
+takes.  Any serializer fits: one with ``serialize_batch`` (the Schema Registry formats of
+``cykafka.schema_registry``), or a confluent-style callable ``ser(obj, ctx)``.
+
+This sits beside the producer, below the front doors: ``cykafka.schema_registry`` builds
+on it, the producer never imports a front door.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,45 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 import pyarrow as pa
-from confluent_kafka.serialization import SerializationContext
+from confluent_kafka.serialization import MessageField, SerializationContext
 
-from ._common import LIST_CHUNK, Chunk, Rejected, context, is_arrow, merge_rejects
+__all__ = [
+    "LIST_CHUNK",
+    "Chunk",
+    "Rejected",
+    "context",
+    "is_arrow",
+    "merge_rejects",
+    "serialized_chunks",
+]
 
-__all__ = ["serialized_chunks"]
+#: rows of a chunk that did not fit the schema: (row within the chunk, why)
+Rejected = list[tuple[int, str]]
+#: one serialized chunk: a large_binary column (rejected rows null) and its rejects
+Chunk = tuple[pa.Array, Rejected]
+
+#: rows per chunk when the input is a list of records
+LIST_CHUNK = 65536
+
+
+def context(topic: str, is_key: bool, headers: Any = None) -> SerializationContext:
+    return SerializationContext(topic, MessageField.KEY if is_key else MessageField.VALUE, headers)
+
+
+def is_arrow(data: Any) -> bool:
+    return isinstance(data, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray))
+
+
+def merge_rejects(a: Rejected, b: Rejected) -> Rejected:
+    """Two rejection lists as one, sorted by row, one entry per row."""
+    if not b:
+        return a
+    if not a:
+        return b
+    seen: dict[int, str] = {}
+    for row, why in a + b:
+        seen[row] = f"{seen[row]}; {why}" if row in seen else why
+    return sorted(seen.items())
 
 
 def _serialize(ser: Any, data: Any, topic: str, is_key: bool) -> Iterator[Chunk]:
