@@ -573,6 +573,56 @@ def test_averages_survive_idle_statistics_intervals(cluster: Any) -> None:
     assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0
 
 
+#: Metrics fed by librdkafka's window statistics (averages and maxima): NaN only while
+#: their windows hold no sample.
+WINDOW_METRICS = (
+    "record-queue-time-avg",
+    "record-queue-time-max",
+    "request-latency-avg",
+    "request-latency-max",
+    "produce-throttle-time-avg",
+    "produce-throttle-time-max",
+    "batch-size-avg",
+    "batch-size-max",
+    "records-per-request-avg",
+    "record-size-avg",
+    "compression-rate-avg",
+)
+
+
+def test_every_metric_is_a_number_after_a_flushed_round(
+    broker: Any, topic: Callable[..., str]
+) -> None:
+    """librdkafka resets its window statistics (int_latency, rtt, batchsize...) at every
+    emit, so the emit after the traffic holds its samples and the next ones hold none.
+    Every emit's samples count, as Java keeps its samples for two 30 s windows: right
+    after flush() and for the seconds after, every metric is a number, not only those
+    read from counters."""
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "statistics.interval.ms": 200}
+    with Producer(conf) as p:
+        before = p.metrics()
+        # No record yet: no sample, so NaN (Java's value without samples).
+        assert all(math.isnan(before[k]) for k in WINDOW_METRICS), before
+        for rnd in (1, 2):
+            futs = [p.produce(name, b"x" * 100) for _ in range(100)]
+            assert p.flush(30) == 0 and all(f.exception(0) is None for f in futs)
+            start = time.monotonic()
+            for at in (0.0, 0.5, 1.0, 2.5):
+                time.sleep(max(0.0, start + at - time.monotonic()))
+                m = p.metrics()
+                missing = sorted(k for k, v in m.items() if not math.isfinite(v))
+                assert missing == [], (rnd, at, missing)
+                assert m["record-send-total"] == 100 * rnd
+                assert m["request-latency-max"] >= m["request-latency-avg"] > 0, m
+                assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0, m
+                assert m["batch-size-max"] >= m["batch-size-avg"] > 0, m
+                assert 1 <= m["records-per-request-avg"] <= 100, m
+                assert m["record-size-avg"] == 100, m
+                # The broker never throttled this producer: every response said 0 ms.
+                assert m["produce-throttle-time-avg"] == m["produce-throttle-time-max"] == 0
+
+
 def test_record_retry_total_counts_record_retries(cluster: Any) -> None:
     """10 records in one batch, refused 3 times with a retriable error, then written:
     30 record retries (Java counts records, not requests)."""

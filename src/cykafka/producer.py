@@ -166,8 +166,12 @@ class Producer(NativeProducer):
     def __enter__(self) -> Producer:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: Optional[type[BaseException]], *exc_info: object) -> None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            # Ctrl-C: flush for exit_timeout at most, and a second Ctrl-C abandons.
+            self._close_interrupted()
+        else:
+            self.close()
 
     # -- introspection ------------------------------------------------------
 
