@@ -598,6 +598,8 @@ def test_every_metric_is_a_number_after_a_flushed_round(
     Every emit's samples count, as Java keeps its samples for two 30 s windows: right
     after flush() and for the seconds after, every metric is a number, not only those
     read from counters."""
+    from cykafka.inspector.metrics import DOCS
+
     name = topic()
     conf = {"bootstrap.servers": broker.bootstrap_servers, "statistics.interval.ms": 200}
     with Producer(conf) as p:
@@ -613,6 +615,7 @@ def test_every_metric_is_a_number_after_a_flushed_round(
                 m = p.metrics()
                 missing = sorted(k for k, v in m.items() if not math.isfinite(v))
                 assert missing == [], (rnd, at, missing)
+                assert set(m) <= set(DOCS), set(m) - set(DOCS)  # each says where from
                 assert m["record-send-total"] == 100 * rnd
                 assert m["request-latency-max"] >= m["request-latency-avg"] > 0, m
                 assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0, m
