@@ -801,12 +801,14 @@ print("READY", flush=True)
 if sys.argv[1] == "with-block":
     with p:
         p.flush()
+elif sys.argv[1] == "close":
+    p.close()   # interrupted, it leaves the producer to the flush at exit
 else:
     p.flush()   # no close(): the flush at exit (exit_timeout, 5 s) takes over
 """
 
 
-@pytest.mark.parametrize("how", ["script", "with-block"])
+@pytest.mark.parametrize("how", ["script", "with-block", "close"])
 @pytest.mark.parametrize("presses", [1, 2])
 def test_a_second_ctrl_c_abandons_the_clean_up_at_once(how: str, presses: int) -> None:
     """Python's convention: the first Ctrl-C interrupts and lets the clean-up run (a
