@@ -378,6 +378,12 @@ cdef class NativeProducer:
         c.stats_unread_bytes = 0
         return out
 
+    def _on_event_thread(self):
+        """Whether the caller runs on this producer's event thread (in a callback),
+        which serves the statistics: waiting there for the next emit would wait for
+        itself."""
+        return self._core is not None and getattr(_event_tls, "core", None) is self._core
+
     def _last_outcome_time(self):
         """Monotonic time the latest delivery report was served (0.0: none yet)."""
         return 0.0 if self._core is None else self._core.last_outcome_time

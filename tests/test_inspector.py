@@ -234,7 +234,15 @@ def test_partition_of_a_down_leader_keeps_its_messages(
     topic = cluster.create_topic("down", partitions=3)
     with mock_producer(cluster, **{"message.timeout.ms": 300000}) as p:
         warm_up(p, topic, 3)
-        snap = wait_for(p, lambda s: len(s.partitions) == 3, "partitions")
+        # Leaders come from the statistics: the rows an idle producer gets from its
+        # exact counters alone (leader -1) would satisfy a bare count of partitions.
+        snap = wait_for(
+            p,
+            lambda s: (
+                len(s.partitions) == 3 and all(ps.leader >= 0 for ps in s.partitions.values())
+            ),
+            "partitions with their leaders",
+        )
         victim = snap.partitions[(topic, 0)].leader
         others = [part for part in (1, 2) if snap.partitions[(topic, part)].leader != victim]
         cluster.set_broker_down(victim)
@@ -624,6 +632,28 @@ def test_every_metric_is_a_number_after_a_flushed_round(
                 assert m["record-size-avg"] == 100, m
                 # The broker never throttled this producer: every response said 0 ms.
                 assert m["produce-throttle-time-avg"] == m["produce-throttle-time-max"] == 0
+
+
+def test_metrics_in_a_delivery_callback_does_not_wait_for_its_own_thread(
+    broker: Any, topic: Callable[..., str]
+) -> None:
+    """Right after traffic, metrics() waits for the statistics emit that carries its
+    samples; the event thread serves that emit, so on it (a callback) there is no wait,
+    which would stall every delivery for a statistics interval."""
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers}
+    took: list[float] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        start = time.monotonic()
+        p.metrics()
+        took.append(time.monotonic() - start)
+
+    with Producer(conf, inspect_interval_ms=10000) as p:
+        p.produce(name, b"x", on_delivery=on_delivery).result(30)
+        assert p.flush(30) == 0
+    # Far below the 10 s interval it would otherwise wait; generous for a loaded machine.
+    assert len(took) == 1 and took[0] < 5.0, took
 
 
 def test_record_retry_total_counts_record_retries(cluster: Any) -> None:

@@ -421,9 +421,15 @@ class Inspector:
         the next emit carries.  When the windows hold no sample without them, wait for
         that emit: at most one statistics interval (plus slack for a loaded machine),
         in short sleeps that Ctrl-C interrupts.  Never while traffic keeps the windows
-        filled, never for a closed producer (it emits no more)."""
+        filled, never for a closed producer (it emits no more), never in a callback
+        (its thread is the one that would serve the emit)."""
         outcome = producer._last_outcome_time()
-        if not self.stats_interval_s or not outcome or getattr(producer, "closed", False):
+        if (
+            not self.stats_interval_s
+            or not outcome
+            or getattr(producer, "closed", False)
+            or producer._on_event_thread()
+        ):
             return
         _, received, count = producer._last_stats()
         if received is not None and received >= outcome:
