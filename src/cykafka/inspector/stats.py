@@ -106,15 +106,16 @@ class Inspector:
         # resets its window statistics at each emit, so one not read is a lost sample.
         # Parsed here, in the caller's thread, once per emit: the event thread only
         # stored the strings.
-        latest: tuple[Optional[float], Optional[dict[str, Any]]] = (None, None)
-        for at, js in producer._take_stats():
-            latest = (at, json.loads(js))
-            self.java.observe_stats(latest[1], at)
+        latest_at: Optional[float] = None
+        latest: Optional[dict[str, Any]] = None
+        for latest_at, js in producer._take_stats():
+            latest = json.loads(js)
+            self.java.observe_stats(latest, latest_at)
         text, received, count = producer._last_stats()
         if text is None or received is None:
             return None, None, 0
         if count != self._parsed_count:
-            parsed = latest[1] if latest[0] == received else None
+            parsed = latest if latest is not None and latest_at == received else None
             if parsed is None:
                 parsed = json.loads(text)
             self._note_sample(parsed, received)
