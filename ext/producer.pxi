@@ -487,8 +487,10 @@ cdef bint _bounded_close(NativeProducer p, str what, str when) except -1:
     cdef _Core core = p._core
     limit = "no limit" if p._exit_timeout_ns == _FOREVER else \
         f"up to {p._exit_timeout_ns / 1e9:g} s"
-    _logger.warning("cykafka: flushing %s %s (%d pending) %s, %s (exit_timeout); Ctrl-C "
-                    "again abandons it", what, core.name, max(core.pending, 0), when, limit)
+    if core.pending > 0 or what == "unclosed Producer":   # an unclosed one is news
+        _logger.warning("cykafka: flushing %s %s (%d pending) %s, %s (exit_timeout); "
+                        "Ctrl-C again abandons it", what, core.name, max(core.pending, 0),
+                        when, limit)
     core.purge_reason = f"not delivered within exit_timeout {when}"
     try:
         left = core.close(p._exit_timeout_ns)
