@@ -195,16 +195,18 @@ class JavaMetrics:
 
     def observe_stats(self, st: Mapping[str, Any], now: float) -> None:
         """One statistics emit: its window stats and the growth of its counters."""
+        # Kept in librdkafka's integer units (rtt and int_latency in µs, converted when
+        # read): integer sums are exact, so an average never rounds above its maximum.
         for b in st.get("brokers", {}).values():
-            for stat, key, scale in (
-                (self.request_latency, "rtt", 1e-3),  # µs -> ms
-                (self.queue_time, "int_latency", 1e-3),
-                (self.throttle, "throttle", 1.0),  # ms
+            for stat, key in (
+                (self.request_latency, "rtt"),
+                (self.queue_time, "int_latency"),
+                (self.throttle, "throttle"),  # ms
             ):
-                _window(stat, b.get(key), scale, now)
+                _window(stat, b.get(key), now)
         for t in st.get("topics", {}).values():
-            _window(self.batch_size, t.get("batchsize"), 1.0, now)
-            _window(self.records_per_request, t.get("batchcnt"), 1.0, now)
+            _window(self.batch_size, t.get("batchsize"), now)
+            _window(self.records_per_request, t.get("batchcnt"), now)
         # Cumulative counters, so a delta covers every interval since the last one seen.
         sent = self._delta("txmsgs", float(st.get("txmsgs", 0)))
         sent_bytes = self._delta("txmsg_bytes", float(st.get("txmsg_bytes", 0)))
@@ -279,10 +281,10 @@ class JavaMetrics:
             "outgoing-byte-total": float(st.get("tx_bytes", 0)),
             "incoming-byte-total": float(st.get("rx_bytes", 0)),
             "connection-count": float(sum(1 for b in brokers if b.get("state") == "UP")),
-            "record-queue-time-avg": self.queue_time.avg(now),
-            "record-queue-time-max": self.queue_time.max(now),
-            "request-latency-avg": self.request_latency.avg(now),
-            "request-latency-max": self.request_latency.max(now),
+            "record-queue-time-avg": self.queue_time.avg(now) / 1000.0,  # µs -> ms
+            "record-queue-time-max": self.queue_time.max(now) / 1000.0,
+            "request-latency-avg": self.request_latency.avg(now) / 1000.0,
+            "request-latency-max": self.request_latency.max(now) / 1000.0,
             "produce-throttle-time-avg": self.throttle_avg(now),
             "produce-throttle-time-max": self.throttle_max(now),
             "batch-size-avg": self.batch_size.avg(now),
@@ -306,15 +308,10 @@ class JavaMetrics:
         return out
 
 
-def _window(stat: SampledStat, w: Optional[Mapping[str, Any]], scale: float, now: float) -> None:
+def _window(stat: SampledStat, w: Optional[Mapping[str, Any]], now: float) -> None:
     """One librdkafka window stat (values since the previous emit) into ``stat``."""
     if w and w.get("cnt"):
-        stat.record(
-            float(w.get("sum", 0)) * scale,
-            now,
-            count=float(w["cnt"]),
-            peak=float(w.get("max", 0)) * scale,
-        )
+        stat.record(float(w.get("sum", 0)), now, count=float(w["cnt"]), peak=float(w.get("max", 0)))
 
 
 #: OpenTelemetry instrument kind by metric name: totals are monotonic sums.
