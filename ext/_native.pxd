@@ -216,11 +216,15 @@ cdef class _Core:   # core.pxi
     cdef object fatal_error
     cdef object last_stats, last_stats_time
     cdef Py_ssize_t stats_count
+    cdef object stats_unread     # deque of (time received, json) not yet taken (stats.pxi)
+    cdef Py_ssize_t stats_unread_bytes
+    cdef double last_outcome_time   # monotonic time of the latest delivery report served
     cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
     cdef _partitioner_fn part_fn   # grouping.pxi: librdkafka's partitioner
     cdef int part_kind
     cdef tuple secrets
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
+    cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
     cdef str redact(self, str text)
     cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
                tuple secrets)
@@ -235,6 +239,7 @@ cdef class _Core:   # core.pxi
     cdef Py_ssize_t close(self, int64_t timeout_ns) except -1
     cdef Py_ssize_t _close(self, int64_t timeout_ns) except -1
     cdef purge(self)
+    cdef Py_ssize_t abandon(self, str when) except -1
     cdef release(self)
 
 

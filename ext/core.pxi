@@ -6,7 +6,10 @@
 
 import os as _os
 import re as _re_topic
+import signal as _signal
+import sys as _sys
 import warnings as _warnings
+from collections import deque as _deque
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
@@ -96,6 +99,23 @@ cdef inline int64_t _deadline_after(int64_t ns) noexcept:
 _TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
+cdef object _sigint_default():
+    """SIGINT's default action (end the process) in place of Python's handler; the
+    handler it replaced, or None when this thread may not change it."""
+    try:
+        return _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    except (ValueError, OSError):   # not the main thread
+        return None
+
+
+cdef _sigint_restore(object old):
+    if old is not None:
+        try:
+            _signal.signal(_signal.SIGINT, old)
+        except (ValueError, OSError):
+            pass
+
+
 cdef class _Topic:
 
     def __cinit__(self):
@@ -112,6 +132,8 @@ cdef class _Core:
         self.part_counts = {}
         self.secrets = ()
         self.delivery_hint = None
+        self.purge_reason = None
+        self.stats_unread = _deque()
         self.close_lock = _threading.RLock()
         self.size_max = -1
         self.fork_gen = _fork_generation
@@ -349,9 +371,12 @@ cdef class _Core:
         remaining = self.flush(timeout_ns, True)
         if remaining:
             # Nothing may vanish: purge what is left so that every future fails
-            # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.
-            _logger.warning("%s: closing with %d undelivered messages; they are purged and "
-                            "their futures fail", self.name, remaining)
+            # with _PURGE_QUEUE/_PURGE_INFLIGHT, and wait for those reports.  A
+            # caller that set purge_reason (the exit, abandon()) says so itself.
+            if self.purge_reason is None:
+                self.purge_reason = "the Producer was closed before it was delivered"
+                _logger.warning("%s: closing with %d undelivered messages; they are purged "
+                                "and their futures fail", self.name, remaining)
             self.purge()
             self.flush(10_000_000_000, True)
         self.stopping = True
@@ -372,9 +397,37 @@ cdef class _Core:
         are purged": never with the GIL."""
         if self.stage_n:
             _stage_abandon(self, RD_KAFKA_RESP_ERR__PURGE_QUEUE,
-                           "purged while cykafka still held it: the Producer was closed")
+                           f"purged while cykafka still held it: "
+                           f"{self.purge_reason or 'the Producer was closed'}")
         with nogil:
             rd_kafka_purge(self.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+
+    cdef Py_ssize_t abandon(self, str when) except -1:
+        """Give up at once on what is left (Ctrl-C pressed again during a clean-up):
+        purge it, so every future fails saying why, serve those reports, stop and
+        free; say on stderr how many messages were abandoned, and return that.
+        Waits for nothing on the network: a purge is local.  While it runs, SIGINT
+        has its default action, so a third Ctrl-C ends the process outright instead
+        of interrupting the abandon (the caller's handler is restored after)."""
+        if self.closed:
+            return 0
+        n = max(self.pending, 0)
+        self.purge_reason = f"abandoned {when}: Ctrl-C was pressed again during the clean-up"
+        old = _sigint_default()
+        try:
+            self.close(0)
+        finally:
+            _sigint_restore(old)
+        text = (f"cykafka: Ctrl-C again: abandoned {n} undelivered messages of Producer "
+                f"{self.name} {when} (purged; their futures failed)")
+        try:
+            _sys.stderr.write(text + "\n")
+            _sys.stderr.flush()
+        except Exception:   # no usable stderr: the log below is all there is
+            pass
+        if _logger.hasHandlers():   # without handlers, logging would print it twice
+            _logger.error(text)
+        return n
 
     cdef release(self):
         """The event thread has stopped: free topics, queue and handle."""

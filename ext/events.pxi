@@ -61,6 +61,9 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     text = s.decode(errors="replace")
     if m.err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT and core.delivery_hint is not None:
         text = f"{text}; {core.delivery_hint}"
+    elif core.purge_reason is not None and m.err in (RD_KAFKA_RESP_ERR__PURGE_QUEUE,
+                                                     RD_KAFKA_RESP_ERR__PURGE_INFLIGHT):
+        text = f"{text}: {core.purge_reason}"
     return text
 
 
@@ -125,6 +128,9 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
     cdef dict wake = {}
     cdef _BatchRun run = _BatchRun()
     cdef _DrState st = _DrState()
+    # The inspector waits for the statistics emit after this (Inspector.metrics).
+    # CLOCK_MONOTONIC, as time.monotonic() on Linux, without a Python call per event.
+    core.last_outcome_time = _now_ns() / 1e9
     try:
         if buf != NULL and buf.n:
             msgs, tss, n = buf.msgs, buf.tss, buf.n

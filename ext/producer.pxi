@@ -311,6 +311,20 @@ cdef class NativeProducer:
             core.close(timeout_ns)
             _live.discard(self)
 
+    def _close_interrupted(self):
+        """close() for a with-block left by KeyboardInterrupt: flush for at most
+        exit_timeout (not close()'s unbounded wait: the user asked to stop), then
+        fail what is left; Ctrl-C again abandons it at once and raises
+        KeyboardInterrupt."""
+        cdef _Core core = self._core
+        if core is None or core.closed:
+            return
+        _refuse_on_event_thread(core, "close()")
+        abandoned = _bounded_close(self, "Producer", "while closing after Ctrl-C")
+        _live.discard(self)
+        if abandoned:
+            raise KeyboardInterrupt
+
     @property
     def closed(self):
         return self._core is None or self._core.closed
@@ -352,6 +366,27 @@ cdef class NativeProducer:
         cdef _Core c = self._core
         if c is not None:
             c.delivery_hint = None if hint is None else str(hint)
+
+    def _take_stats(self):
+        """[(monotonic time received, json text)] of every statistics emit since the
+        previous call (stats.pxi keeps the last minute of them), oldest first."""
+        cdef _Core c = self._core
+        if c is None or not c.stats_unread:
+            return []
+        out = list(c.stats_unread)
+        c.stats_unread.clear()
+        c.stats_unread_bytes = 0
+        return out
+
+    def _on_event_thread(self):
+        """Whether the caller runs on this producer's event thread (in a callback),
+        which serves the statistics: waiting there for the next emit would wait for
+        itself."""
+        return self._core is not None and getattr(_event_tls, "core", None) is self._core
+
+    def _last_outcome_time(self):
+        """Monotonic time the latest delivery report was served (0.0: none yet)."""
+        return 0.0 if self._core is None else self._core.last_outcome_time
 
     def _last_stats(self):
         """(json text, monotonic time received, count) of librdkafka's latest statistics."""
@@ -426,27 +461,47 @@ def _close_live_producers():
     # Nothing is lost silently: an unclosed producer is flushed at exit (and
     # logs that it was), like a with-block would have done, but only for its
     # exit_timeout: message.timeout.ms (300 s by default) must not hold the exit.
+    # Ctrl-C during that flush abandons it, and the flushes of the producers left.
     cdef NativeProducer p
-    cdef _Core core
+    cdef bint abandoning = False
     for obj in list(_live):
         p = <NativeProducer>obj
-        core = p._core
-        if core is None or core.closed or core.fork_gen != _fork_generation:
+        if p._core is None or p._core.closed or p._core.fork_gen != _fork_generation:
             continue
-        limit = "no limit" if p._exit_timeout_ns == _FOREVER else \
-            f"up to {p._exit_timeout_ns / 1e9:g} s"
-        _logger.warning("cykafka: flushing unclosed Producer %s (%d pending) at exit, %s "
-                        "(exit_timeout)", core.name, max(core.pending, 0), limit)
         try:
-            left = core.close(p._exit_timeout_ns)
-            _live.discard(p)
+            if abandoning:
+                p._core.abandon("at exit")
+            else:
+                abandoning = _bounded_close(p, "unclosed Producer", "at exit")
         except BaseException:
-            _logger.exception("cykafka: closing Producer %s at exit failed", core.name)
+            _logger.exception("cykafka: closing Producer %s at exit failed", p._core.name)
             continue
-        if left:
-            _logger.error("cykafka: Producer %s: %d messages were not delivered within "
-                          "exit_timeout at exit; they failed (purged) and their futures "
-                          "say so", core.name, left)
+        _live.discard(p)
+
+
+cdef bint _bounded_close(NativeProducer p, str what, str when) except -1:
+    """close() for at most exit_timeout, failing what is left (the flush at exit, a
+    with-block left by Ctrl-C); Ctrl-C during it abandons what is left at once
+    (Python's convention: a second Ctrl-C gives up the clean-up).  True if it did;
+    the KeyboardInterrupt is not re-raised."""
+    cdef _Core core = p._core
+    limit = "no limit" if p._exit_timeout_ns == _FOREVER else \
+        f"up to {p._exit_timeout_ns / 1e9:g} s"
+    if core.pending > 0 or what == "unclosed Producer":   # an unclosed one is news
+        _logger.warning("cykafka: flushing %s %s (%d pending) %s, %s (exit_timeout); "
+                        "Ctrl-C again abandons it", what, core.name, max(core.pending, 0),
+                        when, limit)
+    core.purge_reason = f"not delivered within exit_timeout {when}"
+    try:
+        left = core.close(p._exit_timeout_ns)
+    except KeyboardInterrupt:
+        core.abandon(when)
+        return True
+    if left:
+        _logger.error("cykafka: Producer %s: %d messages were not delivered within "
+                      "exit_timeout %s; they failed (purged) and their futures say so",
+                      core.name, left, when)
+    return False
 
 
 cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):

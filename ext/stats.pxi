@@ -1,13 +1,19 @@
 # stats.pxi -- what the inspector (cykafka.inspector) reads from the extension:
 #
 # * librdkafka's statistics JSON (STATISTICS.md), delivered as RD_KAFKA_EVENT_STATS
-#   every statistics.interval.ms.  The event thread only keeps the latest string
-#   (and hands it to the user's stats_cb, throttled in Python to the user's own
-#   interval); parsing happens off this path, when a snapshot is asked for.
+#   every statistics.interval.ms.  The event thread only keeps the strings (the
+#   latest, and the last minute of them for the inspector's windows) and hands
+#   each to the user's stats_cb, throttled in Python to the user's own interval;
+#   parsing happens off this path, when a snapshot or metrics() is asked for.
 # * exact per-partition outcome counters, bumped by the delivery-report loop
 #   (events.pxi).  A DR event holds the messages of one ProduceRequest, i.e.
 #   one partition, so the counter lookup happens once per run of equal
 #   (topic, partition), not once per message.
+
+
+# Unread statistics emits kept for the inspector: their age and total size.
+cdef double _STATS_KEEP_S = 60.0
+cdef Py_ssize_t _STATS_KEEP_BYTES = 16 << 20
 
 
 cdef class _PartCount:
@@ -53,6 +59,18 @@ cdef _handle_stats(_Core core, rd_kafka_event_t *ev):
     core.last_stats = text
     core.last_stats_time = _monotonic()
     core.stats_count += 1
+    # Every emit is kept until the inspector takes it: the window statistics
+    # (int_latency, rtt, batchsize...) are "reset to 0 on each stats emit"
+    # (STATISTICS.md), so an emit nobody reads loses its samples.  Only the last
+    # _STATS_KEEP_S matter (Java's metrics span two 30 s windows), within
+    # _STATS_KEEP_BYTES; counters are cumulative and lose nothing either way.
+    unread = core.stats_unread
+    unread.append((core.last_stats_time, text))
+    core.stats_unread_bytes += len(text)
+    while len(unread) > 1 and (
+            core.stats_unread_bytes > _STATS_KEEP_BYTES
+            or core.last_stats_time - unread[0][0] > _STATS_KEEP_S):
+        core.stats_unread_bytes -= len(unread.popleft()[1])
     if core.stats_cb is not None:
         try:
             core.stats_cb(text)

@@ -234,7 +234,15 @@ def test_partition_of_a_down_leader_keeps_its_messages(
     topic = cluster.create_topic("down", partitions=3)
     with mock_producer(cluster, **{"message.timeout.ms": 300000}) as p:
         warm_up(p, topic, 3)
-        snap = wait_for(p, lambda s: len(s.partitions) == 3, "partitions")
+        # Leaders come from the statistics: the rows an idle producer gets from its
+        # exact counters alone (leader -1) would satisfy a bare count of partitions.
+        snap = wait_for(
+            p,
+            lambda s: (
+                len(s.partitions) == 3 and all(ps.leader >= 0 for ps in s.partitions.values())
+            ),
+            "partitions with their leaders",
+        )
         victim = snap.partitions[(topic, 0)].leader
         others = [part for part in (1, 2) if snap.partitions[(topic, part)].leader != victim]
         cluster.set_broker_down(victim)
@@ -571,6 +579,84 @@ def test_averages_survive_idle_statistics_intervals(cluster: Any) -> None:
     for name in ("record-queue-time-avg", "request-latency-avg", "batch-size-avg"):
         assert not math.isnan(m[name]), (name, m)
     assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0
+
+
+#: Metrics fed by librdkafka's window statistics (averages and maxima): NaN only while
+#: their windows hold no sample.
+WINDOW_METRICS = (
+    "record-queue-time-avg",
+    "record-queue-time-max",
+    "request-latency-avg",
+    "request-latency-max",
+    "produce-throttle-time-avg",
+    "produce-throttle-time-max",
+    "batch-size-avg",
+    "batch-size-max",
+    "records-per-request-avg",
+    "record-size-avg",
+    "compression-rate-avg",
+)
+
+
+@pytest.mark.parametrize("where", ["broker", "mock"])
+def test_every_metric_is_a_number_after_a_flushed_round(
+    broker: Any, topic: Callable[..., str], cluster: Any, where: str
+) -> None:
+    """librdkafka resets its window statistics (int_latency, rtt, batchsize...) at every
+    emit, so the emit after the traffic holds its samples and the next ones hold none.
+    Every emit's samples count, as Java keeps its samples for two 30 s windows: right
+    after flush() and for the seconds after, every metric is a number, not only those
+    read from counters.  Against the session broker and librdkafka's mock cluster."""
+    from cykafka.inspector.metrics import DOCS
+
+    if where == "broker":
+        servers, name = broker.bootstrap_servers, topic()
+    else:
+        servers, name = cluster.bootstrap_servers, cluster.create_topic("rounds", 1, 1)
+    with Producer({"bootstrap.servers": servers, "statistics.interval.ms": 200}) as p:
+        before = p.metrics()
+        # No record yet: no sample, so NaN (Java's value without samples).
+        assert all(math.isnan(before[k]) for k in WINDOW_METRICS), before
+        for rnd in (1, 2):
+            futs = [p.produce(name, b"x" * 100) for _ in range(100)]
+            assert p.flush(30) == 0 and all(f.exception(0) is None for f in futs)
+            start = time.monotonic()
+            for at in (0.0, 0.5, 1.0, 2.5):
+                time.sleep(max(0.0, start + at - time.monotonic()))
+                m = p.metrics()
+                missing = sorted(k for k, v in m.items() if not math.isfinite(v))
+                assert missing == [], (rnd, at, missing)
+                assert set(m) <= set(DOCS), set(m) - set(DOCS)  # each says where from
+                assert m["record-send-total"] == 100 * rnd
+                assert m["request-latency-max"] >= m["request-latency-avg"] > 0, m
+                assert m["record-queue-time-max"] >= m["record-queue-time-avg"] >= 0, m
+                assert m["batch-size-max"] >= m["batch-size-avg"] > 0, m
+                assert 1 <= m["records-per-request-avg"] <= 100, m
+                assert m["record-size-avg"] == 100, m
+                # Nothing throttled this producer: every response said 0 ms.
+                assert m["produce-throttle-time-avg"] == m["produce-throttle-time-max"] == 0
+
+
+def test_metrics_in_a_delivery_callback_does_not_wait_for_its_own_thread(
+    broker: Any, topic: Callable[..., str]
+) -> None:
+    """Right after traffic, metrics() waits for the statistics emit that carries its
+    samples; the event thread serves that emit, so on it (a callback) there is no wait,
+    which would stall every delivery for a statistics interval."""
+    name = topic()
+    conf = {"bootstrap.servers": broker.bootstrap_servers}
+    took: list[float] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        start = time.monotonic()
+        p.metrics()
+        took.append(time.monotonic() - start)
+
+    with Producer(conf, inspect_interval_ms=10000) as p:
+        p.produce(name, b"x", on_delivery=on_delivery).result(30)
+        assert p.flush(30) == 0
+    # Far below the 10 s interval it would otherwise wait; generous for a loaded machine.
+    assert len(took) == 1 and took[0] < 5.0, took
 
 
 def test_record_retry_total_counts_record_retries(cluster: Any) -> None:

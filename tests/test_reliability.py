@@ -778,6 +778,84 @@ def test_exit_flush_is_bounded_and_reports_what_was_left(exit_timeout: str) -> N
     )
 
 
+# -------------------------------------------------- Ctrl-C twice: abandon the clean-up
+
+TWO_CTRL_C_CHILD = r"""
+import atexit, collections, json, socket, sys, time
+futs = []
+
+def outcomes():
+    seen = collections.Counter(
+        "pending" if not f.done() else str(f.exception(0) or "delivered") for f in futs
+    )
+    print(json.dumps(seen), flush=True)
+
+# Registered before cykafka is imported, so it runs after cykafka's exit flush.
+atexit.register(outcomes)
+import cykafka
+s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+p = cykafka.Producer({"bootstrap.servers": f"127.0.0.1:{port}", "log_level": 0,
+                      "message.timeout.ms": 300000})
+futs += [p.produce("t", b"%d" % i) for i in range(100)]
+print("READY", flush=True)
+if sys.argv[1] == "with-block":
+    with p:
+        p.flush()
+elif sys.argv[1] == "close":
+    p.close()   # interrupted, it leaves the producer to the flush at exit
+else:
+    p.flush()   # no close(): the flush at exit (exit_timeout, 5 s) takes over
+"""
+
+
+@pytest.mark.parametrize("how", ["script", "with-block", "close"])
+@pytest.mark.parametrize("presses", [1, 2])
+def test_a_second_ctrl_c_abandons_the_clean_up_at_once(how: str, presses: int) -> None:
+    """Python's convention: the first Ctrl-C interrupts and lets the clean-up run (a
+    flush bounded by exit_timeout, 5 s); a second one during it abandons the clean-up:
+    what is left is purged, every future fails saying why, stderr says how many
+    messages were abandoned, and the process ends at once."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TWO_CTRL_C_CHILD, how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "READY"
+        time.sleep(0.5)  # inside flush()
+        first = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)  # inside the clean-up's flush
+        last = time.monotonic()
+        if presses == 2:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        ended = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print(
+        f"{how}, {presses} Ctrl-C: ended {ended - first:.2f} s after the first, "
+        f"{ended - last:.2f} s after the last"
+    )
+    assert proc.returncode == -signal.SIGINT, err
+    outcomes = json.loads(out.strip().splitlines()[-1])
+    assert sum(outcomes.values()) == 100 and "pending" not in outcomes, outcomes
+    if presses == 1:
+        # The clean-up ran for exit_timeout (5 s), then failed what was left.
+        assert 5.0 <= ended - first < 5.0 + 5, (ended - first, err)
+        return
+    # Well under the 5 s the clean-up would take, with room for a loaded machine.
+    assert ended - last < 1.5, (ended - last, err)
+    ((text, n),) = outcomes.items()
+    assert n == 100 and "Purged" in text and "Ctrl-C" in text and "abandoned" in text, text
+    assert "abandoned 100 undelivered messages" in err, err
+    record(f"Ctrl-C twice ({how})", 100, 0, 100, seconds_after_second=round(ended - last, 2))
+
+
 # --------------------------------------------------- a future from before fork()
 
 FORK_FUTURE_CHILD = r"""

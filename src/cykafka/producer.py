@@ -54,9 +54,13 @@ class Producer(NativeProducer):
     ``on_delivery`` or done-callback (cykafka's event thread, the thread that makes
     room) produce never waits: a full queue raises :class:`QueueFullError` at once.
 
-    A producer still open when the interpreter exits is flushed for at most
-    ``exit_timeout`` seconds (default 5; None: no limit); messages still
-    undelivered then fail (their futures say so) and the count is logged.
+    A producer still open when the interpreter exits, and a ``with`` block left by
+    Ctrl-C, is flushed for at most ``exit_timeout`` seconds (default 5; None: no
+    limit); messages still undelivered then fail (their futures say so) and the
+    count is logged.  Ctrl-C again during that flush abandons it at once: what is
+    left is purged, the futures fail saying so, stderr says how many messages were
+    abandoned.  Ctrl-C during :meth:`flush` or :meth:`close` raises
+    KeyboardInterrupt and loses nothing (close() again resumes).
 
     ``on_error(exc)`` receives librdkafka's client-level errors (also logged to
     the ``cykafka`` logger); ``stats_cb(json_text)`` receives librdkafka's
@@ -163,8 +167,12 @@ class Producer(NativeProducer):
     def __enter__(self) -> Producer:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: Optional[type[BaseException]], *exc_info: object) -> None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            # Ctrl-C: flush for exit_timeout at most, and a second Ctrl-C abandons.
+            self._close_interrupted()
+        else:
+            self.close()
 
     # -- introspection ------------------------------------------------------
 
@@ -198,7 +206,11 @@ class Producer(NativeProducer):
     def metrics(self) -> dict[str, float]:
         """The Java producer's metrics (``producer-metrics`` group) that have a
         librdkafka equivalent, by Java name, with Java's definitions: averages and
-        rates over two 30 s sampled windows (see :mod:`cykafka.inspector.metrics`)."""
+        rates over two 30 s sampled windows, fed by every statistics emit.  Where each
+        one's samples come from and when it can be NaN:
+        :data:`cykafka.inspector.metrics.DOCS`.  Right after traffic whose samples no
+        emit has carried yet, waits for the next emit (at most one
+        ``statistics.interval.ms`` and a little; never in a callback)."""
         return _inspector.inspector_of(self).metrics()
 
     def metrics_opentelemetry(self) -> list[dict[str, Any]]:

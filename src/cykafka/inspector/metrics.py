@@ -6,38 +6,18 @@ those windows (NaN only when there is none), a rate is their total over the time
 span, counted as at least one full window more than the current one (the Java client's
 ``Rate``).  :class:`SampledStat` does the same with what each statistics emit adds.
 
-Where a figure comes from (librdkafka STATISTICS.md, or the extension's exact counters):
-
-===========================  =================================================================
-record-send-total/-rate      ``txmsgs``: every transmission, retries included (as Java counts
-                             records per produce request); never below the exact deliveries
-record-retry-total/-rate     transmissions beyond each record's first (``txmsgs`` minus the
-                             records sent at least once; exact when the partition is idle)
-record-error-total/-rate     exact: records whose delivery failed
-record-queue-time-avg/-max   broker ``int_latency``: produce() -> request built (ms)
-request-latency-avg/-max     broker ``rtt`` (ms)
-produce-throttle-time-avg    broker ``throttle`` (ms)
-batch-size-avg/-max          topic ``batchsize``: bytes of each MessageSet, compressed
-records-per-request-avg      topic ``batchcnt``
-record-size-avg              ``txmsg_bytes`` / ``txmsgs``: key + value bytes per record sent
-record-size-max              exact: the largest key + value bytes of a record produced (taken
-                             by produce(), produce_batch() or produce_many()), sampled when
-                             metrics() is called
-compression-rate-avg         bytes sent to brokers (``tx_bytes``: compressed batches with their
-                             framing, and the few other requests) / record bytes sent
-flush-time-ns-total          exact: time spent in flush()
-txn-*-time-ns-total          exact: time spent in init/begin/commit/abort_transaction()
-bufferpool-wait-time-ns-total exact: time produce() waited for room in the queue
-buffer-exhausted-total       exact: produce calls refused because the queue stayed full for
-                             max.block.ms (QueueFullError)
-waiting-threads              threads sleeping in produce() until the queue has room (between
-                             its 0.2 ms sleeps a retrying thread is not counted)
-===========================  =================================================================
-
-Counters (``txmsgs``, bytes) are cumulative, so nothing is missed between reads;
-librdkafka's window statistics (latencies, batch sizes) cover one statistics interval, and
-an interval is sampled when a snapshot or metrics() reads it, so callers polling less often
-than ``statistics.interval.ms`` sample some intervals, not all.
+Where each figure's samples come from, and when it can be NaN: :data:`DOCS`, one entry
+per metric (also the Prometheus ``# HELP`` text).  librdkafka's window statistics
+(STATISTICS.md: ``int_latency``, ``rtt``, ``throttle``, ``batchsize``, ``batchcnt``) hold
+the values since the previous emit and are "reset to 0 on each stats emit"; the extension
+keeps every emit until it is read (the last minute of them, within 16 MiB), so each emit's
+samples enter the windows, however seldom metrics() is called.  Figures from statistics
+lag by up to one ``statistics.interval.ms``: when records had their outcome after the
+latest emit and the windows hold no sample yet, metrics() waits for the next emit (at most
+one interval and a little) instead of answering NaN.  Counters (``txmsgs``, bytes) are
+cumulative, so nothing is missed between reads.  Without statistics
+(``inspect_interval_ms=0`` and no ``statistics.interval.ms``), and for a producer closed
+before the emit that follows its last traffic, the statistics' figures have no sample.
 """
 
 from __future__ import annotations
@@ -50,6 +30,7 @@ from typing import Any, Optional
 from .snapshot import AccumulatorSnapshot, PartitionSnapshot
 
 __all__ = [
+    "DOCS",
     "SAMPLES",
     "WINDOW_S",
     "JavaMetrics",
@@ -61,6 +42,64 @@ __all__ = [
 #: The Java client's defaults: metrics.sample.window.ms=30000, metrics.num.samples=2.
 WINDOW_S = 30.0
 SAMPLES = 2
+
+
+_WINDOW = (
+    " (librdkafka window statistics, ms); NaN until one was sampled, and again after "
+    "60 s (Java's two 30 s windows) without one"
+)
+
+#: Each metric: what it measures, where its samples come from, when it can be NaN.
+DOCS: dict[str, str] = {
+    "buffer-total-bytes": "queue.buffering.max.kbytes in bytes (statistics msg_size_max)",
+    "buffer-available-bytes": "buffer-total-bytes minus the bytes librdkafka holds (msg_size)",
+    "bufferpool-wait-time-ns-total": "exact: time produce() waited for room in the queue",
+    "buffer-exhausted-total": "exact: produce calls refused with QueueFullError (max.block.ms)",
+    "waiting-threads": "threads sleeping in produce() until the queue has room",
+    "record-send-total": "transmissions, retries included (txmsgs; at least the deliveries)",
+    "record-send-rate": "record-send-total's growth over the windows' span (Java's Rate)",
+    "record-retry-total": "transmissions beyond each record's first (txmsgs - records sent)",
+    "record-retry-rate": "record-retry-total's growth over the windows' span",
+    "record-error-total": "exact: records whose delivery failed",
+    "record-error-rate": "record-error-total's growth over the windows' span",
+    "requests-in-flight": "requests awaiting a response (waitresp_cnt, latest statistics)",
+    "request-total": "requests sent (tx)",
+    "response-total": "responses received (rx)",
+    "outgoing-byte-total": "bytes sent to brokers (tx_bytes)",
+    "incoming-byte-total": "bytes received from brokers (rx_bytes)",
+    "connection-count": "brokers in state UP",
+    "record-queue-time-avg": "produce() to the record's produce request (int_latency)" + _WINDOW,
+    "record-queue-time-max": "largest record-queue-time (int_latency)" + _WINDOW,
+    "request-latency-avg": "response round trip of every request (rtt)" + _WINDOW,
+    "request-latency-max": "largest request round trip (rtt)" + _WINDOW,
+    "produce-throttle-time-avg": (
+        "broker throttle per response (throttle); librdkafka samples throttled responses "
+        "only, so every other response (each an rtt sample) counts 0 ms; NaN until a "
+        "response, and after 60 s without one"
+    ),
+    "produce-throttle-time-max": "largest throttle (0: none throttled); NaN as the average",
+    "batch-size-avg": "bytes of each MessageSet, compressed (batchsize)" + _WINDOW,
+    "batch-size-max": "largest MessageSet (batchsize)" + _WINDOW,
+    "records-per-request-avg": "records per MessageSet (batchcnt)" + _WINDOW,
+    "record-size-avg": (
+        "key + value bytes per record sent (growth of txmsg_bytes / txmsgs between "
+        "statistics emits); NaN until an emit saw a record sent, and after 60 s without"
+    ),
+    "record-size-max": (
+        "exact: largest key + value of a record produced, sampled when metrics() is "
+        "called; NaN until a record was produced, and after 60 s without one"
+    ),
+    "compression-rate-avg": (
+        "bytes sent (tx_bytes: batches with framing, and other requests) / record bytes "
+        "sent (txmsg_bytes); NaN until an emit saw a record sent, and after 60 s without"
+    ),
+    "flush-time-ns-total": "exact: time spent in flush()",
+    "txn-init-time-ns-total": "exact: time spent in init_transactions()",
+    "txn-begin-time-ns-total": "exact: time spent in begin_transaction()",
+    "txn-commit-time-ns-total": "exact: time spent in commit_transaction()",
+    "txn-abort-time-ns-total": "exact: time spent in abort_transaction()",
+    "metadata-age": "age of the oldest topic metadata, s (present once a topic is known)",
+}
 
 
 @dataclass
@@ -96,6 +135,16 @@ class SampledStat:
         s.total += total
         if count:
             s.max = max(s.max, total / count if peak is None else peak)
+
+    def count(self, now: float) -> float:
+        """How many events the live samples hold."""
+        self._purge(now)
+        return sum(s.count for s in self._samples)
+
+    def total(self, now: float) -> float:
+        """The sum of the live samples' events."""
+        self._purge(now)
+        return sum(s.total for s in self._samples)
 
     def avg(self, now: float) -> float:
         self._purge(now)
@@ -146,16 +195,18 @@ class JavaMetrics:
 
     def observe_stats(self, st: Mapping[str, Any], now: float) -> None:
         """One statistics emit: its window stats and the growth of its counters."""
+        # Kept in librdkafka's integer units (rtt and int_latency in µs, converted when
+        # read): integer sums are exact, so an average never rounds above its maximum.
         for b in st.get("brokers", {}).values():
-            for stat, key, scale in (
-                (self.request_latency, "rtt", 1e-3),  # µs -> ms
-                (self.queue_time, "int_latency", 1e-3),
-                (self.throttle, "throttle", 1.0),  # ms
+            for stat, key in (
+                (self.request_latency, "rtt"),
+                (self.queue_time, "int_latency"),
+                (self.throttle, "throttle"),  # ms
             ):
-                _window(stat, b.get(key), scale, now)
+                _window(stat, b.get(key), now)
         for t in st.get("topics", {}).values():
-            _window(self.batch_size, t.get("batchsize"), 1.0, now)
-            _window(self.records_per_request, t.get("batchcnt"), 1.0, now)
+            _window(self.batch_size, t.get("batchsize"), now)
+            _window(self.records_per_request, t.get("batchcnt"), now)
         # Cumulative counters, so a delta covers every interval since the last one seen.
         sent = self._delta("txmsgs", float(st.get("txmsgs", 0)))
         sent_bytes = self._delta("txmsg_bytes", float(st.get("txmsg_bytes", 0)))
@@ -164,6 +215,22 @@ class JavaMetrics:
             self.record_size.record(sent_bytes, now, count=sent)
         if sent_bytes and wire_bytes:
             self.compression.record(wire_bytes, now, count=sent_bytes)
+
+    def has_window_samples(self, now: float) -> bool:
+        """Whether the windows fed by librdkafka's window statistics hold a sample."""
+        return any(s.count(now) for s in (self.queue_time, self.request_latency, self.batch_size))
+
+    def throttle_avg(self, now: float) -> float:
+        """Java averages the throttle time of every response, 0 ms included; librdkafka
+        samples only throttled ones (``rd_kafka_op_throttle_time``: "if throttle_time >
+        0"), so the other responses, each sampled in ``rtt``, count as 0 ms."""
+        responses = max(self.request_latency.count(now), self.throttle.count(now))
+        return self.throttle.total(now) / responses if responses else math.nan
+
+    def throttle_max(self, now: float) -> float:
+        if self.throttle.count(now):
+            return self.throttle.max(now)
+        return 0.0 if self.request_latency.count(now) else math.nan
 
     def observe_exact(self, failed: int, retries: int, now: float) -> None:
         for stat, name, value in (
@@ -214,12 +281,12 @@ class JavaMetrics:
             "outgoing-byte-total": float(st.get("tx_bytes", 0)),
             "incoming-byte-total": float(st.get("rx_bytes", 0)),
             "connection-count": float(sum(1 for b in brokers if b.get("state") == "UP")),
-            "record-queue-time-avg": self.queue_time.avg(now),
-            "record-queue-time-max": self.queue_time.max(now),
-            "request-latency-avg": self.request_latency.avg(now),
-            "request-latency-max": self.request_latency.max(now),
-            "produce-throttle-time-avg": self.throttle.avg(now),
-            "produce-throttle-time-max": self.throttle.max(now),
+            "record-queue-time-avg": self.queue_time.avg(now) / 1000.0,  # µs -> ms
+            "record-queue-time-max": self.queue_time.max(now) / 1000.0,
+            "request-latency-avg": self.request_latency.avg(now) / 1000.0,
+            "request-latency-max": self.request_latency.max(now) / 1000.0,
+            "produce-throttle-time-avg": self.throttle_avg(now),
+            "produce-throttle-time-max": self.throttle_max(now),
             "batch-size-avg": self.batch_size.avg(now),
             "batch-size-max": self.batch_size.max(now),
             "records-per-request-avg": self.records_per_request.avg(now),
@@ -241,15 +308,10 @@ class JavaMetrics:
         return out
 
 
-def _window(stat: SampledStat, w: Optional[Mapping[str, Any]], scale: float, now: float) -> None:
+def _window(stat: SampledStat, w: Optional[Mapping[str, Any]], now: float) -> None:
     """One librdkafka window stat (values since the previous emit) into ``stat``."""
     if w and w.get("cnt"):
-        stat.record(
-            float(w.get("sum", 0)) * scale,
-            now,
-            count=float(w["cnt"]),
-            peak=float(w.get("max", 0)) * scale,
-        )
+        stat.record(float(w.get("sum", 0)), now, count=float(w["cnt"]), peak=float(w.get("max", 0)))
 
 
 #: OpenTelemetry instrument kind by metric name: totals are monotonic sums.
@@ -291,6 +353,8 @@ def prometheus_text(metrics: Mapping[str, float], snap: AccumulatorSnapshot) -> 
     for name, value in sorted(metrics.items()):
         metric = "kafka_producer_" + name.replace("-", "_")
         kind = "counter" if name.endswith("-total") else "gauge"
+        if name in DOCS:
+            lines.append(f"# HELP {metric} {DOCS[name]}")
         lines.append(f"# TYPE {metric} {kind}")
         lines.append(f'{metric}{{client_id="{client}"}} {_prom_value(value)}')
 

@@ -17,7 +17,7 @@ __all__ = ["Inspectable", "StatsSource"]
 
 
 class StatsSource(Protocol):
-    """The six reads the inspector makes (``cykafka._native.NativeProducer`` has them)."""
+    """The nine reads the inspector makes (``cykafka._native.NativeProducer`` has them)."""
 
     @property
     def name(self) -> Optional[str]: ...
@@ -37,6 +37,19 @@ class StatsSource(Protocol):
 
     def _last_stats(self) -> tuple[Optional[str], Optional[float], int]:
         """(latest statistics JSON, monotonic time received, emit count)."""
+        ...
+
+    def _take_stats(self) -> list[tuple[float, str]]:
+        """Every statistics emit (monotonic time received, JSON) since the previous
+        call, oldest first (the last minute of them at most)."""
+        ...
+
+    def _last_outcome_time(self) -> float:
+        """Monotonic time the latest delivery outcome was served (0.0: none yet)."""
+        ...
+
+    def _on_event_thread(self) -> bool:
+        """Whether the caller is the thread that serves the statistics (a callback)."""
         ...
 
     def _effective_config(self, key: str) -> Optional[str]:

@@ -52,6 +52,10 @@ def _us_to_ms(window: Optional[Mapping[str, Any]]) -> Optional[float]:
 
 
 def _num(producer: StatsSource, config: Mapping[str, str], key: str) -> float:
+    return _num_or(producer, config, key, _DEFAULTS[key])
+
+
+def _num_or(producer: StatsSource, config: Mapping[str, str], key: str, default: float) -> float:
     # librdkafka's own value first: it includes its adjustments, e.g. "max.in.flight=5"
     # when enable.idempotence (or transactional.id) is set and the user did not set it.
     for value in (producer._effective_config(key), config.get(key)):
@@ -59,7 +63,7 @@ def _num(producer: StatsSource, config: Mapping[str, str], key: str) -> float:
             return float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             pass
-    return float(_DEFAULTS[key])
+    return float(default)
 
 
 class Inspector:
@@ -78,6 +82,9 @@ class Inspector:
         self._lock = threading.Lock()
         self._parsed: Optional[dict[str, Any]] = None
         self._parsed_count = -1
+        # statistics.interval.ms librdkafka runs with (0: none): how long metrics()
+        # may wait for the emit that carries the latest outcomes' samples.
+        self.stats_interval_s = _num_or(producer, cfg, "statistics.interval.ms", 0) / 1000.0
         self._rates: deque[tuple[float, int, int]] = deque(maxlen=256)
         # Seeded with the producer's start, so the first snapshot already has a rate
         # (over the producer's life so far) instead of none.
@@ -95,19 +102,27 @@ class Inspector:
     def _stats(
         self, producer: StatsSource
     ) -> tuple[Optional[dict[str, Any]], Optional[float], int]:
+        # Every emit since the last read feeds the Java metrics' windows: librdkafka
+        # resets its window statistics at each emit, so one not read is a lost sample.
+        # Parsed here, in the caller's thread, once per emit: the event thread only
+        # stored the strings.
+        latest_at: Optional[float] = None
+        latest: Optional[dict[str, Any]] = None
+        for latest_at, js in producer._take_stats():
+            latest = json.loads(js)
+            self.java.observe_stats(latest, latest_at)
         text, received, count = producer._last_stats()
         if text is None or received is None:
             return None, None, 0
         if count != self._parsed_count:
-            # Parsed here, in the caller's thread, once per statistics emit: the event
-            # thread only stored the string.
-            parsed = json.loads(text)
+            parsed = latest if latest is not None and latest_at == received else None
+            if parsed is None:
+                parsed = json.loads(text)
             self._note_sample(parsed, received)
             self._parsed, self._parsed_count = parsed, count
         return self._parsed, received, count
 
     def _note_sample(self, st: dict[str, Any], received: float) -> None:
-        self.java.observe_stats(st, received)
         retried = set()
         for name, b in st.get("brokers", {}).items():
             n = int(b.get("txretries", 0))
@@ -391,6 +406,8 @@ class Inspector:
     def metrics(self) -> dict[str, float]:
         """The Java producer's metrics (see :mod:`cykafka.inspector.metrics`)."""
         producer = self._producer()
+        if producer is not None:
+            self._await_samples(producer)
         snap = self.snapshot()
         calls = getattr(producer, "_call_ns", None) or {}
         peak = producer._take_record_size_max() if producer is not None else -1
@@ -398,6 +415,35 @@ class Inspector:
             st = self._parsed or {}
             retries = sum(self._retx_low.values())
             return self.java.values(snap, st, retries, calls, time.monotonic(), peak)
+
+    def _await_samples(self, producer: StatsSource) -> None:
+        """Records whose outcome came after the latest statistics emit have window
+        samples (their request's ``int_latency``, ``rtt``, ``batchsize``) that only
+        the next emit carries.  When the windows hold no sample without them, wait for
+        that emit: at most one statistics interval (plus slack for a loaded machine),
+        in short sleeps that Ctrl-C interrupts.  Never while traffic keeps the windows
+        filled, never for a closed producer (it emits no more), never in a callback
+        (its thread is the one that would serve the emit)."""
+        outcome = producer._last_outcome_time()
+        if (
+            not self.stats_interval_s
+            or not outcome
+            or getattr(producer, "closed", False)
+            or producer._on_event_thread()
+        ):
+            return
+        _, received, count = producer._last_stats()
+        if received is not None and received >= outcome:
+            return
+        with self._lock:
+            self._stats(producer)
+            if self.java.has_window_samples(time.monotonic()):
+                return
+        deadline = outcome + self.stats_interval_s + max(0.25, self.stats_interval_s / 2)
+        while producer._last_stats()[2] == count and time.monotonic() < deadline:
+            if getattr(producer, "closed", False):
+                return
+            time.sleep(min(0.01, self.stats_interval_s / 4))
 
 
 def inspector_of(producer: StatsSource) -> Inspector:
