@@ -46,8 +46,9 @@ statistics interval (the live view takes them) keep it tight.
 from __future__ import annotations
 
 from .callbacks import ThrottledStatsCallback, stats_setup
-from .live import default_interval_ms, live_view, producer_created, watch_new_producers
+from .live import live_view, watch_new_producers
 from .metrics import JavaMetrics, SampledStat, opentelemetry_points, prometheus_text
+from .registry import default_interval_ms, producer_created
 from .snapshot import AccumulatorSnapshot, BrokerSnapshot, EosSnapshot, PartitionSnapshot
 from .source import StatsSource
 from .states import PARTITION_STATES, RULES

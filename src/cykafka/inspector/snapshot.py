@@ -160,13 +160,13 @@ class AccumulatorSnapshot:
     def table(self, max_rows: Optional[int] = None) -> Any:
         """A rich renderable: fill gauges, partition table (the ``max_rows`` busiest
         partitions if given), broker table, eos line; colour-coded."""
-        from .live import render
+        from .render import render
 
         return render(self, max_rows)
 
     def log_line(self) -> str:
         """One plain line (the live view's form when stdout is not a terminal)."""
-        from .live import log_line
+        from .render import log_line
 
         return log_line(self)
 

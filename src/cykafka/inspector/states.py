@@ -8,9 +8,10 @@ states in rule order (most urgent first).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from .snapshot import BrokerSnapshot
+if TYPE_CHECKING:  # the snapshot types render with these states: no import at run time
+    from .snapshot import BrokerSnapshot
 
 __all__ = ["PARTITION_STATES", "RULES", "StateInputs", "StateRule", "partition_state"]
 
