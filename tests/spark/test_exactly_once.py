@@ -73,21 +73,29 @@ def check_offsets(report: dict[str, Any], topic: str, view: list[Any]) -> None:
     assert got == span
 
 
-def test_worker_killed_right_after_its_commit(broker, topic) -> None:
-    """local[2,3]: both tasks' Python workers die (os._exit(137)) right after their
-    Kafka commit in attempt 0; Spark retries them; each row is committed once and the
-    report counts each once."""
+CLUSTER_CONF = {"spark.executor.memory": "512m", "spark.cores.max": "2"}
+
+
+@pytest.mark.parametrize("where", ["local", "standalone"])
+def test_worker_killed_right_after_its_commit(broker, topic, request, where) -> None:
+    """Both tasks' Python workers die (os._exit(137)) right after their Kafka commit in
+    attempt 0; Spark retries them (``local[2,3]``: 3 attempts; a standalone cluster of
+    two workers: spark.task.maxFailures=4); each row is committed once and the report
+    counts each once."""
     bs = broker.bootstrap_servers
     name, n = topic(partitions=2), 10_000
+    job: dict[str, Any] = {"mode": "batch", "master": "local[2,3]"}
+    if where == "standalone":
+        job = {**job, "master": request.getfixturevalue("two_host_cluster"),
+               "conf": CLUSTER_CONF, "executors": 2}  # fmt: skip
     rc, reports, err = run_job(
-        {"mode": "batch", "master": "local[2,3]", "bootstrap": bs, "topic": name, "rows": n,
-         "keys": 97},
+        {**job, "bootstrap": bs, "topic": name, "rows": n, "keys": 97},
         fault={"tasks": [0, 1], "when": "after_commit", "exit": True},
-    )  # fmt: skip
+    )
     assert rc == 0, err
     view = committed(bs, name, 2)
     c = counts(view, [str(i) for i in range(n)])
-    print("worker killed after commit:", c)
+    print(f"worker killed after commit ({where}):", c)
     assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
     (report,) = reports
     assert report["ok"] and report["rows"] == report["delivered"] == n and report["failed"] == 0
@@ -151,13 +159,12 @@ def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster) -> Non
     bs = broker.bootstrap_servers
     name, n = topic(partitions=2), 10_000
     conf = {
+        **CLUSTER_CONF,
         "spark.speculation": "true",
         "spark.speculation.interval": "200ms",
         "spark.speculation.multiplier": "1.5",
         "spark.speculation.quantile": "0.5",
         "spark.speculation.minTaskRuntime": "500ms",
-        "spark.executor.memory": "512m",
-        "spark.cores.max": "2",
     }
     rc, reports, err = run_job(
         {"mode": "batch", "master": two_host_cluster, "conf": conf, "executors": 2,

@@ -345,3 +345,33 @@ def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
         write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=0)
     with pytest.raises(ValueError, match=r"writers= applies to ordered writes"):
         write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset=None, writers=2)
+
+
+@pytest.mark.parametrize("preset", ["ordered", "exactly_once"])
+def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) -> None:
+    """order_by: each Kafka partition gets its rows in the order of a column, from a
+    DataFrame in no order at all (rows scrambled by a shuffle on a random column)."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    name, n = topic(partitions=3), 6000
+    df = (
+        spark.range(n, numPartitions=4)
+        .select(
+            F.col("id").alias("seq"),
+            F.concat(F.lit("user-"), (F.col("id") % 29).cast("string")).alias("key"),
+            F.col("id").cast("string").alias("value"),
+        )
+        .orderBy(F.rand(7))
+    )
+    report = write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="seq")
+    assert report.ok and report.delivered == n
+    view = committed_view(read_raw_log(bs, name, 3))
+    assert sorted(int(r.value) for r in view) == list(range(n))
+    for p in range(3):
+        seqs = [int(r.value) for r in view if r.partition == p]
+        assert seqs and seqs == sorted(seqs)
+    with pytest.raises(ValueError, match=r"order_by: 'nope' is not a column"):
+        write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="nope")
+    with pytest.raises(ValueError, match=r"order_by= applies to ordered writes"):
+        write_kafka(df, name, bootstrap_servers=bs, preset=None, order_by="seq")

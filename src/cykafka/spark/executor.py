@@ -223,7 +223,7 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
         if txn_id:
             from .transaction import run_unit
 
-            aborted = run_unit(producer, plan, task, batches, send, result)
+            aborted = run_unit(producer, plan, task, send, result)
         else:
             send()
         keep = key is not None and not result.failed and len(producer) == 0

@@ -51,12 +51,14 @@ class WritePlan:
     ordered: bool  # rows are routed so one task writes each Kafka partition
     partition_count: Optional[int]  # of ``topic``, when routing needed it
     writers: Optional[int]  # ordered: tasks that write (None: one per Kafka partition)
+    order_by: tuple[str, ...]  # ordered: each task sorts its rows by these columns
     transactional: bool
     txn_prefix: str  # a unit's transactional.id is "<txn_prefix>-<unit>"
     # exactly_once: the write's name (job_id, or the streaming query's name), its work
     # units (Spark task k writes unit k, in one transaction), and the progress topic
     # each unit's transaction also writes its record to (cykafka.spark.progress).
     job: Optional[str] = None
+    job_named: bool = False  # by the caller (job_id, query): it may have run before
     units: Optional[int] = None
     progress_topic: Optional[str] = None
     query: Optional[str] = None
@@ -78,6 +80,7 @@ class WritePlan:
             **{
                 **d,
                 "not_json": tuple(d["not_json"]),
+                "order_by": tuple(d["order_by"]),
             }
         )
 
@@ -251,6 +254,7 @@ def make_plan(
     writers: Optional[int] = None,
     job_id: Optional[str] = None,
     progress_topic: Optional[str] = None,
+    order_by: Any = None,
 ) -> WritePlan:
     """Check every argument against ``df``'s schema and decide the write.  ``query``
     (streaming) or ``job_id`` names an exactly_once write, so that its transactional
@@ -296,6 +300,15 @@ def make_plan(
                 "writers= applies to ordered writes (an ordering preset or repartition=True, "
                 "with a key or partition column)"
             )
+    sort = (order_by,) if isinstance(order_by, str) else tuple(order_by or ())
+    for c in sort:
+        if not isinstance(c, str) or c not in df.columns:
+            raise ValueError(f"order_by: {c!r} is not a column; columns are {df.columns}")
+    if sort and not (ordered or transactional):
+        raise ValueError(
+            "order_by= applies to ordered writes (an ordering preset or repartition=True, "
+            "with a key or partition column) and to exactly_once"
+        )
     # The partition count (one metadata round trip) is only needed to route the rows.
     single = topic is not None and topic_col is None
     routed = (ordered or transactional) and single and topic is not None and writers != 1
@@ -328,9 +341,11 @@ def make_plan(
         ordered=ordered,
         partition_count=n,
         writers=writers,
+        order_by=sort,
         transactional=transactional,
         txn_prefix=f"{base}-{job}" if transactional else base,
         job=job if transactional else None,
+        job_named=transactional and (query or job_id) is not None,
         units=_units(df, single, n, writers) if transactional else None,
         progress_topic=progress_topic if transactional else None,
         query=query,

@@ -96,7 +96,9 @@ def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, dict[
 
     prefix = f"{job}/".encode()
     out: dict[int, dict[str, Any]] = {}
-    for msg in committed_messages(client, topic):
+    # The reader stops at the end of the log, which a fetch waiting for more data
+    # (librdkafka's fetch.wait.max.ms, 500 ms by default) only reports late.
+    for msg in committed_messages({**client, "fetch.wait.max.ms": 10}, topic):
         if msg.key is None or not msg.key.startswith(prefix) or msg.value is None:
             continue
         rec = json.loads(msg.value)

@@ -28,6 +28,7 @@ def write_kafka(
     on_error: str = "raise",
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
+    order_by: Any = None,
     value_format: Optional[str] = None,
     key_format: Optional[str] = None,
     schema_registry: Any = None,
@@ -70,6 +71,11 @@ def write_kafka(
             cluster).  ``1``: one task writes every row in the DataFrame's order with
             no shuffle at all (``coalesce(1)``): about twice as fast on a small
             machine, but one producer's throughput is the ceiling.
+        order_by: ordered writes: a column name or a list of them; each Kafka
+            partition gets its rows in this order (ties: the DataFrame's order), however
+            Spark split and shuffled the rows -- no global sort needed.  Without it a
+            partition gets its rows in the DataFrame's order, which is only defined after
+            ``df.orderBy(...)``.
         value_format / key_format: ``"avro"``, ``"json-schema"`` or ``"protobuf"``:
             serialize the value (the ``value`` column, or the row) / the key column
             for a Confluent Schema Registry (:mod:`cykafka.schema_registry`); a row
@@ -118,6 +124,7 @@ def write_kafka(
         writers=writers,
         job_id=job_id,
         progress_topic=progress_topic,
+        order_by=order_by,
     )
     if value_format or key_format or schema_registry:
         import dataclasses
@@ -150,6 +157,7 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
             plan.partitioner,
             plan.writers,
             plan.units,
+            plan.order_by,
         )
     report = WriteReport(
         topic=plan.topic, ordered=plan.ordered, batch_id=plan.batch_id, units=plan.units
@@ -177,6 +185,8 @@ def _first_attempts_units(plan: WritePlan) -> WritePlan:
     assert plan.progress_topic is not None and plan.job is not None
     client = progress.client_config(plan.config)
     progress.ensure(client, plan.progress_topic)
+    if not plan.job_named:
+        return plan  # a name made for this call: nothing of it can be committed yet
     first = progress.batch_units(
         progress.read_job(client, plan.progress_topic, plan.job), plan.batch_id
     )

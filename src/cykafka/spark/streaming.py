@@ -93,6 +93,7 @@ def kafka_batch_writer(
             query=query if transactional else None,
             writers=write_options.get("writers"),
             progress_topic=progress_topic,
+            order_by=write_options.get("order_by"),
         )
         report = run_plan(df, plan.with_batch(batch_id=batch_id))
         if on_batch is not None:
@@ -102,4 +103,13 @@ def kafka_batch_writer(
     return write_batch
 
 
-_WRITE_ARGS = ("key", "value", "headers", "partition", "on_error", "repartition", "writers")
+_WRITE_ARGS = (
+    "key",
+    "value",
+    "headers",
+    "partition",
+    "on_error",
+    "repartition",
+    "writers",
+    "order_by",
+)

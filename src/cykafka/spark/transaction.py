@@ -9,13 +9,15 @@ parallelism), does the same three steps:
    aborts any transaction an older attempt of the unit left open and refuses that
    attempt's writes and commit from now on.
 2. **Look**: read the unit's committed progress record
-   (:mod:`cykafka.spark.progress`).  If an earlier attempt committed the unit, write
-   nothing and report the rows and offsets it committed.
-3. **Write**: the rows and then the unit's progress record in one transaction, and
-   commit.
+   (:mod:`cykafka.spark.progress`), in a thread while the rows are being sent.
+3. **Write**: the rows in a transaction; then, if the look found the unit committed by
+   an earlier attempt, abort and report the rows and offsets that attempt committed;
+   else add the unit's progress record to the transaction and commit.
 
-The look comes after the fence, so an attempt that committed before it is always
-seen; and it makes correctness independent of the broker's fencing for every attempt
+The look starts after the fence, and the decision to commit waits for it, so an
+attempt that committed before the fence is always seen (reading while the rows go
+out hides the read's latency; a retry of a unit already committed pays by writing
+its rows into a transaction it then aborts); and it makes correctness independent of the broker's fencing for every attempt
 that finished (a retry after a worker died right after its commit, a re-run after the
 driver died): a unit done is skipped.  Only an older attempt still *running* when a new
 one commits relies on the broker refusing its commit (Kafka does; Tansu, the test
@@ -23,7 +25,6 @@ broker, may not: see ``docs/spark.md``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from .executor import TASK_MARK
@@ -37,17 +38,23 @@ class _RollBack(Exception):
     """Raised inside a unit's transaction to abort it (some rows failed)."""
 
 
+class _Done(Exception):
+    """Raised inside a unit's transaction to abort it: an earlier attempt committed
+    the unit (``args[0]``: its progress record)."""
+
+
 def run_unit(
     producer: Any,
     plan: WritePlan,
     unit: int,
-    batches: Iterator[Any],
     send: Callable[[], None],
     result: TaskResult,
 ) -> Optional[str]:
-    """Fence, look, then write unit ``unit`` (``send`` writes the rows of ``batches``
-    and fills ``result``).  Returns None when the unit is committed (now or by an
+    """Fence, look, then write unit ``unit`` (``send`` writes the task's rows and
+    fills ``result``).  Returns None when the unit is committed (now or by an
     earlier attempt), else what went wrong (for the error message)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from . import progress
 
     assert plan.units is not None and plan.job is not None and plan.progress_topic is not None
@@ -56,42 +63,54 @@ def run_unit(
             f"{TASK_MARK} Spark partition {unit} of a write split into {plan.units} units: "
             f"the routed DataFrame was repartitioned after routing"
         )
+
     producer.init_transactions()  # 1. fence every older attempt of this unit
     client = progress.client_config(plan.config)
-    done = progress.unit_done(  # 2. look, after the fence
-        progress.read_job(client, plan.progress_topic, plan.job), unit, plan.batch_id
+    pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-look")
+    try:
+        look = pool.submit(progress.read_job, client, plan.progress_topic, plan.job)  # 2.
+
+        def record() -> None:  # 3. after the look: abort, or record and commit
+            done = progress.unit_done(look.result(), unit, plan.batch_id)
+            if done is not None:
+                raise _Done(done)
+            if result.failed:
+                raise _RollBack()
+            _record(producer, plan, unit, result)
+
+        return _send_in_transaction(producer, send, record, plan, unit, result)
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _record(producer: Any, plan: WritePlan, unit: int, result: TaskResult) -> None:
+    """Add the unit's progress record to its transaction (before the commit)."""
+    from . import progress
+
+    assert plan.progress_topic is not None and plan.units is not None
+    value = progress.progress_value(
+        str(plan.job),
+        plan.batch_id,
+        unit,
+        plan.units,
+        plan.partition_count,
+        result.rows,
+        result.offsets,
     )
-    if done is not None:
-        return _skip(plan, unit, batches, done, result)
-
-    def record() -> None:  # 3. the unit's progress record, in its transaction
-        assert plan.progress_topic is not None and plan.units is not None
-        value = progress.progress_value(
-            str(plan.job),
-            plan.batch_id,
-            unit,
-            plan.units,
-            plan.partition_count,
-            result.rows,
-            result.offsets,
-        )
-        fut = producer.produce(
-            plan.progress_topic, value, key=progress.progress_key(str(plan.job), unit), partition=0
-        )
-        producer.flush()
-        fut.result()  # a lost progress record fails the unit (its transaction aborts)
-
-    return _send_in_transaction(producer, send, record, result)
+    fut = producer.produce(
+        plan.progress_topic, value, key=progress.progress_key(str(plan.job), unit), partition=0
+    )
+    producer.flush()
+    fut.result()  # a lost progress record fails the unit (its transaction aborts)
 
 
-def _skip(
-    plan: WritePlan, unit: int, batches: Iterator[Any], done: Any, result: TaskResult
-) -> Optional[str]:
-    """An earlier attempt committed the unit: write nothing, report what it committed
-    -- unless this attempt holds another number of rows for it (the batch's input
-    changed), which is reported, never hidden."""
-    result.rows = sum(b.num_rows for b in batches)
+def _skip(plan: WritePlan, unit: int, done: Any, result: TaskResult) -> Optional[str]:
+    """An earlier attempt committed the unit: this one's transaction is aborted; report
+    what the earlier one committed -- unless this attempt holds another number of rows
+    for it (the batch's input changed), which is reported, never hidden."""
     result.skipped = True
+    result.failed, result.offsets = 0, {}
+    result.errors.clear()
     if done.get("batch") != plan.batch_id:
         # A later micro-batch committed: this one was complete before it started.
         result.delivered = result.rows
@@ -112,7 +131,12 @@ def _skip(
 
 
 def _send_in_transaction(
-    producer: Any, send: Callable[[], None], record: Callable[[], None], result: TaskResult
+    producer: Any,
+    send: Callable[[], None],
+    record: Callable[[], None],
+    plan: WritePlan,
+    unit: int,
+    result: TaskResult,
 ) -> Optional[str]:
     """Run ``send`` and ``record`` in one transaction: commit only if every row was
     delivered.
@@ -131,11 +155,11 @@ def _send_in_transaction(
         # with an abortable error (then re-raises it).
         with producer.transaction():
             send()
-            if result.failed:
-                raise _RollBack()
-            record()
+            record()  # raises _Done or _RollBack (some rows failed) to abort instead
             sent = True
         return None
+    except _Done as done:
+        return _skip(plan, unit, done.args[0], result)
     except _RollBack:
         why = "transaction aborted"
     except KafkaError as e:
