@@ -375,3 +375,35 @@ def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) ->
         write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="nope")
     with pytest.raises(ValueError, match=r"order_by= applies to ordered writes"):
         write_kafka(df, name, bootstrap_servers=bs, preset=None, order_by="seq")
+
+
+def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(spark, broker, topic) -> None:
+    """The same job_id again (a re-run after a driver crash): every unit is skipped and
+    the report gives the committed offsets; the same job_id over changed rows: the
+    units whose row count changed are refused, loudly, and nothing more is committed."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    name, n = topic(partitions=2), 1000
+    job = f"job-{name}"
+    df = spark.range(n, numPartitions=3).select(
+        F.concat(F.lit("k"), (F.col("id") % 11).cast("string")).alias("key"),
+        F.col("id").cast("string").alias("value"),
+    )
+    first = write_kafka(df, name, bootstrap_servers=bs, preset="exactly_once", job_id=job)
+    assert first.ok and first.delivered == n and first.skipped == 0 and first.units == 2
+    again = write_kafka(df.repartition(5), name, bootstrap_servers=bs, preset="exactly_once",
+                        job_id=job)  # fmt: skip
+    assert again.ok and again.delivered == again.skipped == n
+    assert again.offsets == first.offsets and all(t.skipped for t in again.tasks)
+    changed = df.union(spark.createDataFrame([("k3", "extra")], "key string, value string"))
+    with pytest.raises(KafkaWriteError, match=r"input changed.*with \d+ rows by an earlier"):
+        write_kafka(changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job)
+    report = write_kafka(
+        changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job, on_error="report"
+    )
+    assert not report.ok and report.failed > 0 and "the input changed" in report.errors[0]
+    view = committed_view(read_raw_log(bs, name, 2))
+    assert sorted(int(r.value) for r in view) == list(range(n))
+    with pytest.raises(ValueError, match=r"job_id= and progress_topic= apply to"):
+        write_kafka(df, name, bootstrap_servers=bs, preset="ordered", job_id=job)
