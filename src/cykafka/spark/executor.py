@@ -38,7 +38,7 @@ HOW_TO_SHIP = (
 # (its CachedKafkaProducer): an idempotent producer's first ProducerId request is made at
 # once, finds no broker connected yet and is retried by librdkafka 500 ms later, so a
 # fresh producer per task made every `ordered` task wait ~0.5 s before its first send.
-# Keyed by the whole config; never used for transactions (their id is per task); a
+# Keyed by the whole config; never used for transactions (their id names a unit); a
 # producer is kept only after a task that delivered everything and left nothing queued.
 _KEPT: dict[tuple[tuple[str, str], ...], tuple[Any, float]] = {}
 _KEEP_IDLE_S = 600.0  # close producers no task has used for this long

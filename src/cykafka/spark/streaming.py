@@ -18,17 +18,19 @@ preset:
   fails and is retried), and a re-run batch is written again: its rows appear twice.
   ``ordered`` keeps each key's rows in order within a run of a batch.
 * ``exactly_once``: **exactly-once per micro-batch for read_committed consumers.**
-  Each task writes its rows in one Kafka transaction whose ``transactional.id`` is
-  fixed per (``query``, task), so a new run fences off any earlier attempt of the same
-  task, and the same transaction writes a (query, batch id, task) record to a progress
-  topic: the batch id is committed atomically with the data.  Before each batch the
-  driver reads the progress topic's new records (read_committed); the tasks an earlier
-  run of this batch (or of a later one) already committed write nothing (``TaskResult.skipped``), the others write
-  their rows.  Rows are routed by Kafka partition (one task per partition), so a
-  re-run splits the batch the same way; without a key or partition column the split
-  is the source's, which must then be deterministic for a batch id (file and rate
-  sources are).  Needs a broker that honours read_committed (Kafka does; Tansu, the
-  embedded test broker, shows aborted records to read_committed readers too).
+  The batch's rows are split into work units by content (Kafka partition, else a hash
+  of the row); each unit is written in one Kafka transaction whose ``transactional.id``
+  is fixed per (``query``, unit), and the same transaction writes the unit's
+  (query, batch id, unit) progress record.  Every attempt of a unit fences that id,
+  then reads the unit's committed record and skips the unit (``TaskResult.skipped``)
+  if this batch or a later one committed it.  A re-run keeps the number of units its
+  first attempt recorded, so task retries, speculative copies, a restart after a crash
+  between the Kafka commit and Spark's checkpoint, and a re-run at another parallelism
+  each write every row once.  The source must give a batch id the same rows on re-run
+  (file, rate and Kafka sources do); a unit whose row count changed is refused.
+  Consumers must read committed on Kafka; Tansu, the embedded test broker, shows
+  aborted records to read_committed readers too (``cykafka.testing.committed_view``
+  computes the committed view).  Details: ``docs/spark.md``.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def kafka_batch_writer(
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.
-        progress_topic: where ``exactly_once`` records committed batches (default
-            ``"<topic>.cykafka-progress"``; created with one partition if missing).
+        progress_topic: where ``exactly_once`` records the units it committed (default
+            ``"<topic>.cykafka-progress"``, or ``"cykafka-spark-progress"`` with a
+            ``topic`` column; created compacted, with one partition, if missing).
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
     """
