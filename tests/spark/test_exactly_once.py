@@ -152,10 +152,13 @@ def test_failed_micro_batch_rerun_at_another_parallelism(
     check_offsets(report, name, view)
 
 
-def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster) -> None:
+@pytest.mark.parametrize("when", ["after_commit", "before_commit"])
+def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster, when) -> None:
     """A standalone cluster of two workers on two hosts, spark.speculation=true: the
-    task writing Kafka partition 0 commits, then stays busy; Spark starts a copy of it
-    on the other host, which finishes first."""
+    task writing Kafka partition 0 stays busy after its commit (or before it, its rows
+    sent); Spark starts a copy of it on the other host, which finishes first (finding
+    the unit committed, or fencing the original and committing itself) and Spark
+    kills the original."""
     bs = broker.bootstrap_servers
     name, n = topic(partitions=2), 10_000
     conf = {
@@ -169,12 +172,12 @@ def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster) -> Non
     rc, reports, err = run_job(
         {"mode": "batch", "master": two_host_cluster, "conf": conf, "executors": 2,
          "bootstrap": bs, "topic": name, "rows": n, "keys": 97},
-        fault={"tasks": [0], "when": "after_commit", "sleep": 40},
+        fault={"tasks": [0], "when": when, "sleep": 40},
     )  # fmt: skip
     assert rc == 0, err
     view = committed(bs, name, 2)
     c = counts(view, [str(i) for i in range(n)])
-    print("speculative copy:", c)
+    print(f"speculative copy ({when}):", c)
     assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
     (report,) = reports
     tasks = {t["task"]: t for t in report["tasks"]}
