@@ -105,18 +105,34 @@ def test_worker_killed_right_after_its_commit(broker, topic, request, where) -> 
 
 
 @pytest.mark.parametrize(
-    ("keyed", "cores"),
-    [(False, 3), (False, 1), (True, 3), (True, 1)],
-    ids=["keyless-more-cores", "keyless-fewer-cores", "keyed-more-cores", "keyed-fewer-cores"],
+    ("keyed", "where", "cores"),
+    [
+        (False, "local", 3),
+        (False, "local", 1),
+        (True, "local", 3),
+        (True, "local", 1),
+        (False, "standalone", 1),
+        (True, "standalone", 1),
+    ],
+    ids=[
+        "keyless-more-cores",
+        "keyless-fewer-cores",
+        "keyed-more-cores",
+        "keyed-fewer-cores",
+        "standalone-keyless-fewer-cores",
+        "standalone-keyed-fewer-cores",
+    ],
 )
 def test_failed_micro_batch_rerun_at_another_parallelism(
-    broker, topic, tmp_path, keyed, cores
+    broker, topic, tmp_path, request, keyed, where, cores
 ) -> None:
-    """foreachBatch on local[2] (no task retries): in micro-batch 0 the worker of Spark
-    partition 1 dies before its commit, after the others committed, so the query
-    fails; it is restarted from its checkpoint on local[cores].  The file source splits
-    a batch by the cores (small open cost: splits follow defaultParallelism), so the
-    re-run holds other rows in each Spark partition than the first run did."""
+    """foreachBatch on 2 cores with no task retries (local[2]; the two-worker
+    standalone cluster with spark.task.maxFailures=1): in micro-batch 0 the worker of
+    Spark partition 1 dies before its commit, after the others committed, so the query
+    fails; it is restarted from its checkpoint on ``cores`` cores (local[cores]; the
+    cluster with spark.cores.max=cores).  The file source splits a batch by the cores
+    (small open cost: splits follow defaultParallelism), so the re-run holds other rows
+    in each Spark partition than the first run did."""
     bs = broker.bootstrap_servers
     name, n = topic(partitions=4), 12_000
     src, chk = tmp_path / "in", tmp_path / "chk"
@@ -132,18 +148,25 @@ def test_failed_micro_batch_rerun_at_another_parallelism(
     }  # fmt: skip
     if not keyed:
         job["options"] = {"key": None}
+    first_run, re_run = {**job, "master": "local[2]"}, {**job, "master": f"local[{cores}]"}
+    if where == "standalone":
+        url = request.getfixturevalue("two_host_cluster")
+        conf = {**job["conf"], **CLUSTER_CONF}
+        first_run = {**job, "master": url, "executors": 2,
+                     "conf": {**conf, "spark.task.maxFailures": "1"}}  # fmt: skip
+        re_run = {**job, "master": url, "executors": cores,
+                  "conf": {**conf, "spark.cores.max": str(cores)}}  # fmt: skip
     rc, first, err = run_job(
-        {**job, "master": "local[2]"},
-        fault={"tasks": [1], "when": "before_commit", "sleep": 3, "exit": True},
+        first_run, fault={"tasks": [1], "when": "before_commit", "sleep": 3, "exit": True}
     )
     assert rc == 3, err  # the micro-batch failed
     before = counts(committed(bs, name, 4), values)
     assert 0 < before["committed"] < n, before  # some of it was committed
-    rc, again, err = run_job({**job, "master": f"local[{cores}]"})
+    rc, again, err = run_job(re_run)
     assert rc == 0, err
     view = committed(bs, name, 4)
     c = counts(view, values)
-    print(f"re-run keyed={keyed} local[2] -> local[{cores}]: first run {before}, after {c}")
+    print(f"re-run keyed={keyed} {where} 2 -> {cores} cores: first run {before}, after {c}")
     assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
     (report,) = again
     assert report["batch_id"] == 0 and report["ok"]
