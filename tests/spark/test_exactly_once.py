@@ -73,6 +73,25 @@ def check_offsets(report: dict[str, Any], topic: str, view: list[Any]) -> None:
     assert got == span
 
 
+def write_once(
+    bs: str, name: str, n: int, job: dict[str, Any], fault: dict[str, Any], label: str
+) -> tuple[dict[str, Any], list[Any]]:
+    """Run a batch write_kafka of ``n`` keyed rows with ``fault``; check that each row is
+    committed once; return its report and the committed view."""
+    rc, reports, err = run_job(
+        {**job, "mode": "batch", "bootstrap": bs, "topic": name, "rows": n, "keys": 97}, fault
+    )
+    assert rc == 0, err
+    view = committed(bs, name, 2)
+    c = counts(view, [str(i) for i in range(n)])
+    print(f"{label}:", c)
+    assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
+    (report,) = reports
+    assert report["ok"] and report["rows"] == report["delivered"] == n and report["failed"] == 0
+    check_offsets(report, name, view)
+    return report, view
+
+
 CLUSTER_CONF = {"spark.executor.memory": "512m", "spark.cores.max": "2"}
 
 
@@ -84,24 +103,14 @@ def test_worker_killed_right_after_its_commit(broker, topic, request, where) -> 
     counts each once."""
     bs = broker.bootstrap_servers
     name, n = topic(partitions=2), 10_000
-    job: dict[str, Any] = {"mode": "batch", "master": "local[2,3]"}
+    job: dict[str, Any] = {"master": "local[2,3]"}
     if where == "standalone":
-        job = {**job, "master": request.getfixturevalue("two_host_cluster"),
-               "conf": CLUSTER_CONF, "executors": 2}  # fmt: skip
-    rc, reports, err = run_job(
-        {**job, "bootstrap": bs, "topic": name, "rows": n, "keys": 97},
-        fault={"tasks": [0, 1], "when": "after_commit", "exit": True},
-    )
-    assert rc == 0, err
-    view = committed(bs, name, 2)
-    c = counts(view, [str(i) for i in range(n)])
-    print(f"worker killed after commit ({where}):", c)
-    assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
-    (report,) = reports
-    assert report["ok"] and report["rows"] == report["delivered"] == n and report["failed"] == 0
+        job = {"master": request.getfixturevalue("two_host_cluster"), "conf": CLUSTER_CONF,
+               "executors": 2}  # fmt: skip
+    fault = {"tasks": [0, 1], "when": "after_commit", "exit": True}
+    report, _ = write_once(bs, name, n, job, fault, f"worker killed after commit ({where})")
     assert sorted(t["task"] for t in report["tasks"]) == [0, 1]  # one result per unit
     assert all(t["attempt"] >= 1 for t in report["tasks"])  # the retries reported
-    check_offsets(report, name, view)
 
 
 @pytest.mark.parametrize(
@@ -192,18 +201,8 @@ def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster, when) 
         "spark.speculation.quantile": "0.5",
         "spark.speculation.minTaskRuntime": "500ms",
     }
-    rc, reports, err = run_job(
-        {"mode": "batch", "master": two_host_cluster, "conf": conf, "executors": 2,
-         "bootstrap": bs, "topic": name, "rows": n, "keys": 97},
-        fault={"tasks": [0], "when": when, "sleep": 40},
-    )  # fmt: skip
-    assert rc == 0, err
-    view = committed(bs, name, 2)
-    c = counts(view, [str(i) for i in range(n)])
-    print(f"speculative copy ({when}):", c)
-    assert c == {"rows": n, "committed": n, "duplicates": 0, "lost": 0}
-    (report,) = reports
+    job = {"master": two_host_cluster, "conf": conf, "executors": 2}
+    fault = {"tasks": [0], "when": when, "sleep": 40}
+    report, _ = write_once(bs, name, n, job, fault, f"speculative copy ({when})")
     tasks = {t["task"]: t for t in report["tasks"]}
     assert sorted(tasks) == [0, 1] and tasks[0]["attempt"] == 1  # the copy's result
-    assert report["ok"] and report["rows"] == report["delivered"] == n
-    check_offsets(report, name, view)
