@@ -407,3 +407,33 @@ def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(spark, bro
     assert sorted(int(r.value) for r in view) == list(range(n))
     with pytest.raises(ValueError, match=r"job_id= and progress_topic= apply to"):
         write_kafka(df, name, bootstrap_servers=bs, preset="ordered", job_id=job)
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_exactly_once_with_a_topic_column(spark, broker, topic, keyed) -> None:
+    """A topic column: the units are spark.sql.shuffle.partitions (or writers=) hash
+    groups of (topic, key), or of the whole row without a key; each row is committed
+    once in its topic, and the units are recorded in the default progress topic."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    a, b = topic(partitions=2), topic(partitions=1)
+    rows = [(a if i % 3 else b, f"k{i % 5}" if keyed else None, f"v{i}") for i in range(900)]
+    df = spark.createDataFrame(rows, "topic string, key string, value string")
+    report = write_kafka(df, bootstrap_servers=bs, preset="exactly_once")
+    assert report.ok and report.delivered == 900 and report.units == 4  # shuffle partitions
+    assert sorted(t.task for t in report.tasks) == [0, 1, 2, 3]
+    for name, parts, want in ((a, 2, 600), (b, 1, 300)):
+        view = committed_view(read_raw_log(bs, name, parts))
+        got = [r.value.decode() for r in view]
+        assert len(got) == len(set(got)) == want
+        assert sorted(got) == sorted(v for t, _k, v in rows if t == name)
+    three = write_kafka(df, bootstrap_servers=bs, preset="exactly_once", writers=3)
+    assert three.ok and three.units == 3 and len(three.tasks) == 3
+    progress = committed_view(read_raw_log(bs, "cykafka-spark-progress", 1))
+    recs = [json.loads(r.value) for r in progress]
+    for rep, n in ((report, 4), (three, 3)):
+        # each unit's transactional id ends with "-<job>-<unit>"; its record names the job
+        mine = [r for r in recs if rep.tasks[0].transactional_id.endswith(f"-{r['job']}-0")]
+        assert sorted(r["unit"] for r in mine) == list(range(n))
+        assert sum(r["rows"] for r in mine) == 900 and {r["units"] for r in mine} == {n}
