@@ -318,6 +318,11 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         sp.get("write_kafka_none_speedup_median"),
         3.0,
     )
+    add(
+        "Spark write_kafka(exactly_once) >= 0.8 x write_kafka (default preset)",
+        sp.get("exactly_once_vs_default_median"),
+        0.8,
+    )
     sr = etl.get("schema_registry", {})
     # Ratios of the medians over the rounds (every run in the JSON).
     add(
