@@ -143,6 +143,7 @@ def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
 def _json_string(col: pa.Array) -> pa.Array:
     """A string column as quoted, escaped JSON strings (nulls stay null)."""
     esc, quoted = _escaped(col)
+    esc = pc.cast(esc, pa.string())  # a large_string joins with nothing else
     return esc if quoted else pc.binary_join_element_wise('"', esc, '"', "")
 
 
