@@ -7,11 +7,15 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import arrow_json_reference as reference
 from cykafka._arrow import as_message_column, record_json
 
 UTC = datetime.UTC
@@ -123,3 +127,159 @@ def test_refused_rows_name_the_column_and_the_value():
     }
     with pytest.raises(ValueError, match="nonfinite must be one of"):
         record_json(batch, nonfinite="zero")
+
+
+# ---- the C encoder against the reference, on generated Arrow tables ------------
+
+_TS_RANGE = {  # years 1..9999 in each unit (what RFC 3339 text can hold)
+    "s": (-62135596800, 253402300799),
+    "ms": (-62135596800_000, 253402300799_999),
+    "us": (-62135596800_000_000, 253402300799_999_999),
+    "ns": (-(2**63) + 1, 2**63 - 1),
+}
+_DAY = {"s": 86400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+
+
+def _leaf_types() -> st.SearchStrategy[tuple[pa.DataType, st.SearchStrategy[Any]]]:
+    unit = st.sampled_from(["s", "ms", "us", "ns"])
+    tz = st.sampled_from([None, "UTC", "Europe/Paris", "+05:30"])
+
+    def decimal_case(p_s: tuple[int, int, bool]) -> tuple[pa.DataType, Any]:
+        p, s, wide = p_s
+        typ = pa.decimal256(p, s) if wide else pa.decimal128(p, s)
+        lim = 10 ** (p - s)
+        return typ, st.decimals(-lim + 1, lim - 1, places=s, allow_nan=False)
+
+    fixed = [
+        (pa.null(), st.none()),
+        (pa.bool_(), st.booleans()),
+        (pa.int8(), st.integers(-(2**7), 2**7 - 1)),
+        (pa.int16(), st.integers(-(2**15), 2**15 - 1)),
+        (pa.int32(), st.integers(-(2**31), 2**31 - 1)),
+        (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+        (pa.uint8(), st.integers(0, 2**8 - 1)),
+        (pa.uint16(), st.integers(0, 2**16 - 1)),
+        (pa.uint32(), st.integers(0, 2**32 - 1)),
+        (pa.uint64(), st.integers(0, 2**64 - 1)),
+        (pa.float16(), st.floats(width=16)),
+        (pa.float32(), st.floats(width=32)),
+        (pa.float64(), st.floats()),
+        (pa.float64(), st.integers(-(10**12), 10**12).map(lambda i: i / 100)),
+        (pa.string(), _TEXT),
+        (pa.large_string(), _TEXT),
+        (pa.string_view(), _TEXT),
+        (pa.binary(), st.binary(max_size=10)),
+        (pa.large_binary(), st.binary(max_size=10)),
+        (pa.binary_view(), st.binary(max_size=20)),
+        (pa.binary(3), st.binary(min_size=3, max_size=3)),
+        (pa.date32(), st.integers(-719162, 2932896)),
+        (pa.date64(), st.integers(-719162, 2932896).map(lambda d: d * 86_400_000)),
+        (pa.time32("s"), st.integers(0, 86399)),
+        (pa.time32("ms"), st.integers(0, 86_399_999)),
+        (pa.time64("us"), st.integers(0, 86_399_999_999)),
+        (pa.time64("ns"), st.integers(0, 86_399_999_999_999)),
+        (
+            pa.month_day_nano_interval(),
+            st.tuples(
+                st.integers(-(2**31), 2**31 - 1),
+                st.integers(-(2**31), 2**31 - 1),
+                st.integers(-(2**63), 2**63 - 1),
+            ),
+        ),
+    ]
+    timestamps = st.tuples(unit, tz).map(
+        lambda u_tz: (pa.timestamp(*u_tz), st.integers(*_TS_RANGE[u_tz[0]]))
+    )
+    durations = unit.map(lambda u: (pa.duration(u), st.integers(-(2**63) + 1, 2**63 - 1)))
+    decimals = st.sampled_from(
+        [
+            (5, 2, False),
+            (12, 2, False),
+            (38, 10, False),
+            (20, 0, False),
+            (9, 9, False),
+            (50, 20, True),
+            (76, 0, True),
+        ]  # fmt: skip
+    ).map(decimal_case)
+    return st.one_of(st.sampled_from(fixed), timestamps, durations, decimals)
+
+
+def _nested(
+    kids: st.SearchStrategy[tuple[pa.DataType, st.SearchStrategy[Any]]],
+) -> st.SearchStrategy[tuple[pa.DataType, st.SearchStrategy[Any]]]:
+    def nullable(s: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.none() | s
+
+    def lists(k: tuple[pa.DataType, Any]) -> st.SearchStrategy[tuple[pa.DataType, Any]]:
+        t, v = k
+        items = st.lists(nullable(v), max_size=4)
+        return st.sampled_from(
+            [
+                (pa.list_(t), items),
+                (pa.large_list(t), items),
+                (pa.list_view(t), items),
+                (pa.list_(t, 2), st.lists(nullable(v), min_size=2, max_size=2)),
+            ]
+        )
+
+    def structs(ks: list[tuple[pa.DataType, Any]]) -> tuple[pa.DataType, Any]:
+        names = [f"f{i}" if i % 2 else f'q"{i}é' for i in range(len(ks))]
+        typ = pa.struct([(n, t) for n, (t, _) in zip(names, ks)])
+        vals = st.tuples(*[nullable(v) for _, v in ks]).map(lambda vs: dict(zip(names, vs)))
+        return typ, vals
+
+    def maps(kv: tuple[Any, tuple[pa.DataType, Any]]) -> tuple[pa.DataType, Any]:
+        (kt, ks), (vt, vs) = kv
+        return pa.map_(kt, vt), st.lists(st.tuples(ks, nullable(vs)), max_size=3)
+
+    keys = st.sampled_from(
+        [
+            (pa.string(), _TEXT),
+            (pa.int32(), st.integers(-5, 5)),
+            (pa.date32(), st.integers(0, 30000)),
+            (pa.float64(), st.floats()),
+        ]
+    )
+    return st.one_of(
+        kids.flatmap(lists),
+        st.lists(kids, min_size=1, max_size=3).map(structs),
+        st.tuples(keys, kids).map(maps),
+    )
+
+
+_TYPES = st.recursive(_leaf_types(), _nested, max_leaves=6)
+
+
+@st.composite
+def _tables(draw: Any) -> pa.Table:
+    n = draw(st.integers(0, 6))
+    cols = {}
+    for i in range(draw(st.integers(1, 4))):
+        typ, values = draw(_TYPES)
+        rows = draw(st.lists(st.none() | values, min_size=n + 2, max_size=n + 2))
+        arr = pa.array(rows, typ)
+        plain = not (pa.types.is_nested(typ) or pa.types.is_null(typ) or "view" in str(typ))
+        if plain and draw(st.booleans()):  # (Arrow cannot decode a dictionary of views)
+            arr = arr.dictionary_encode()
+        cols[f"c{i}" if i else 'a "b"\n'] = arr.slice(1, n)  # an offset, always
+    return pa.table(cols)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_tables(), st.sampled_from(["refuse", "null", "string"]))
+def test_c_encoder_writes_what_the_reference_writes(table, nonfinite):
+    want, want_refused = reference.record_json(table, nonfinite=nonfinite)
+    got, got_refused = record_json(table, nonfinite=nonfinite)
+    assert got.to_pylist() == want.to_pylist()
+    assert got_refused == want_refused
+    for name in table.column_names:
+        want_col, want_bad = reference.as_message_column(table[name], name, nonfinite=nonfinite)
+        got_col, got_bad = as_message_column(table[name], name, nonfinite=nonfinite)
+        assert _texts(got_col) == _texts(want_col), name
+        assert got_bad == want_bad
+
+
+def _texts(col: Any) -> list[Any]:
+    return [v.encode() if isinstance(v, str) else v for v in col.to_pylist()]

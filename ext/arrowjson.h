@@ -1,0 +1,672 @@
+/* arrowjson.h -- Arrow arrays as JSON text, in C, without the GIL.
+ *
+ * A cj_node is one Arrow array bound to its buffers (by arrowjson.pxi, with the
+ * GIL, once per batch): its kind, its offset, its validity bitmap, its data and
+ * its children.  cj_write() appends the JSON text of element i (a logical
+ * index of the bound array) to a growing buffer; nested types recurse.  One
+ * rule per type, at any depth: what a column of that type is written as, its
+ * elements inside lists, structs and maps are written as too.
+ *
+ * Numbers are written as Arrow's own cast to string writes them (doubles in the
+ * shortest form that reads back, with ".0" on whole numbers so that they stay
+ * doubles; decimals as Java's BigDecimal.toString), so the output is the one
+ * the vectorized Arrow path gave, byte for byte.
+ */
+#ifndef CYK_ARROWJSON_H
+#define CYK_ARROWJSON_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { char *p; size_t len, cap; } cj_buf;
+
+static int cj_grow(cj_buf *b, size_t extra) {
+    size_t need = b->len + extra, cap = b->cap ? b->cap : 65536;
+    char *p;
+    while (cap < need) cap *= 2;
+    p = (char *)realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+#define CJ_RESERVE(b, n) \
+    do { if ((b)->len + (size_t)(n) > (b)->cap && cj_grow((b), (size_t)(n))) return -1; } while (0)
+
+static inline int cj_put(cj_buf *b, const char *s, size_t n) {
+    CJ_RESERVE(b, n);
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+static inline int cj_putc(cj_buf *b, char c) {
+    CJ_RESERVE(b, 1);
+    b->p[b->len++] = c;
+    return 0;
+}
+
+enum {
+    CJ_NULL, CJ_BOOL, CJ_I8, CJ_I16, CJ_I32, CJ_I64, CJ_U8, CJ_U16, CJ_U32, CJ_U64,
+    CJ_F16, CJ_F32, CJ_F64, CJ_DEC,
+    CJ_STR, CJ_LSTR, CJ_VSTR, CJ_BIN, CJ_LBIN, CJ_VBIN, CJ_FBIN, CJ_UUID,
+    CJ_DATE32, CJ_DATE64, CJ_TIME32, CJ_TIME64, CJ_TS, CJ_DUR,
+    CJ_IVL_M, CJ_IVL_DT, CJ_IVL_MDN,
+    CJ_DICT, CJ_LIST, CJ_LLIST, CJ_FLIST, CJ_LVIEW, CJ_LLVIEW, CJ_STRUCT, CJ_MAP
+};
+
+/* What a non-finite double becomes (nonfinite=). */
+enum { CJ_REFUSE = 0, CJ_AS_NULL = 1, CJ_AS_STRING = 2 };
+
+typedef struct cj_node {
+    int kind;
+    int digits;          /* time, timestamp, duration: fraction digits; decimal: scale */
+    int width;           /* fixed binary / decimal byte width, fixed list size */
+    int64_t offset;      /* the array's own offset into its buffers */
+    const uint8_t *valid;   /* NULL: no nulls */
+    const uint8_t *b1;      /* values, offsets, views or (dictionary) nothing */
+    const uint8_t *b2;      /* variable-width data, list-view sizes */
+    const uint8_t *const *vbufs;  /* view types: the data buffers */
+    int nkids;
+    struct cj_node *const *kids;  /* dictionary: indices, values; map: keys, items */
+    const char *const *names;     /* struct: '"name":' per field */
+    const size_t *name_lens;
+} cj_node;
+
+typedef struct {
+    int nonfinite;  /* CJ_REFUSE ... */
+    int bare;       /* top level of a message column: times and "NaN" without quotes */
+    int bad;        /* set on refusal: 0 NaN, 1 Infinity, 2 -Infinity */
+} cj_ctx;
+
+static inline int cj_valid(const cj_node *n, int64_t i) {
+    int64_t k = i + n->offset;
+    return n->valid == NULL || ((n->valid[k >> 3] >> (k & 7)) & 1);
+}
+
+/* ---- integers ---------------------------------------------------------- */
+
+static inline int cj_put_u64(cj_buf *b, uint64_t v) {
+    char tmp[24];
+    int k = 24;
+    do { tmp[--k] = (char)('0' + v % 10); v /= 10; } while (v);
+    return cj_put(b, tmp + k, (size_t)(24 - k));
+}
+
+static inline int cj_put_i64(cj_buf *b, int64_t v) {
+    if (v < 0) {
+        if (cj_putc(b, '-')) return -1;
+        return cj_put_u64(b, (uint64_t)0 - (uint64_t)v);
+    }
+    return cj_put_u64(b, (uint64_t)v);
+}
+
+/* zero-padded to width */
+static inline int cj_put_pad(cj_buf *b, uint64_t v, int width) {
+    char tmp[24];
+    int k = 24;
+    while (width-- > 0 || v) { tmp[--k] = (char)('0' + v % 10); v /= 10; if (k == 0) break; }
+    return cj_put(b, tmp + k, (size_t)(24 - k));
+}
+
+static inline int64_t cj_floordiv(int64_t a, int64_t d) {
+    int64_t q = a / d;
+    if ((a % d != 0) && ((a < 0) != (d < 0))) q -= 1;
+    return q;
+}
+
+static inline int64_t cj_int_at(const cj_node *n, int64_t i) {
+    int64_t k = i + n->offset;
+    switch (n->kind) {
+    case CJ_I8: return ((const int8_t *)n->b1)[k];
+    case CJ_I16: return ((const int16_t *)n->b1)[k];
+    case CJ_I32: return ((const int32_t *)n->b1)[k];
+    case CJ_U8: return ((const uint8_t *)n->b1)[k];
+    case CJ_U16: return ((const uint16_t *)n->b1)[k];
+    case CJ_U32: return ((const uint32_t *)n->b1)[k];
+    case CJ_U64: return (int64_t)((const uint64_t *)n->b1)[k];
+    default: return ((const int64_t *)n->b1)[k];
+    }
+}
+
+/* ---- doubles ----------------------------------------------------------- */
+
+static const double cj_p10[] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Digits d (no trailing zeros) times 10^(e - nd + 1) as Arrow writes it: plainly
+ * for decimal exponents -6 <= e < 10, else d.ddde+X; plain whole numbers get
+ * ".0" (Arrow writes 1.0 as "1", which a JSON reader takes for an int). */
+static int cj_put_digits(cj_buf *b, int neg, const char *d, int nd, int e) {
+    int i;
+    CJ_RESERVE(b, (size_t)nd + 32);
+    if (neg) b->p[b->len++] = '-';
+    if (e >= -6 && e < 10) {
+        if (e < 0) {
+            b->p[b->len++] = '0';
+            b->p[b->len++] = '.';
+            for (i = 0; i < -e - 1; i++) b->p[b->len++] = '0';
+            memcpy(b->p + b->len, d, (size_t)nd);
+            b->len += (size_t)nd;
+        } else if (nd <= e + 1) {
+            memcpy(b->p + b->len, d, (size_t)nd);
+            b->len += (size_t)nd;
+            for (i = nd; i < e + 1; i++) b->p[b->len++] = '0';
+            b->p[b->len++] = '.';
+            b->p[b->len++] = '0';
+        } else {
+            memcpy(b->p + b->len, d, (size_t)(e + 1));
+            b->len += (size_t)(e + 1);
+            b->p[b->len++] = '.';
+            memcpy(b->p + b->len, d + e + 1, (size_t)(nd - e - 1));
+            b->len += (size_t)(nd - e - 1);
+        }
+        return 0;
+    }
+    b->p[b->len++] = d[0];
+    if (nd > 1) {
+        b->p[b->len++] = '.';
+        memcpy(b->p + b->len, d + 1, (size_t)(nd - 1));
+        b->len += (size_t)(nd - 1);
+    }
+    b->p[b->len++] = 'e';
+    b->p[b->len++] = e < 0 ? '-' : '+';
+    return cj_put_u64(b, (uint64_t)(e < 0 ? -e : e));
+}
+
+/* The shortest decimal that reads back as x (as a float when single).  Fast path:
+ * the fewest decimals d with m / 10^d == x for an integer m of at most 15
+ * significant digits (6 for floats), which is then the unique shortest form;
+ * else printf at increasing precision, checked by reading it back. */
+static int cj_put_double(cj_buf *b, double x, int single) {
+    char tmp[40], digits[24];
+    int neg = signbit(x) != 0, d, p, nd = 0, e = 0;
+    double ax = fabs(x);
+    const double lim = single ? 1e6 : 1e15;
+    if (ax == 0) return cj_put(b, neg ? "-0.0" : "0.0", neg ? 4 : 3);
+    if (ax >= 1e-6 && ax < 1e10) {
+        for (d = 0; d <= 22; d++) {
+            double s = ax * cj_p10[d], m;
+            if (s >= lim) break;
+            m = nearbyint(s);
+            if (single ? ((float)(m / cj_p10[d]) == (float)ax) : (m / cj_p10[d] == ax)) {
+                uint64_t mi = (uint64_t)m;
+                nd = 0;
+                while (mi) { tmp[nd++] = (char)('0' + mi % 10); mi /= 10; }
+                for (p = 0; p < nd; p++) digits[p] = tmp[nd - 1 - p];
+                e = nd - 1 - d;
+                while (nd > 1 && digits[nd - 1] == '0') nd--;
+                return cj_put_digits(b, neg, digits, nd, e);
+            }
+        }
+    }
+    /* Normal numbers hold 15 (floats 6) significant digits exactly, so the
+     * shortest form, when that short, is the correctly rounded one; subnormals
+     * hold fewer and start from one digit.  Longer forms may round the other
+     * way (just below a power of two, where the gap to the next lower number is
+     * half the gap above): the neighbours of the rounded digits are tried too. */
+    p = (single ? ax < 1.1754943508222875e-38 : ax < 2.2250738585072014e-308) ? 1
+        : (single ? 6 : 15);
+    for (; p <= (single ? 9 : 17); p++) {
+        int delta, found = 0;
+        snprintf(tmp, sizeof tmp, "%.*e", p - 1, ax);  /* D.DDDDe[+-]XX */
+        nd = 0;
+        {
+            const char *t = tmp;
+            while (*t && *t != 'e') {
+                if (*t != '.') digits[nd++] = *t;
+                t++;
+            }
+            e = atoi(t + 1);
+        }
+        for (delta = 0; delta <= 2 && !found; delta++) {
+            char cand[24], text[48];
+            int ce = e, i, carry = delta == 0 ? 0 : (delta == 1 ? 1 : -1);
+            memcpy(cand, digits, (size_t)nd);
+            for (i = nd - 1; i >= 0 && carry; i--) {
+                int v = cand[i] - '0' + carry;
+                carry = v > 9 ? 1 : (v < 0 ? -1 : 0);
+                cand[i] = (char)('0' + (v + 10) % 10);
+            }
+            if (carry > 0) {  /* 99..9 + 1: one more digit */
+                memmove(cand + 1, cand, (size_t)nd - 1);
+                cand[0] = '1';
+                ce++;
+            } else if (carry < 0 || cand[0] == '0') {
+                continue;  /* 10..0 - 1 has fewer digits: not this precision */
+            }
+            snprintf(text, sizeof text, "%.*se%d", nd, cand, ce - nd + 1);
+            if (single ? strtof(text, NULL) == (float)ax : strtod(text, NULL) == ax) {
+                memcpy(digits, cand, (size_t)nd);
+                e = ce;
+                found = 1;
+            }
+        }
+        if (found) break;
+    }
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    return cj_put_digits(b, neg, digits, nd, e);
+}
+
+static inline double cj_half(uint16_t h) {
+    int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    double v;
+    if (exp == 0) v = ldexp((double)man, -24);
+    else if (exp == 31) v = man ? NAN : INFINITY;
+    else v = ldexp((double)(man | 0x400), exp - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static int cj_put_float(cj_buf *b, double x, int single, cj_ctx *c) {
+    if (isfinite(x)) return cj_put_double(b, x, single);
+    c->bad = isnan(x) ? 0 : (x > 0 ? 1 : 2);
+    if (c->nonfinite == CJ_REFUSE) return 1;
+    if (c->nonfinite == CJ_AS_NULL) return cj_put(b, "null", 4);
+    if (c->bare) {
+        static const char *const bare[] = {"NaN", "Infinity", "-Infinity"};
+        return cj_put(b, bare[c->bad], strlen(bare[c->bad]));
+    } else {
+        static const char *const quoted[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""};
+        return cj_put(b, quoted[c->bad], strlen(quoted[c->bad]));
+    }
+}
+
+/* ---- decimals ---------------------------------------------------------- */
+
+/* A little-endian two's complement integer of nlimb 64-bit limbs, as
+ * Java's BigDecimal.toString writes unscaled * 10^-scale. */
+static int cj_put_decimal(cj_buf *b, const uint8_t *le, int nlimb, int scale) {
+    uint64_t limb[4];
+    char rev[96], d[96];
+    int neg, nd = 0, i, top, adj;
+    memcpy(limb, le, (size_t)nlimb * 8);
+    neg = (limb[nlimb - 1] >> 63) & 1;
+    if (neg) {  /* negate: invert and add one */
+        unsigned carry = 1;
+        for (i = 0; i < nlimb; i++) {
+            limb[i] = ~limb[i] + carry;
+            carry = carry && limb[i] == 0;
+        }
+    }
+    top = nlimb;
+    while (top > 0 && limb[top - 1] == 0) top--;
+    while (top > 0) {  /* divide by 10^19, collecting 19 digits per round */
+        unsigned __int128 rem = 0;
+        uint64_t r;
+        for (i = top - 1; i >= 0; i--) {
+            unsigned __int128 cur = (rem << 64) | limb[i];
+            limb[i] = (uint64_t)(cur / 10000000000000000000ULL);
+            rem = cur % 10000000000000000000ULL;
+        }
+        r = (uint64_t)rem;
+        while (top > 0 && limb[top - 1] == 0) top--;
+        for (i = 0; i < 19 && (top > 0 || r); i++) { rev[nd++] = (char)('0' + r % 10); r /= 10; }
+    }
+    if (nd == 0) rev[nd++] = '0';
+    for (i = 0; i < nd; i++) d[i] = rev[nd - 1 - i];
+    adj = -scale + (nd - 1);
+    CJ_RESERVE(b, (size_t)nd + (scale > 0 ? (size_t)scale : 0) + 16);
+    if (neg) b->p[b->len++] = '-';
+    if (scale >= 0 && adj >= -6) {
+        if (scale == 0) {
+            memcpy(b->p + b->len, d, (size_t)nd);
+            b->len += (size_t)nd;
+        } else if (nd > scale) {
+            memcpy(b->p + b->len, d, (size_t)(nd - scale));
+            b->len += (size_t)(nd - scale);
+            b->p[b->len++] = '.';
+            memcpy(b->p + b->len, d + nd - scale, (size_t)scale);
+            b->len += (size_t)scale;
+        } else {
+            b->p[b->len++] = '0';
+            b->p[b->len++] = '.';
+            for (i = 0; i < scale - nd; i++) b->p[b->len++] = '0';
+            memcpy(b->p + b->len, d, (size_t)nd);
+            b->len += (size_t)nd;
+        }
+        return 0;
+    }
+    b->p[b->len++] = d[0];
+    if (nd > 1) {
+        b->p[b->len++] = '.';
+        memcpy(b->p + b->len, d + 1, (size_t)(nd - 1));
+        b->len += (size_t)(nd - 1);
+    }
+    b->p[b->len++] = 'E';
+    b->p[b->len++] = adj < 0 ? '-' : '+';
+    return cj_put_u64(b, (uint64_t)(adj < 0 ? -adj : adj));
+}
+
+/* ---- text and bytes ---------------------------------------------------- */
+
+static const char cj_hex[] = "0123456789abcdef";
+
+/* A JSON string as Python's json.dumps(ensure_ascii=False) writes it. */
+static int cj_put_string(cj_buf *b, const uint8_t *s, size_t n) {
+    size_t i, run = 0;
+    CJ_RESERVE(b, n + 2);
+    b->p[b->len++] = '"';
+    for (i = 0; i < n; i++) {
+        uint8_t ch = s[i];
+        const char *esc;
+        char u[6];
+        size_t elen;
+        if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
+        if (cj_put(b, (const char *)s + run, i - run)) return -1;
+        switch (ch) {
+        case '"': esc = "\\\""; elen = 2; break;
+        case '\\': esc = "\\\\"; elen = 2; break;
+        case '\n': esc = "\\n"; elen = 2; break;
+        case '\r': esc = "\\r"; elen = 2; break;
+        case '\t': esc = "\\t"; elen = 2; break;
+        case '\b': esc = "\\b"; elen = 2; break;
+        case '\f': esc = "\\f"; elen = 2; break;
+        default:
+            u[0] = '\\'; u[1] = 'u'; u[2] = '0'; u[3] = '0';
+            u[4] = cj_hex[ch >> 4]; u[5] = cj_hex[ch & 15];
+            esc = u; elen = 6;
+        }
+        if (cj_put(b, esc, elen)) return -1;
+        run = i + 1;
+    }
+    if (cj_put(b, (const char *)s + run, n - run)) return -1;
+    return cj_putc(b, '"');
+}
+
+static const char cj_b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int cj_put_base64(cj_buf *b, const uint8_t *s, size_t n) {
+    size_t i;
+    char *o;
+    CJ_RESERVE(b, (n + 2) / 3 * 4 + 2);
+    o = b->p + b->len;
+    *o++ = '"';
+    for (i = 0; i + 2 < n; i += 3) {
+        uint32_t v = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
+        *o++ = cj_b64[v >> 18];
+        *o++ = cj_b64[(v >> 12) & 63];
+        *o++ = cj_b64[(v >> 6) & 63];
+        *o++ = cj_b64[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)s[i + 1] << 8;
+        *o++ = cj_b64[v >> 18];
+        *o++ = cj_b64[(v >> 12) & 63];
+        *o++ = i + 1 < n ? cj_b64[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->p);
+    return 0;
+}
+
+static int cj_put_uuid(cj_buf *b, const uint8_t *s) {
+    int i;
+    char *o;
+    CJ_RESERVE(b, 38);
+    o = b->p + b->len;
+    *o++ = '"';
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) *o++ = '-';
+        *o++ = cj_hex[s[i] >> 4];
+        *o++ = cj_hex[s[i] & 15];
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->p);
+    return 0;
+}
+
+/* (pointer, length) of element k of a string/binary array of any layout */
+static inline const uint8_t *cj_bytes_at(const cj_node *n, int64_t k, size_t *len) {
+    switch (n->kind) {
+    case CJ_STR: case CJ_BIN: {
+        const int32_t *o = (const int32_t *)n->b1;
+        *len = (size_t)(o[k + 1] - o[k]);
+        return n->b2 ? n->b2 + o[k] : (const uint8_t *)"";
+    }
+    case CJ_LSTR: case CJ_LBIN: {
+        const int64_t *o = (const int64_t *)n->b1;
+        *len = (size_t)(o[k + 1] - o[k]);
+        return n->b2 ? n->b2 + o[k] : (const uint8_t *)"";
+    }
+    case CJ_VSTR: case CJ_VBIN: {
+        const uint8_t *v = n->b1 + 16 * k;
+        int32_t ln, buf, off;
+        memcpy(&ln, v, 4);
+        *len = (size_t)ln;
+        if (ln <= 12) return v + 4;
+        memcpy(&buf, v + 8, 4);
+        memcpy(&off, v + 12, 4);
+        return n->vbufs[buf] + off;
+    }
+    default:  /* fixed-size binary */
+        *len = (size_t)n->width;
+        return n->b1 + (size_t)n->width * (size_t)k;
+    }
+}
+
+/* ---- times ------------------------------------------------------------- */
+
+/* days since 1970-01-01 -> "YYYY-MM-DD" (proleptic Gregorian) */
+static int cj_put_date(cj_buf *b, int64_t z) {
+    int64_t era, doe, yoe, y, doy, mp, d, m;
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    y = yoe + era * 400;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    d = doy - (153 * mp + 2) / 5 + 1;
+    m = mp < 10 ? mp + 3 : mp - 9;
+    if (m <= 2) y += 1;
+    if (y < 0) {
+        if (cj_putc(b, '-')) return -1;
+        y = -y;
+    }
+    if (cj_put_pad(b, (uint64_t)y, 4) || cj_putc(b, '-') || cj_put_pad(b, (uint64_t)m, 2) ||
+        cj_putc(b, '-') || cj_put_pad(b, (uint64_t)d, 2))
+        return -1;
+    return 0;
+}
+
+static const int64_t cj_per_sec[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                     100000000, 1000000000};
+
+/* "HH:MM:SS[.fff]" of v units (10^-digits s) into the day (0 <= v < one day) */
+static int cj_put_clock(cj_buf *b, int64_t v, int digits) {
+    int64_t per = cj_per_sec[digits], secs = cj_floordiv(v, per), frac = v - secs * per;
+    if (cj_put_pad(b, (uint64_t)(secs / 3600), 2) || cj_putc(b, ':') ||
+        cj_put_pad(b, (uint64_t)(secs / 60 % 60), 2) || cj_putc(b, ':') ||
+        cj_put_pad(b, (uint64_t)(secs % 60), 2))
+        return -1;
+    if (digits && (cj_putc(b, '.') || cj_put_pad(b, (uint64_t)frac, digits))) return -1;
+    return 0;
+}
+
+static int cj_put_timestamp(cj_buf *b, int64_t v, int digits) {
+    int64_t per_day = 86400 * cj_per_sec[digits], day = cj_floordiv(v, per_day);
+    if (cj_put_date(b, day) || cj_putc(b, 'T') || cj_put_clock(b, v - day * per_day, digits))
+        return -1;
+    return cj_putc(b, 'Z');
+}
+
+/* v units of 10^-digits seconds as exact decimal seconds, trailing zeros dropped */
+static int cj_put_seconds(cj_buf *b, int64_t v, int digits) {
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint64_t per = (uint64_t)cj_per_sec[digits], frac = a % per;
+    if (v < 0 && cj_putc(b, '-')) return -1;
+    if (cj_put_u64(b, a / per)) return -1;
+    if (frac) {
+        char tmp[12];
+        int k = digits;
+        while (frac % 10 == 0) { frac /= 10; k--; }
+        if (cj_putc(b, '.')) return -1;
+        snprintf(tmp, sizeof tmp, "%0*llu", k, (unsigned long long)frac);
+        if (cj_put(b, tmp, (size_t)k)) return -1;
+    }
+    return 0;
+}
+
+/* ---- any value --------------------------------------------------------- */
+
+static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c);
+
+static int cj_key(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
+    /* A map key as an object key: a JSON string as it is, anything else (numbers,
+     * true/false, null) as its JSON text in quotes. */
+    size_t at = b->len;
+    int bare = c->bare, r;
+    c->bare = 0;
+    r = cj_write(b, n, i, c);
+    c->bare = bare;
+    if (r) return r;
+    if (b->p[at] == '"') return 0;
+    CJ_RESERVE(b, 2);
+    memmove(b->p + at + 1, b->p + at, b->len - at);
+    b->p[at] = '"';
+    b->len++;
+    b->p[b->len++] = '"';
+    return 0;
+}
+
+static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
+    int64_t k = i + n->offset, a, e, j;
+    int q, r, bare = c->bare;
+    size_t len;
+    const uint8_t *s;
+    if (!cj_valid(n, i)) return cj_put(b, "null", 4);
+    q = !bare;
+    switch (n->kind) {
+    case CJ_NULL: return cj_put(b, "null", 4);
+    case CJ_BOOL:
+        return ((n->b1[k >> 3] >> (k & 7)) & 1) ? cj_put(b, "true", 4) : cj_put(b, "false", 5);
+    case CJ_I8: case CJ_I16: case CJ_I32: case CJ_I64:
+    case CJ_U8: case CJ_U16: case CJ_U32:
+        return cj_put_i64(b, cj_int_at(n, i));
+    case CJ_U64: return cj_put_u64(b, ((const uint64_t *)n->b1)[k]);
+    case CJ_F16: return cj_put_float(b, cj_half(((const uint16_t *)n->b1)[k]), 0, c);
+    case CJ_F32: return cj_put_float(b, (double)((const float *)n->b1)[k], 1, c);
+    case CJ_F64: return cj_put_float(b, ((const double *)n->b1)[k], 0, c);
+    case CJ_DEC:
+        return cj_put_decimal(b, n->b1 + (size_t)n->width * (size_t)k, n->width / 8, n->digits);
+    case CJ_STR: case CJ_LSTR: case CJ_VSTR:
+        s = cj_bytes_at(n, k, &len);
+        return cj_put_string(b, s, len);
+    case CJ_BIN: case CJ_LBIN: case CJ_VBIN: case CJ_FBIN:
+        s = cj_bytes_at(n, k, &len);
+        return cj_put_base64(b, s, len);
+    case CJ_UUID: return cj_put_uuid(b, n->b1 + 16 * (size_t)k);
+    case CJ_DATE32: case CJ_DATE64:
+        a = n->kind == CJ_DATE32 ? ((const int32_t *)n->b1)[k]
+                                 : cj_floordiv(((const int64_t *)n->b1)[k], 86400000);
+        if (q && cj_putc(b, '"')) return -1;
+        if (cj_put_date(b, a)) return -1;
+        return q ? cj_putc(b, '"') : 0;
+    case CJ_TIME32: case CJ_TIME64:
+        a = n->kind == CJ_TIME32 ? ((const int32_t *)n->b1)[k] : ((const int64_t *)n->b1)[k];
+        if (q && cj_putc(b, '"')) return -1;
+        if (cj_put_clock(b, a, n->digits)) return -1;
+        return q ? cj_putc(b, '"') : 0;
+    case CJ_TS:
+        if (q && cj_putc(b, '"')) return -1;
+        if (cj_put_timestamp(b, ((const int64_t *)n->b1)[k], n->digits)) return -1;
+        return q ? cj_putc(b, '"') : 0;
+    case CJ_DUR:
+        if (cj_put(b, q ? "\"PT" : "PT", q ? 3 : 2)) return -1;
+        if (cj_put_seconds(b, ((const int64_t *)n->b1)[k], n->digits)) return -1;
+        return cj_put(b, q ? "S\"" : "S", q ? 2 : 1);
+    case CJ_IVL_M:
+        if (cj_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
+        if (cj_put_i64(b, ((const int32_t *)n->b1)[k])) return -1;
+        return cj_put(b, q ? "M\"" : "M", q ? 2 : 1);
+    case CJ_IVL_DT: case CJ_IVL_MDN: {
+        const uint8_t *v = n->b1 + (size_t)k * (n->kind == CJ_IVL_DT ? 8 : 16);
+        int32_t months = 0, days;
+        int64_t sub;
+        if (n->kind == CJ_IVL_DT) {
+            int32_t ms;
+            memcpy(&days, v, 4);
+            memcpy(&ms, v + 4, 4);
+            sub = ms;
+        } else {
+            memcpy(&months, v, 4);
+            memcpy(&days, v + 4, 4);
+            memcpy(&sub, v + 8, 8);
+        }
+        if (cj_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
+        if (n->kind == CJ_IVL_MDN && (cj_put_i64(b, months) || cj_putc(b, 'M'))) return -1;
+        if (cj_put_i64(b, days) || cj_put(b, "DT", 2)) return -1;
+        if (cj_put_seconds(b, sub, n->kind == CJ_IVL_DT ? 3 : 9)) return -1;
+        return cj_put(b, q ? "S\"" : "S", q ? 2 : 1);
+    }
+    case CJ_DICT:
+        c->bare = 0;  /* a dictionary is decoded before a bare column gets here */
+        r = cj_write(b, n->kids[1], cj_int_at(n->kids[0], i), c);
+        c->bare = bare;
+        return r;
+    default:
+        break;
+    }
+    /* nested: elements are written as JSON, never bare */
+    c->bare = 0;
+    r = 0;
+    if (n->kind == CJ_STRUCT) {
+        if (cj_putc(b, '{')) return -1;
+        for (j = 0; j < n->nkids && r == 0; j++) {
+            if (j && cj_putc(b, ',')) return -1;
+            if (cj_put(b, n->names[j], n->name_lens[j])) return -1;
+            r = cj_write(b, n->kids[j], i, c);
+        }
+        c->bare = bare;
+        return r ? r : cj_putc(b, '}');
+    }
+    switch (n->kind) {
+    case CJ_LIST: case CJ_MAP:
+        a = ((const int32_t *)n->b1)[k];
+        e = ((const int32_t *)n->b1)[k + 1];
+        break;
+    case CJ_LLIST:
+        a = ((const int64_t *)n->b1)[k];
+        e = ((const int64_t *)n->b1)[k + 1];
+        break;
+    case CJ_LVIEW:
+        a = ((const int32_t *)n->b1)[k];
+        e = a + ((const int32_t *)n->b2)[k];
+        break;
+    case CJ_LLVIEW:
+        a = ((const int64_t *)n->b1)[k];
+        e = a + ((const int64_t *)n->b2)[k];
+        break;
+    default:  /* fixed-size list */
+        a = k * n->width;
+        e = a + n->width;
+    }
+    if (n->kind == CJ_MAP) {
+        if (cj_putc(b, '{')) return -1;
+        for (j = a; j < e && r == 0; j++) {
+            if (j > a && cj_putc(b, ',')) return -1;
+            r = cj_key(b, n->kids[0], j, c);
+            if (r == 0 && cj_putc(b, ':')) return -1;
+            if (r == 0) r = cj_write(b, n->kids[1], j, c);
+        }
+        c->bare = bare;
+        return r ? r : cj_putc(b, '}');
+    }
+    if (cj_putc(b, '[')) return -1;
+    for (j = a; j < e && r == 0; j++) {
+        if (j > a && cj_putc(b, ',')) return -1;
+        r = cj_write(b, n->kids[0], j, c);
+    }
+    c->bare = bare;
+    return r ? r : cj_putc(b, ']');
+}
+
+#endif
