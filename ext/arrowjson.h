@@ -10,7 +10,8 @@
  * Numbers are written as Arrow's own cast to string writes them (doubles in the
  * shortest form that reads back, with ".0" on whole numbers so that they stay
  * doubles; decimals as Java's BigDecimal.toString), so the output is the one
- * the vectorized Arrow path gave, byte for byte.
+ * the vectorized Arrow path gave, byte for byte.  Doubles are that cast's text
+ * (see cj_put_float_text), everything else is formatted here.
  */
 #ifndef CYK_ARROWJSON_H
 #define CYK_ARROWJSON_H
@@ -52,7 +53,7 @@ static inline int cj_putc(cj_buf *b, char c) {
 
 enum {
     CJ_NULL, CJ_BOOL, CJ_I8, CJ_I16, CJ_I32, CJ_I64, CJ_U8, CJ_U16, CJ_U32, CJ_U64,
-    CJ_F16, CJ_F32, CJ_F64, CJ_DEC,
+    CJ_FTEXT, CJ_DEC,
     CJ_STR, CJ_LSTR, CJ_VSTR, CJ_BIN, CJ_LBIN, CJ_VBIN, CJ_FBIN, CJ_UUID,
     CJ_DATE32, CJ_DATE64, CJ_TIME32, CJ_TIME64, CJ_TS, CJ_DUR,
     CJ_IVL_M, CJ_IVL_DT, CJ_IVL_MDN,
@@ -105,14 +106,6 @@ static inline int cj_put_i64(cj_buf *b, int64_t v) {
     return cj_put_u64(b, (uint64_t)v);
 }
 
-/* zero-padded to width */
-static inline int cj_put_pad(cj_buf *b, uint64_t v, int width) {
-    char tmp[24];
-    int k = 24;
-    while (width-- > 0 || v) { tmp[--k] = (char)('0' + v % 10); v /= 10; if (k == 0) break; }
-    return cj_put(b, tmp + k, (size_t)(24 - k));
-}
-
 static inline int64_t cj_floordiv(int64_t a, int64_t d) {
     int64_t q = a / d;
     if ((a % d != 0) && ((a < 0) != (d < 0))) q -= 1;
@@ -135,145 +128,38 @@ static inline int64_t cj_int_at(const cj_node *n, int64_t i) {
 
 /* ---- doubles ----------------------------------------------------------- */
 
-static const double cj_p10[] = {
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* Digits d (no trailing zeros) times 10^(e - nd + 1) as Arrow writes it: plainly
- * for decimal exponents -6 <= e < 10, else d.ddde+X; plain whole numbers get
- * ".0" (Arrow writes 1.0 as "1", which a JSON reader takes for an int). */
-static int cj_put_digits(cj_buf *b, int neg, const char *d, int nd, int e) {
-    int i;
-    CJ_RESERVE(b, (size_t)nd + 32);
-    if (neg) b->p[b->len++] = '-';
-    if (e >= -6 && e < 10) {
-        if (e < 0) {
-            b->p[b->len++] = '0';
-            b->p[b->len++] = '.';
-            for (i = 0; i < -e - 1; i++) b->p[b->len++] = '0';
-            memcpy(b->p + b->len, d, (size_t)nd);
-            b->len += (size_t)nd;
-        } else if (nd <= e + 1) {
-            memcpy(b->p + b->len, d, (size_t)nd);
-            b->len += (size_t)nd;
-            for (i = nd; i < e + 1; i++) b->p[b->len++] = '0';
-            b->p[b->len++] = '.';
-            b->p[b->len++] = '0';
+/* Doubles come pre-formatted by Arrow's own cast to string (double-conversion's
+ * shortest form that reads back, run once per column with the GIL released),
+ * so that they are byte for byte what the vectorized path wrote: an exact
+ * shortest-digits algorithm in C is a project of its own, and printf-and-check
+ * ran 20x slower than Arrow's.  Here the text gets ".0" when it is a whole number
+ * (Arrow writes 1.0 as "1", which a JSON reader takes for an int), and NaN and
+ * the infinities ("nan", "inf", "-inf") what the nonfinite policy says. */
+static int cj_put_float_text(cj_buf *b, const uint8_t *s, size_t n, cj_ctx *c) {
+    size_t i;
+    int whole = 1;
+    if (n && (s[0] == 'n' || s[0] == 'i' || (n > 1 && s[0] == '-' && s[1] == 'i'))) {
+        c->bad = s[0] == 'n' ? 0 : (s[0] == 'i' ? 1 : 2);
+        if (c->nonfinite == CJ_REFUSE) return 1;
+        if (c->nonfinite == CJ_AS_NULL) return cj_put(b, "null", 4);
+        if (c->bare) {
+            static const char *const bare[] = {"NaN", "Infinity", "-Infinity"};
+            return cj_put(b, bare[c->bad], strlen(bare[c->bad]));
         } else {
-            memcpy(b->p + b->len, d, (size_t)(e + 1));
-            b->len += (size_t)(e + 1);
-            b->p[b->len++] = '.';
-            memcpy(b->p + b->len, d + e + 1, (size_t)(nd - e - 1));
-            b->len += (size_t)(nd - e - 1);
+            static const char *const quoted[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""};
+            return cj_put(b, quoted[c->bad], strlen(quoted[c->bad]));
         }
-        return 0;
     }
-    b->p[b->len++] = d[0];
-    if (nd > 1) {
+    for (i = (n && s[0] == '-') ? 1 : 0; i < n && whole; i++)
+        whole = s[i] >= '0' && s[i] <= '9';
+    CJ_RESERVE(b, n + 2);
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    if (whole) {
         b->p[b->len++] = '.';
-        memcpy(b->p + b->len, d + 1, (size_t)(nd - 1));
-        b->len += (size_t)(nd - 1);
+        b->p[b->len++] = '0';
     }
-    b->p[b->len++] = 'e';
-    b->p[b->len++] = e < 0 ? '-' : '+';
-    return cj_put_u64(b, (uint64_t)(e < 0 ? -e : e));
-}
-
-/* The shortest decimal that reads back as x (as a float when single).  Fast path:
- * the fewest decimals d with m / 10^d == x for an integer m of at most 15
- * significant digits (6 for floats), which is then the unique shortest form;
- * else printf at increasing precision, checked by reading it back. */
-static int cj_put_double(cj_buf *b, double x, int single) {
-    char tmp[40], digits[24];
-    int neg = signbit(x) != 0, d, p, nd = 0, e = 0;
-    double ax = fabs(x);
-    const double lim = single ? 1e6 : 1e15;
-    if (ax == 0) return cj_put(b, neg ? "-0.0" : "0.0", neg ? 4 : 3);
-    if (ax >= 1e-6 && ax < 1e10) {
-        for (d = 0; d <= 22; d++) {
-            double s = ax * cj_p10[d], m;
-            if (s >= lim) break;
-            m = nearbyint(s);
-            if (single ? ((float)(m / cj_p10[d]) == (float)ax) : (m / cj_p10[d] == ax)) {
-                uint64_t mi = (uint64_t)m;
-                nd = 0;
-                while (mi) { tmp[nd++] = (char)('0' + mi % 10); mi /= 10; }
-                for (p = 0; p < nd; p++) digits[p] = tmp[nd - 1 - p];
-                e = nd - 1 - d;
-                while (nd > 1 && digits[nd - 1] == '0') nd--;
-                return cj_put_digits(b, neg, digits, nd, e);
-            }
-        }
-    }
-    /* Normal numbers hold 15 (floats 6) significant digits exactly, so the
-     * shortest form, when that short, is the correctly rounded one; subnormals
-     * hold fewer and start from one digit.  Longer forms may round the other
-     * way (just below a power of two, where the gap to the next lower number is
-     * half the gap above): the neighbours of the rounded digits are tried too. */
-    p = (single ? ax < 1.1754943508222875e-38 : ax < 2.2250738585072014e-308) ? 1
-        : (single ? 6 : 15);
-    for (; p <= (single ? 9 : 17); p++) {
-        int delta, found = 0;
-        snprintf(tmp, sizeof tmp, "%.*e", p - 1, ax);  /* D.DDDDe[+-]XX */
-        nd = 0;
-        {
-            const char *t = tmp;
-            while (*t && *t != 'e') {
-                if (*t != '.') digits[nd++] = *t;
-                t++;
-            }
-            e = atoi(t + 1);
-        }
-        for (delta = 0; delta <= 2 && !found; delta++) {
-            char cand[24], text[48];
-            int ce = e, i, carry = delta == 0 ? 0 : (delta == 1 ? 1 : -1);
-            memcpy(cand, digits, (size_t)nd);
-            for (i = nd - 1; i >= 0 && carry; i--) {
-                int v = cand[i] - '0' + carry;
-                carry = v > 9 ? 1 : (v < 0 ? -1 : 0);
-                cand[i] = (char)('0' + (v + 10) % 10);
-            }
-            if (carry > 0) {  /* 99..9 + 1: one more digit */
-                memmove(cand + 1, cand, (size_t)nd - 1);
-                cand[0] = '1';
-                ce++;
-            } else if (carry < 0 || cand[0] == '0') {
-                continue;  /* 10..0 - 1 has fewer digits: not this precision */
-            }
-            snprintf(text, sizeof text, "%.*se%d", nd, cand, ce - nd + 1);
-            if (single ? strtof(text, NULL) == (float)ax : strtod(text, NULL) == ax) {
-                memcpy(digits, cand, (size_t)nd);
-                e = ce;
-                found = 1;
-            }
-        }
-        if (found) break;
-    }
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
-    return cj_put_digits(b, neg, digits, nd, e);
-}
-
-static inline double cj_half(uint16_t h) {
-    int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    double v;
-    if (exp == 0) v = ldexp((double)man, -24);
-    else if (exp == 31) v = man ? NAN : INFINITY;
-    else v = ldexp((double)(man | 0x400), exp - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static int cj_put_float(cj_buf *b, double x, int single, cj_ctx *c) {
-    if (isfinite(x)) return cj_put_double(b, x, single);
-    c->bad = isnan(x) ? 0 : (x > 0 ? 1 : 2);
-    if (c->nonfinite == CJ_REFUSE) return 1;
-    if (c->nonfinite == CJ_AS_NULL) return cj_put(b, "null", 4);
-    if (c->bare) {
-        static const char *const bare[] = {"NaN", "Infinity", "-Infinity"};
-        return cj_put(b, bare[c->bad], strlen(bare[c->bad]));
-    } else {
-        static const char *const quoted[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""};
-        return cj_put(b, quoted[c->bad], strlen(quoted[c->bad]));
-    }
+    return 0;
 }
 
 /* ---- decimals ---------------------------------------------------------- */
@@ -454,8 +340,19 @@ static inline const uint8_t *cj_bytes_at(const cj_node *n, int64_t k, size_t *le
 
 /* ---- times ------------------------------------------------------------- */
 
-/* days since 1970-01-01 -> "YYYY-MM-DD" (proleptic Gregorian) */
-static int cj_put_date(cj_buf *b, int64_t z) {
+static const char cj_2dig[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline char *cj_2(char *o, int64_t v) {
+    memcpy(o, cj_2dig + 2 * v, 2);
+    return o + 2;
+}
+
+/* days since 1970-01-01 -> "YYYY-MM-DD" (proleptic Gregorian, H. Hinnant's
+ * civil_from_days); o has room for 24 bytes */
+static char *cj_date(char *o, int64_t z) {
     int64_t era, doe, yoe, y, doy, mp, d, m;
     z += 719468;
     era = (z >= 0 ? z : z - 146096) / 146097;
@@ -468,34 +365,75 @@ static int cj_put_date(cj_buf *b, int64_t z) {
     m = mp < 10 ? mp + 3 : mp - 9;
     if (m <= 2) y += 1;
     if (y < 0) {
-        if (cj_putc(b, '-')) return -1;
+        *o++ = '-';
         y = -y;
     }
-    if (cj_put_pad(b, (uint64_t)y, 4) || cj_putc(b, '-') || cj_put_pad(b, (uint64_t)m, 2) ||
-        cj_putc(b, '-') || cj_put_pad(b, (uint64_t)d, 2))
-        return -1;
+    if (y < 10000) {
+        o = cj_2(o, y / 100);
+        o = cj_2(o, y % 100);
+    } else {
+        char tmp[20];
+        int k = 20;
+        while (y) { tmp[--k] = (char)('0' + y % 10); y /= 10; }
+        memcpy(o, tmp + k, (size_t)(20 - k));
+        o += 20 - k;
+    }
+    *o++ = '-';
+    o = cj_2(o, m);
+    *o++ = '-';
+    return cj_2(o, d);
+}
+
+static int cj_put_date(cj_buf *b, int64_t z) {
+    CJ_RESERVE(b, 24);
+    b->len = (size_t)(cj_date(b->p + b->len, z) - b->p);
     return 0;
 }
 
 static const int64_t cj_per_sec[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                      100000000, 1000000000};
 
-/* "HH:MM:SS[.fff]" of v units (10^-digits s) into the day (0 <= v < one day) */
-static int cj_put_clock(cj_buf *b, int64_t v, int digits) {
+/* "HH:MM:SS[.fff]" of v units (10^-digits s) into the day (0 <= v < one day);
+ * o has room for 20 bytes */
+static char *cj_clock(char *o, int64_t v, int digits) {
     int64_t per = cj_per_sec[digits], secs = cj_floordiv(v, per), frac = v - secs * per;
-    if (cj_put_pad(b, (uint64_t)(secs / 3600), 2) || cj_putc(b, ':') ||
-        cj_put_pad(b, (uint64_t)(secs / 60 % 60), 2) || cj_putc(b, ':') ||
-        cj_put_pad(b, (uint64_t)(secs % 60), 2))
-        return -1;
-    if (digits && (cj_putc(b, '.') || cj_put_pad(b, (uint64_t)frac, digits))) return -1;
+    int i;
+    o = cj_2(o, secs / 3600);
+    *o++ = ':';
+    o = cj_2(o, secs / 60 % 60);
+    *o++ = ':';
+    o = cj_2(o, secs % 60);
+    if (digits) {
+        *o++ = '.';
+        for (i = digits - 1; i >= 0; i--) {
+            o[i] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        o += digits;
+    }
+    return o;
+}
+
+static int cj_put_clock(cj_buf *b, int64_t v, int digits) {
+    CJ_RESERVE(b, 24);
+    b->len = (size_t)(cj_clock(b->p + b->len, v, digits) - b->p);
     return 0;
 }
 
-static int cj_put_timestamp(cj_buf *b, int64_t v, int digits) {
+/* RFC 3339 in UTC, the unit's digits of fraction; q: in JSON quotes */
+static int cj_put_timestamp(cj_buf *b, int64_t v, int digits, int q) {
     int64_t per_day = 86400 * cj_per_sec[digits], day = cj_floordiv(v, per_day);
-    if (cj_put_date(b, day) || cj_putc(b, 'T') || cj_put_clock(b, v - day * per_day, digits))
-        return -1;
-    return cj_putc(b, 'Z');
+    char *o;
+    CJ_RESERVE(b, 56);
+    o = b->p + b->len;
+    if (q) *o++ = '"';
+    o = cj_date(o, day);
+    *o++ = 'T';
+    o = cj_clock(o, v - day * per_day, digits);
+    *o++ = 'Z';
+    if (q) *o++ = '"';
+    b->len = (size_t)(o - b->p);
+    return 0;
 }
 
 /* v units of 10^-digits seconds as exact decimal seconds, trailing zeros dropped */
@@ -552,9 +490,10 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     case CJ_U8: case CJ_U16: case CJ_U32:
         return cj_put_i64(b, cj_int_at(n, i));
     case CJ_U64: return cj_put_u64(b, ((const uint64_t *)n->b1)[k]);
-    case CJ_F16: return cj_put_float(b, cj_half(((const uint16_t *)n->b1)[k]), 0, c);
-    case CJ_F32: return cj_put_float(b, (double)((const float *)n->b1)[k], 1, c);
-    case CJ_F64: return cj_put_float(b, ((const double *)n->b1)[k], 0, c);
+    case CJ_FTEXT: {
+        const int32_t *o = (const int32_t *)n->b1;
+        return cj_put_float_text(b, n->b2 + o[k], (size_t)(o[k + 1] - o[k]), c);
+    }
     case CJ_DEC:
         return cj_put_decimal(b, n->b1 + (size_t)n->width * (size_t)k, n->width / 8, n->digits);
     case CJ_STR: case CJ_LSTR: case CJ_VSTR:
@@ -576,9 +515,7 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
         if (cj_put_clock(b, a, n->digits)) return -1;
         return q ? cj_putc(b, '"') : 0;
     case CJ_TS:
-        if (q && cj_putc(b, '"')) return -1;
-        if (cj_put_timestamp(b, ((const int64_t *)n->b1)[k], n->digits)) return -1;
-        return q ? cj_putc(b, '"') : 0;
+        return cj_put_timestamp(b, ((const int64_t *)n->b1)[k], n->digits, q);
     case CJ_DUR:
         if (cj_put(b, q ? "\"PT" : "PT", q ? 3 : 2)) return -1;
         if (cj_put_seconds(b, ((const int64_t *)n->b1)[k], n->digits)) return -1;

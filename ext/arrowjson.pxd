@@ -29,7 +29,7 @@ cdef extern from "arrowjson.h" nogil:
 
     enum:
         CJ_NULL, CJ_BOOL, CJ_I8, CJ_I16, CJ_I32, CJ_I64, CJ_U8, CJ_U16, CJ_U32, CJ_U64
-        CJ_F16, CJ_F32, CJ_F64, CJ_DEC
+        CJ_FTEXT, CJ_DEC
         CJ_STR, CJ_LSTR, CJ_VSTR, CJ_BIN, CJ_LBIN, CJ_VBIN, CJ_FBIN, CJ_UUID
         CJ_DATE32, CJ_DATE64, CJ_TIME32, CJ_TIME64, CJ_TS, CJ_DUR
         CJ_IVL_M, CJ_IVL_DT, CJ_IVL_MDN

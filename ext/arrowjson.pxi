@@ -46,6 +46,11 @@ cdef const uint8_t *_addr(object buf):
     return <const uint8_t *><size_t>buf.address if buf is not None else NULL
 
 
+def _pc():
+    import pyarrow.compute as pc
+    return pc
+
+
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
@@ -129,6 +134,17 @@ cdef class _JsonPlan:
             n.kind = CJ_NULL
             n.valid = NULL
             return n
+        if pa.types.is_floating(t):
+            # Arrow's own shortest-form text (arrowjson.h, cj_put_float_text says why)
+            text = _pc().cast(arr, pa.string())
+            self.keep.append(text)
+            bufs = text.buffers()
+            n.kind = CJ_FTEXT
+            n.offset = text.offset
+            n.valid = _addr(bufs[0]) if text.null_count else NULL
+            n.b1 = _addr(bufs[1])
+            n.b2 = _addr(bufs[2]) if bufs[2] is not None else <const uint8_t *>b""
+            return n
         if pa.types.is_struct(t):
             n.kind = CJ_STRUCT
             names = <const char **>self._alloc(t.num_fields * sizeof(char *))
@@ -191,12 +207,6 @@ cdef int _scalar_kind(object t):
         return {8: CJ_I8, 16: CJ_I16, 32: CJ_I32, 64: CJ_I64}[t.bit_width] \
             if ty.is_signed_integer(t) else \
             {8: CJ_U8, 16: CJ_U16, 32: CJ_U32, 64: CJ_U64}[t.bit_width]
-    if ty.is_float16(t):
-        return CJ_F16
-    if ty.is_float32(t):
-        return CJ_F32
-    if ty.is_float64(t):
-        return CJ_F64
     if ty.is_decimal128(t) or ty.is_decimal256(t):
         return CJ_DEC
     if ty.is_string(t):
