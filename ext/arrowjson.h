@@ -293,18 +293,18 @@ static int cj_put_base64(cj_buf *b, const uint8_t *s, size_t n) {
     return 0;
 }
 
-static int cj_put_uuid(cj_buf *b, const uint8_t *s) {
+static int cj_put_uuid(cj_buf *b, const uint8_t *s, int q) {
     int i;
     char *o;
     CJ_RESERVE(b, 38);
     o = b->p + b->len;
-    *o++ = '"';
+    if (q) *o++ = '"';
     for (i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10) *o++ = '-';
         *o++ = cj_hex[s[i] >> 4];
         *o++ = cj_hex[s[i] & 15];
     }
-    *o++ = '"';
+    if (q) *o++ = '"';
     b->len = (size_t)(o - b->p);
     return 0;
 }
@@ -502,7 +502,7 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     case CJ_BIN: case CJ_LBIN: case CJ_VBIN: case CJ_FBIN:
         s = cj_bytes_at(n, k, &len);
         return cj_put_base64(b, s, len);
-    case CJ_UUID: return cj_put_uuid(b, n->b1 + 16 * (size_t)k);
+    case CJ_UUID: return cj_put_uuid(b, n->b1 + 16 * (size_t)k, q);
     case CJ_DATE32: case CJ_DATE64:
         a = n->kind == CJ_DATE32 ? ((const int32_t *)n->b1)[k]
                                  : cj_floordiv(((const int64_t *)n->b1)[k], 86400000);

@@ -113,7 +113,7 @@ cdef class _JsonPlan:
         cdef Py_ssize_t j
         t = arr.type
         self.keep.append(arr)
-        if isinstance(t, pa.ExtensionType):
+        if isinstance(t, pa.BaseExtensionType):
             if t.extension_name == "arrow.uuid":
                 n.kind = CJ_UUID
                 n.offset = arr.offset

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import uuid
 from typing import Any
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ from cykafka._arrow import as_message_column, record_json
 
 UTC = datetime.UTC
 AT = datetime.datetime(2024, 5, 1, 12, 30, 45, 123456, tzinfo=UTC)
+UUID = uuid.UUID("9f2c1e4a-6b7d-4e8f-9a0b-1c2d3e4f5a6b")
 
 # (Arrow type, a value, the JSON a user expects).  Parquet stores some types as a
 # neighbour (date64 as date32, time32[s] as time32[ms], timestamp[s] as ms).
@@ -50,6 +52,7 @@ CASES = [
     (pa.large_binary(), b"ab", '"YWI="'),
     (pa.binary_view(), b"abc", '"YWJj"'),
     (pa.binary(3), b"xyz", '"eHl6"'),
+    (pa.uuid(), UUID.bytes, f'"{UUID}"'),
     (pa.date32(), datetime.date(2024, 5, 1), '"2024-05-01"'),
     (pa.date64(), datetime.date(1969, 12, 31), '"1969-12-31"'),
     (pa.time32("s"), datetime.time(12, 30, 45), '"12:30:45.000"'),
@@ -114,6 +117,7 @@ def test_value_field_scalars_are_their_text_without_json_quotes():
     assert bare(pa.array([float("nan"), 1.0])) == ["NaN", "1.0"]
     assert bare(pa.array([[1]])) == ["[1]"]
     assert bare(pa.array(["x"], pa.string_view())) == ["x"]
+    assert bare(pa.array([UUID.bytes], pa.uuid())) == [str(UUID)]
 
 
 def test_refused_rows_name_the_column_and_the_value():
