@@ -393,16 +393,30 @@ static int cj_put_date(cj_buf *b, int64_t z) {
 static const int64_t cj_per_sec[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                      100000000, 1000000000};
 
-/* "HH:MM:SS[.fff]" of v units (10^-digits s) into the day (0 <= v < one day);
- * o has room for 20 bytes */
+/* "HH:MM:SS[.fff]" of v units (10^-digits s) into the day; o has room for 48 bytes.
+ * A value outside the day (Arrow does not check time-of-day ranges) keeps its sign
+ * and as many hour digits as it needs, rather than reading past the digit table. */
 static char *cj_clock(char *o, int64_t v, int digits) {
-    int64_t per = cj_per_sec[digits], secs = cj_floordiv(v, per), frac = v - secs * per;
+    uint64_t per = (uint64_t)cj_per_sec[digits], a, secs, frac, hours;
     int i;
-    o = cj_2(o, secs / 3600);
+    if (v < 0) *o++ = '-';
+    a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    secs = a / per;
+    frac = a % per;
+    hours = secs / 3600;
+    if (hours < 100) {
+        o = cj_2(o, (int64_t)hours);
+    } else {
+        char tmp[24];
+        int k = 24;
+        while (hours) { tmp[--k] = (char)('0' + hours % 10); hours /= 10; }
+        memcpy(o, tmp + k, (size_t)(24 - k));
+        o += 24 - k;
+    }
     *o++ = ':';
-    o = cj_2(o, secs / 60 % 60);
+    o = cj_2(o, (int64_t)(secs / 60 % 60));
     *o++ = ':';
-    o = cj_2(o, secs % 60);
+    o = cj_2(o, (int64_t)(secs % 60));
     if (digits) {
         *o++ = '.';
         for (i = digits - 1; i >= 0; i--) {
@@ -415,7 +429,7 @@ static char *cj_clock(char *o, int64_t v, int digits) {
 }
 
 static int cj_put_clock(cj_buf *b, int64_t v, int digits) {
-    CJ_RESERVE(b, 24);
+    CJ_RESERVE(b, 48);
     b->len = (size_t)(cj_clock(b->p + b->len, v, digits) - b->p);
     return 0;
 }

@@ -287,3 +287,14 @@ def test_c_encoder_writes_what_the_reference_writes(table, nonfinite):
 
 def _texts(col: Any) -> list[Any]:
     return [v.encode() if isinstance(v, str) else v for v in col.to_pylist()]
+
+
+def test_times_outside_the_day_are_written_not_misread():
+    # Arrow does not check time-of-day ranges; such values keep their sign and hours.
+    col = pa.array([25 * 3600 * 10**6, -1, 2**62], pa.time64("us"))
+    out, _ = record_json(pa.table({"t": col}))
+    assert out.to_pylist() == [
+        '{"t":"25:00:00.000000"}',
+        '{"t":"-00:00:00.000001"}',
+        '{"t":"1281023894:00:27.387904"}',
+    ]
