@@ -128,6 +128,12 @@ cdef class _JsonPlan:
         n.offset = arr.offset
         n.valid = _addr(bufs[0]) if (arr.null_count and len(bufs)) else NULL
         if pa.types.is_dictionary(t):
+            # The C loop trusts the indices: one vectorized check that they are in range.
+            if len(arr) and arr.indices.null_count < len(arr):
+                lo_hi = _pc().min_max(arr.indices)
+                if lo_hi["min"].as_py() < 0 or lo_hi["max"].as_py() >= len(arr.dictionary):
+                    raise ValueError(f"{what}: a dictionary index is out of range "
+                                     f"(dictionary of {len(arr.dictionary)} values)")
             n.kind = CJ_DICT
             return self._kids(n, [arr.indices, arr.dictionary], what)
         if pa.types.is_null(t):

@@ -298,3 +298,11 @@ def test_times_outside_the_day_are_written_not_misread():
         '{"t":"-00:00:00.000001"}',
         '{"t":"1281023894:00:27.387904"}',
     ]
+
+
+def test_dictionary_index_out_of_range_is_refused_by_name():
+    bad = pa.DictionaryArray.from_arrays(
+        pa.array([0, 5], pa.int32()), pa.array(["a", "b"]), safe=False
+    )
+    with pytest.raises(ValueError, match="column 'd': a dictionary index is out of range"):
+        record_json(pa.table({"d": bad}))
