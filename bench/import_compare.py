@@ -22,7 +22,8 @@ to the test broker).  Three pairs: *defaults* (``cykafka import`` is idempotent,
 ``ordered`` preset; kcat is not), *same guarantee* (``kcat -X
 enable.idempotence=true``) and *same settings* (``--preset none`` against plain kcat).
 Targets: >= 1.0 x kcat at 2 M lines and >= 1.2 x at 10 M, for both like-for-like
-pairs.  cykafka's time is split into start-up (interpreter and imports, timed as a
+pairs.  Each process's CPU seconds (user + system, all threads) are kept too: on a
+shared machine they move less than wall time.  cykafka's time is split into start-up (interpreter and imports, timed as a
 process that only imports them), the import as its summary times it (connecting,
 metadata, reading, producing, the final flush), and the rest (closing, exit).
 
@@ -205,18 +206,24 @@ def kcat_command(workdir: str) -> tuple[str, dict[str, str]]:
     return path, env
 
 
-def _timed(cmd: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, str]:
+def _timed(cmd: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, str, float]:
+    """(wall seconds, stdout, CPU seconds of the process: user + system, all threads)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return took, proc.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return took, proc.stdout, cpu
 
 
 def _startup() -> float:
     """Seconds for a process that only imports what ``cykafka import`` loads."""
-    took, _ = _timed(
+    took, _, _ = _timed(
         [
             sys.executable,
             "-c",
@@ -268,6 +275,7 @@ def kcat(
             path = os.path.join(tmp, f"lines-{n}.txt")
             _write_lines(path, n)
             times: dict[str, list[float]] = {s: [] for s in sides}
+            cpus: dict[str, list[float]] = {s: [] for s in sides}
             inner: list[float] = []
             starts: list[float] = []
             for _ in range(max(repeat, 1)):
@@ -275,8 +283,9 @@ def kcat(
                 for side, cmd in sides.items():
                     with _topic(bootstrap_servers, f"bench-{side}", 1) as topic:
                         argv = [a.format(topic=topic, file=path) for a in cmd]
-                        took, stdout = _timed(argv, env if side.startswith("kcat") else None)
+                        took, stdout, cpu = _timed(argv, env if side.startswith("kcat") else None)
                     times[side].append(took)
+                    cpus[side].append(cpu)
                     m = re.search(r"elapsed\s+([\d.]+) s", stdout)
                     if side == "cykafka" and m:
                         inner.append(float(m.group(1)))
@@ -289,6 +298,7 @@ def kcat(
             out[str(n)] = {
                 "seconds_median": {s: round(_med(v), 2) for s, v in times.items()},
                 "rows_per_s_median": {s: round(n / _med(v)) for s, v in times.items()},
+                "cpu_seconds_median": {s: round(_med(v), 2) for s, v in cpus.items()},
                 "runs_seconds": {s: [round(x, 2) for x in v] for s, v in times.items()},
                 "defaults_ratio": ratio("kcat", "cykafka"),
                 "same_guarantee_ratio": ratio("kcat_idempotent", "cykafka"),

@@ -126,6 +126,13 @@ def import_table(res: dict[str, Any]) -> str:
                 f"| **{k['same_settings_ratio']:.2f}** | **{k['same_guarantee_ratio']:.2f}** "
                 f"| {k['defaults_ratio']:.2f} |"
             )
+            cpu = k.get("cpu_seconds_median")
+            if cpu:
+                out.append(
+                    f"| {n:,} lines (CPU s, median) | {cpu['kcat']:.2f} "
+                    f"| {cpu['kcat_idempotent']:.2f} | {cpu['cykafka_none']:.2f} "
+                    f"| {cpu['cykafka']:.2f} | | | |"
+                )
     return "\n".join(out)
 
 
