@@ -104,7 +104,6 @@ def _codecs() -> Extension:
         "cykafka._codecs",
         sources=["ext/codecs.pyx"],
         include_dirs=["ext"],
-        libraries=["m"],
         extra_compile_args=["-O2", "-Wno-unused-function"],
         depends=["ext/arrowjson.h", "ext/arrowjson.pxd", "ext/arrowjson.pxi"],
     )

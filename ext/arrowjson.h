@@ -16,7 +16,6 @@
 #ifndef CYK_ARROWJSON_H
 #define CYK_ARROWJSON_H
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
