@@ -17,11 +17,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["as_message_column", "record_json"]
+# The string escaping is shared: the CSV path still uses it, unchanged.
+from cykafka._arrow import _escaped, _json_string
 
-# Characters a JSON string must escape; the common case (none present) costs one scan.
-_CONTROL_LEFT = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
-_SIMPLE_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+__all__ = ["as_message_column", "record_json"]
 
 
 def _json_default(v: Any) -> Any:
@@ -96,41 +95,6 @@ def _timestamp_text(col: pa.Array) -> pa.Array:
 
 def _timestamp_json(col: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise('"', _timestamp_text(col), '"', "")
-
-
-def _needs_escape(col: pa.Array) -> bool:
-    """Whether any value holds a byte JSON must escape: one NumPy scan of the data buffer
-    (a null's bytes may give a false alarm, which only costs the slow path)."""
-    if len(col) == 0:
-        return False
-    bufs = col.buffers()
-    if len(bufs) < 3 or bufs[1] is None or bufs[2] is None:
-        return False
-    width = 8 if pa.types.is_large_string(col.type) or pa.types.is_large_binary(col.type) else 4
-    offsets = np.frombuffer(bufs[1], np.int64 if width == 8 else np.int32)
-    lo, hi = int(offsets[col.offset]), int(offsets[col.offset + len(col)])
-    data = np.frombuffer(bufs[2], np.uint8)[lo:hi]
-    return bool(((data < 0x20) | (data == 0x22) | (data == 0x5C)).any())
-
-
-def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
-    """A string column escaped for JSON: (values, already_quoted).  Usually the values
-    come back unquoted (the caller folds the quotes into its separators)."""
-    if _needs_escape(col):
-        if pc.any(pc.match_substring_regex(col, _CONTROL_LEFT)).as_py():
-            # Rare control characters: let the json module spell them (\u0001 ...).
-            dumped = [None if v is None else _dumps(v) for v in col.to_pylist()]
-            return pa.array(dumped, pa.string()), True
-        for old, new in _SIMPLE_ESCAPES:
-            col = pc.replace_substring(col, old, new)
-    return col, False
-
-
-def _json_string(col: pa.Array) -> pa.Array:
-    """A string column as quoted, escaped JSON strings (nulls stay null)."""
-    esc, quoted = _escaped(col)
-    esc = pc.cast(esc, pa.string())  # a large_string joins with nothing else
-    return esc if quoted else pc.binary_join_element_wise('"', esc, '"', "")
 
 
 def _is_text(t: pa.DataType) -> bool:
