@@ -99,7 +99,9 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
 
         if plan.value_format or plan.key_format:
             return _registry_kwargs(b, plan, c)
-        values = c(plan.value) if plan.value else record_json(b, plan.not_json)
+        values = (
+            c(plan.value) if plan.value else record_json(b, plan.not_json, nonfinite="string")[0]
+        )
         kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
         if plan.partition:
             kw["partitions"] = c(plan.partition)
