@@ -1,4 +1,5 @@
-"""Declares the cykafka._native extension and finds the librdkafka it links.
+"""Declares the cykafka._native and cykafka._codecs extensions and finds the
+librdkafka _native links.
 
 Which librdkafka (see the README, "Which librdkafka"):
 
@@ -96,6 +97,18 @@ def _extension() -> Extension:
     )
 
 
+def _codecs() -> Extension:
+    """cykafka._codecs: encoders from Arrow columns to message bytes.  They need no
+    librdkafka, so they build and load apart from the producer core."""
+    return Extension(
+        "cykafka._codecs",
+        sources=["ext/codecs.pyx"],
+        include_dirs=["ext"],
+        extra_compile_args=["-O2", "-Wno-unused-function"],
+        depends=["ext/arrowjson.h", "ext/arrowjson.pxd", "ext/arrowjson.pxi"],
+    )
+
+
 def _pxd_dir() -> str:
     """Cython finds a module's own declarations by its package path
     (cykafka/_native.pxd in an include directory); they live in ext/_native.pxd,
@@ -113,7 +126,7 @@ def _pxd_dir() -> str:
 
 setup(
     ext_modules=cythonize(
-        [_extension()],
+        [_extension(), _codecs()],
         language_level=3,
         compiler_directives={"embedsignature": True, "binding": False},
         include_path=["ext", _pxd_dir()],

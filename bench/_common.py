@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import importlib.util
 import os
 import sys
@@ -17,7 +18,7 @@ _SRC = Path(__file__).resolve().parent.parent / "src"
 if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
     sys.path.insert(0, str(_SRC))
 
-__all__ = ["fresh_topic", "bootstrap_or_local"]
+__all__ = ["bootstrap_or_local", "fresh_topic", "wheel_librdkafka"]
 
 
 def fresh_topic(bootstrap_servers: str, prefix: str, partitions: int = 3) -> str:
@@ -50,3 +51,15 @@ def bootstrap_or_local(argv: list[str]) -> Iterator[str]:
 
     with LocalBroker() as broker:
         yield broker.bootstrap_servers
+
+
+def wheel_librdkafka() -> str:
+    """The librdkafka file inside the confluent-kafka wheel (what cykafka links)."""
+    spec = importlib.util.find_spec("confluent_kafka")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("bench: confluent-kafka is not importable")
+    site = os.path.dirname(next(iter(spec.submodule_search_locations)))
+    libs = glob.glob(os.path.join(site, "confluent_kafka.libs", "librdkafka*.so*"))
+    if len(libs) != 1:
+        raise SystemExit(f"bench: expected one librdkafka in confluent_kafka.libs, found {libs}")
+    return libs[0]

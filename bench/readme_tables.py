@@ -2,8 +2,9 @@
 
     python bench/readme_tables.py [bench/results/latest.json]
 
-Prints two Markdown tables: every line of the run (best msgs/s, median, ratio to its C
-floor and to its confluent baseline, CPU seconds) and the targets with their verdicts.
+Prints Markdown tables: every line of the run (best msgs/s, median, ratio to its C
+floor and to its confluent baseline, CPU seconds), the targets with their verdicts, and
+the import comparisons (typed vs flat Parquet, lines vs kcat) when those steps ran.
 The README quotes them as printed, so its figures are those of one run.
 """
 
@@ -85,13 +86,68 @@ def targets_table(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def import_table(res: dict[str, Any]) -> str:
+    """Typed and nested vs flat Parquet, and the lines import vs kcat (processes), from
+    the ``import_typed`` and ``import_kcat`` steps; empty when neither ran."""
+    etl = res.get("etl", {})
+    typed, kc = etl.get("import_typed"), etl.get("import_kcat")
+    out: list[str] = []
+    if typed:
+        out += [
+            f"| Parquet, {typed['rows']:,} rows, `cykafka import` | rows/s (median) "
+            "| × flat | JSON B/row | × own bytes' floor |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for kind, label in (
+            ("flat", "flat: int64, string, double"),
+            ("typed", "typed: + timestamp[us, UTC], decimal(12,2), dictionary, list, struct"),
+            ("nested", "nested: + list<struct>, map, timestamp[ns]"),
+        ):
+            k = typed[kind]
+            vs = "1.00" if kind == "flat" else f"**{typed[f'{kind}_vs_flat_median']:.2f}**"
+            out.append(
+                f"| {label} | {k['rows_per_s_median']:,} | {vs} "
+                f"| {typed[f'{kind}_json_bytes_per_row']} | {k['ratio_to_bytes_floor_median']:.2f} |"
+            )
+    if kc:
+        if out:
+            out.append("")
+        out += [
+            "| lines, whole processes | kcat | kcat idempotent | cykafka `--preset none` "
+            "| cykafka (default: `ordered`) | × kcat, same settings | × kcat, same guarantee "
+            "| × kcat, defaults |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for n, k in sorted(((int(n), v) for n, v in kc.items() if n.isdigit())):
+            sec = k["seconds_median"]
+            out.append(
+                f"| {n:,} lines (s, median) | {sec['kcat']:.2f} | {sec['kcat_idempotent']:.2f} "
+                f"| {sec['cykafka_none']:.2f} | {sec['cykafka']:.2f} "
+                f"| **{k['same_settings_ratio']:.2f}** | **{k['same_guarantee_ratio']:.2f}** "
+                f"| {k['defaults_ratio']:.2f} |"
+            )
+            cpu = k.get("cpu_seconds_median")
+            if cpu:
+                out.append(
+                    f"| {n:,} lines (CPU s, median) | {cpu['kcat']:.2f} "
+                    f"| {cpu['kcat_idempotent']:.2f} | {cpu['cykafka_none']:.2f} "
+                    f"| {cpu['cykafka']:.2f} | | | |"
+                )
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
     path = argv[1] if len(argv) > 1 else "bench/results/latest.json"
     with open(path) as f:
         res = json.load(f)
-    print(lines_table(res))
-    print()
+    if res.get("lines"):
+        print(lines_table(res))
+        print()
     print(targets_table(res))
+    imports = import_table(res)
+    if imports:
+        print()
+        print(imports)
     return 0
 
 

@@ -21,7 +21,6 @@ delivery count, error, timeout); 2 all lines ran but a target failed.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import platform
@@ -33,7 +32,6 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +47,8 @@ try:
     import cykafka  # noqa: F401
 except ImportError:  # a checkout without an install: use src/
     sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from _common import wheel_librdkafka  # noqa: E402 - after the src/ fallback
 
 
 @dataclass
@@ -191,6 +191,8 @@ EXTRA_STEPS = (
     "import_memory",
     "import_exactly_once",
     "verify_memory",
+    "import_typed",
+    "import_kcat",
     "spark",
     "schema_registry",
 )
@@ -318,6 +320,29 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         sp.get("write_kafka_none_speedup_median"),
         3.0,
     )
+    add(
+        "Spark write_kafka(exactly_once) >= 0.8 x write_kafka (default preset)",
+        sp.get("exactly_once_vs_default_median"),
+        0.8,
+    )
+    typed = etl.get("import_typed", {})
+    # Medians of the per-round ratios (bench/import_compare.py), rows/s.
+    add("import typed Parquet >= 0.8 x flat Parquet", typed.get("typed_vs_flat_median"), 0.8)
+    add("import nested Parquet >= 0.8 x flat Parquet", typed.get("nested_vs_flat_median"), 0.8)
+    kc = etl.get("import_kcat", {})
+    for n, need in (("2000000", 1.0), ("10000000", 1.2)):
+        k = kc.get(n, {})
+        lines = f"{int(n) // 1_000_000} M lines"
+        add(
+            f"import --format lines (process) >= {need} x kcat -P -l, {lines}, same guarantee",
+            k.get("same_guarantee_ratio"),
+            need,
+        )
+        add(
+            f"import --format lines --preset none >= {need} x kcat -P -l, {lines}",
+            k.get("same_settings_ratio"),
+            need,
+        )
     sr = etl.get("schema_registry", {})
     # Ratios of the medians over the rounds (every run in the JSON).
     add(
@@ -334,18 +359,6 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
 
 
 # -- the C floor -----------------------------------------------------------------
-
-
-def wheel_librdkafka() -> str:
-    """The librdkafka file inside the confluent-kafka wheel (what cykafka links)."""
-    spec = find_spec("confluent_kafka")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("bench: confluent-kafka is not importable")
-    site = os.path.dirname(next(iter(spec.submodule_search_locations)))
-    libs = glob.glob(os.path.join(site, "confluent_kafka.libs", "librdkafka*.so*"))
-    if len(libs) != 1:
-        raise SystemExit(f"bench: expected one librdkafka in confluent_kafka.libs, found {libs}")
-    return libs[0]
 
 
 def build_cfloor() -> str:
@@ -707,6 +720,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 ["--exactly-once", f"--repeat={args.repeat}"],
             ),
             ("verify_memory", "import_bench.py", ["--verify-memory"]),
+            ("import_typed", "import_compare.py", ["--typed", f"--repeat={args.repeat}"]),
+            ("import_kcat", "import_compare.py", ["--kcat", f"--repeat={args.repeat}"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
             ("schema_registry", "schema_registry_bench.py", [f"--repeat={args.repeat}"]),
         ):

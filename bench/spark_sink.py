@@ -15,12 +15,17 @@ value, cached before timing.  Sides, interleaved in each of ``repeat`` rounds:
   one task owns each Kafka partition;
 * ``write_kafka_ordered_single``: the same with ``writers=1``: one task writes every
   row in the DataFrame's order, no shuffle;
+* ``write_kafka_exactly_once``: ``write_kafka(preset="exactly_once")``: the same
+  routing, one transaction per Kafka partition (work unit), each attempt fencing and
+  reading the unit's progress record before it writes;
 * ``naive``: the usual hand-written sink, a ``mapInArrow`` calling
   ``confluent_kafka.Producer.produce`` per row and flushing at the end.
 
 Targets (median of the rounds, ratios of times within one run): plain write_kafka >=
 0.8 x spark_floor, ordered >= 0.6 x spark_floor (the better of the two ordered
-strategies), write_kafka >= 3 x naive.  Each side
+strategies), write_kafka >= 3 x naive, exactly_once >= 0.8 x write_kafka with its
+default preset (``ordered``; ``exactly_once_vs_default_median``; the ratio to
+``preset=None`` is shown too).  Each side
 also reports CPU-seconds: Spark's JVM, its Python workers (with the producers'
 librdkafka threads), and the whole machine (the broker and any other job included),
 which on a 2-core machine bound what any sink can reach; and the spread of its rounds
@@ -201,6 +206,7 @@ def run(
         "write_kafka_none": functools.partial(cykafka, None),
         "write_kafka_ordered": functools.partial(cykafka, "ordered"),
         "write_kafka_ordered_single": functools.partial(cykafka, "ordered", writers=1),
+        "write_kafka_exactly_once": functools.partial(cykafka, "exactly_once"),
         "naive": naive,
     }
     sides = {k: v for k, v in every.items() if only is None or k in only}
@@ -209,6 +215,8 @@ def run(
     small = df.limit(1000)
     write_kafka(small, warm, bootstrap_servers=bootstrap_servers, preset="ordered")
     write_kafka(small, warm, bootstrap_servers=bootstrap_servers, preset=None)
+    if "write_kafka_exactly_once" in sides:
+        write_kafka(small, warm, bootstrap_servers=bootstrap_servers, preset="exactly_once")
     small.mapInArrow(
         functools.partial(_naive_sink, bootstrap_servers, warm, conf), "n long"
     ).collect()
@@ -251,6 +259,7 @@ def run(
         "write_kafka_none",
         "write_kafka_ordered",
         "write_kafka_ordered_single",
+        "write_kafka_exactly_once",
         "noop",
         "naive",
     ):
@@ -270,6 +279,12 @@ def run(
     ]
     if best_ordered:
         out["write_kafka_ordered_best_strategy_vs_floor_median"] = max(best_ordered)
+    if "write_kafka_exactly_once" in med:
+        for name, base in (("default", "write_kafka_ordered"), ("none", "write_kafka_none")):
+            if base in med:
+                ratio = med[base] / med["write_kafka_exactly_once"]
+                out[f"exactly_once_vs_{name}_median"] = round(ratio, 2)
+        out["target_exactly_once_vs_default"] = 0.8
     out["target_vs_floor"] = {"write_kafka_none": 0.8, "write_kafka_ordered": 0.6}
     out["target_speedup"] = 3.0
     return out

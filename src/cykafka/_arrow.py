@@ -2,14 +2,13 @@
 by the caller's first use of this module, never by ``import cykafka``).
 
 Everything here is column-at-a-time: a message column comes out as one Arrow array
-that ``produce_batch`` reads straight from its buffers, with per-row Python objects
-only as a fallback for types Arrow cannot render itself (lists, structs, maps).
+that ``produce_batch`` reads straight from its buffers.  JSON text is written by one
+C pass over the Arrow buffers without the GIL (``cykafka._codecs``), for every type,
+at any depth; README "What each Arrow type becomes in JSON" has the rules.
 """
 
 from __future__ import annotations
 
-import base64
-import datetime
 import importlib
 import json
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ._codecs import arrow_json
 from ._native import split_lines
 
 
@@ -32,62 +32,22 @@ class _Lazy:
 
 pc: Any = _Lazy()
 
-__all__ = ["as_message_column", "lines_array", "record_json"]
+__all__ = ["NONFINITE", "as_message_column", "lines_array", "record_json"]
+
+#: What a NaN or an infinity becomes: the row refused (reported, never sent), JSON
+#: null, or the strings "NaN", "Infinity", "-Infinity" (what Spark's to_json writes).
+NONFINITE = ("refuse", "null", "string")
+
+#: Rows left out of an encoded column: row -> why (naming the column and the value).
+Refused = dict[int, str]
 
 # Characters a JSON string must escape; the common case (none present) costs one scan.
 _CONTROL_LEFT = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"
 _SIMPLE_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
 
 
-def _json_default(v: Any) -> Any:
-    """JSON for what the json module cannot spell: bytes as base64 text, times in
-    RFC 3339 (naive ones taken as UTC), anything else as its text."""
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(v)).decode("ascii")
-    if isinstance(v, datetime.datetime):
-        if v.tzinfo is None:
-            v = v.replace(tzinfo=datetime.UTC)
-        return v.isoformat().replace("+00:00", "Z")
-    if isinstance(v, (datetime.date, datetime.time)):
-        return v.isoformat()
-    return str(v)
-
-
 def _dumps(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=_json_default)
-
-
-def _py_json(col: pa.Array) -> pa.Array:
-    """Per-row fallback: JSON text of each value (``null`` for nulls); maps become
-    objects (a key that is not text is written as its JSON text)."""
-    return pa.array(
-        [None if v is None else _dumps(v) for v in col.to_pylist(maps_as_pydicts="lossy")],
-        pa.string(),
-    )
-
-
-def _float_json(col: pa.Array) -> pa.Array:
-    """Doubles stay doubles: Arrow writes 1.0 as "1", JSON readers then see an int."""
-    text = pc.cast(col, pa.string())
-    whole = pc.match_substring_regex(text, r"^-?[0-9]+$")
-    text = pc.if_else(whole, pc.binary_join_element_wise(text, ".0", ""), text)
-    # NaN and infinities have no JSON spelling: null, like JSON.stringify.
-    return pc.if_else(pc.is_finite(col), text, pa.scalar(None, pa.string()))
-
-
-def _timestamp_text(col: pa.Array) -> pa.Array:
-    """RFC 3339 with its offset: UTC, "T" between date and time, "Z" at the end
-    (naive timestamps are taken as UTC)."""
-    t = col.type
-    if t.tz is not None:
-        col = pc.cast(col, pa.timestamp(t.unit, "UTC"))
-        col = pc.cast(col, pa.timestamp(t.unit))  # same instant, without the zone
-    text = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")  # %S has the fraction
-    return pc.binary_join_element_wise(text, "Z", "")
-
-
-def _timestamp_json(col: pa.Array) -> pa.Array:
-    return pc.binary_join_element_wise('"', _timestamp_text(col), '"', "")
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
 
 
 def _needs_escape(col: pa.Array) -> bool:
@@ -107,7 +67,8 @@ def _needs_escape(col: pa.Array) -> bool:
 
 def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
     """A string column escaped for JSON: (values, already_quoted).  Usually the values
-    come back unquoted (the caller folds the quotes into its separators)."""
+    come back unquoted (the caller folds the quotes into its separators).  CSV records
+    (importer/encode.py) mix these with bare numbers."""
     if _needs_escape(col):
         if pc.any(pc.match_substring_regex(col, _CONTROL_LEFT)).as_py():
             # Rare control characters: let the json module spell them (\u0001 ...).
@@ -121,85 +82,61 @@ def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
 def _json_string(col: pa.Array) -> pa.Array:
     """A string column as quoted, escaped JSON strings (nulls stay null)."""
     esc, quoted = _escaped(col)
+    esc = pc.cast(esc, pa.string())  # a large_string joins with nothing else
     return esc if quoted else pc.binary_join_element_wise('"', esc, '"', "")
 
 
-def _is_text(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
-
-
-def _json_values(col: pa.Array) -> pa.Array:
-    """JSON text of each value of one column, as a string array; nulls stay null."""
-    t = col.type
-    if pa.types.is_dictionary(t):
-        return _json_values(col.dictionary_decode())
-    if pa.types.is_null(t):
-        return pa.nulls(len(col), pa.string())
-    if _is_text(t):
-        return pc.cast(_json_string(col), pa.string())
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        # JSON has no bytes: binary is base64 text, always (never a lossy decode).
-        return pa.array(
-            [
-                None if v is None else '"' + base64.b64encode(v).decode() + '"'
-                for v in col.to_pylist()
-            ],
-            pa.string(),
+def _refused(refusals: list[tuple[int, int, str]], cols: list[Any], names: list[str]) -> Refused:
+    """The C encoder's (row, column, value) as reasons a user can act on."""
+    out: Refused = {}
+    for row, c, value in refusals:
+        verb = "holds" if pa.types.is_nested(cols[c].type) else "is"
+        out[row] = (
+            f"column {names[c]!r} {verb} {value}, which JSON cannot hold "
+            "(--nan null or --nan string to send it)"
         )
-    if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_decimal(t):
-        return pc.cast(col, pa.string())  # bare JSON numbers / true / false (decimals exact)
-    if pa.types.is_floating(t):
-        return _float_json(col)
-    if pa.types.is_timestamp(t):
-        return _timestamp_json(col)
-    if pa.types.is_temporal(t):
-        return pc.cast(_json_string(pc.cast(col, pa.string())), pa.string())
-    return _py_json(col)
+    return out
 
 
-def record_json(batch: Any, exclude: tuple[str, ...] = ()) -> pa.Array:
-    """Each row of a RecordBatch/Table as a compact JSON object (UTF-8 string array),
-    keys in column order, the same text as ``json.dumps(row, separators=(",", ":"),
-    ensure_ascii=False)`` for string columns.
+def record_json(
+    batch: Any, exclude: tuple[str, ...] = (), *, nonfinite: str = "refuse"
+) -> tuple[pa.Array, Refused]:
+    """Each row of a RecordBatch/Table as a compact JSON object (UTF-8 large_string
+    array), keys in column order, the same text as ``json.dumps(row, separators=(",",
+    ":"), ensure_ascii=False)`` for string columns; and the rows refused.
 
-    One ``binary_join_element_wise`` over literal separators and one text column per
-    field; a string column without nulls gets its quotes folded into the separators.
+    ``nonfinite``: what a NaN or infinity (at any depth) becomes: ``"refuse"`` (the
+    row is null in the array and named in the result, row -> why, with its column and
+    value), ``"null"``, or ``"string"`` ("NaN", "Infinity", "-Infinity", as Spark's
+    to_json writes them).
     """
     names = [n for n in batch.schema.names if n not in exclude]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"duplicate column names {dup}: a JSON object needs unique keys")
-    if not names:
-        return pa.array(["{}"] * batch.num_rows, pa.string())
-    parts: list[Any] = []
-    literal = "{"
-    for i, name in enumerate(names):
+    cols = []
+    for name in names:
         col = batch.column(batch.schema.get_field_index(name))
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
-        literal += ("" if i == 0 else ",") + _dumps(str(name)) + ":"
-        if _is_text(col.type) and col.null_count == 0:
-            esc, quoted = _escaped(col)
-            if not quoted:
-                parts += [literal + '"', pc.cast(esc, pa.string())]
-                literal = '"'
-                continue
-            parts += [literal, pc.cast(esc, pa.string())]
-        else:
-            parts += [literal, pc.fill_null(_json_values(col), "null")]
-        literal = ""
-    parts.append(literal + "}")
-    return pc.binary_join_element_wise(*parts, "")
+        cols.append(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+    if not cols:
+        if nonfinite not in NONFINITE:
+            raise ValueError(f"nonfinite must be one of {NONFINITE}, not {nonfinite!r}")
+        return pa.array(["{}"] * batch.num_rows, pa.large_string()), {}
+    out, refusals = arrow_json(cols, [str(n) for n in names], nonfinite)
+    return out, _refused(refusals, cols, names)
 
 
-def as_message_column(col: Any, what: str) -> Any:
-    """A column as something ``produce_batch`` takes: binary/string Arrow arrays as
-    they are, numbers/booleans/dates as their text, nested values as JSON."""
+def as_message_column(col: Any, what: str, *, nonfinite: str = "refuse") -> tuple[Any, Refused]:
+    """A column as something ``produce_batch`` takes, and the rows refused (row ->
+    why): binary/string Arrow arrays as they are, numbers, booleans, times and
+    durations as their text (no JSON quotes), nested values as JSON."""
+    if nonfinite not in NONFINITE:
+        raise ValueError(f"nonfinite must be one of {NONFINITE}, not {nonfinite!r}")
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     t = col.type
     if pa.types.is_dictionary(t):
-        return as_message_column(col.dictionary_decode(), what)
+        return as_message_column(col.dictionary_decode(), what, nonfinite=nonfinite)
     if (
         pa.types.is_binary(t)
         or pa.types.is_string(t)
@@ -207,24 +144,15 @@ def as_message_column(col: Any, what: str) -> Any:
         or pa.types.is_large_string(t)
         or pa.types.is_fixed_size_binary(t)
     ):
-        return col
+        return col, {}
+    if pa.types.is_string_view(t):
+        return pc.cast(col, pa.large_string()), {}
+    if pa.types.is_binary_view(t):
+        return pc.cast(col, pa.large_binary()), {}
     if pa.types.is_null(t):
-        return pa.nulls(len(col), pa.binary())
-    if pa.types.is_timestamp(t):
-        return _timestamp_text(col)
-    if pa.types.is_floating(t):
-        return _float_json(col)
-    if (
-        pa.types.is_integer(t)
-        or pa.types.is_boolean(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_temporal(t)
-    ):
-        return pc.cast(col, pa.string())
-    try:
-        return _json_values(col)
-    except Exception as exc:  # pragma: no cover - defensive: name the column
-        raise TypeError(f"{what}: cannot turn Arrow type {t} into message bytes: {exc}") from exc
+        return pa.nulls(len(col), pa.binary()), {}
+    out, refusals = arrow_json([col], None, nonfinite)
+    return out, _refused(refusals, [col], [what])
 
 
 def lines_array(buf: bytes, end: int = -1) -> pa.Array:

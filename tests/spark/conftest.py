@@ -115,27 +115,9 @@ def _local() -> Iterator[Any]:
 def _standalone(tmp: Path) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    spark_class = str(_spark_home() / "bin" / "spark-class")
-    port, ui, wui = _free_port(), _free_port(), _free_port()
-    env = _env()
-    master = _Proc(
-        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-         "--port", str(port), "--webui-port", str(ui)],
-        tmp / "master.log",
-        env,
-    )  # fmt: skip
-    worker = None
+    url, procs = start_cluster(tmp, ["127.0.0.1"], cores=2)
     session = None
     try:
-        master.wait_port(port)
-        url = f"spark://127.0.0.1:{port}"
-        worker = _Proc(
-            [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-             "--webui-port", str(wui), "--cores", "2", "--memory", "1g",
-             "--work-dir", str(tmp / "work")],
-            tmp / "worker.log",
-            env,
-        )  # fmt: skip
         session = _classic(
             SparkSession.builder.master(url)
             .config("spark.executor.memory", "512m")
@@ -145,15 +127,13 @@ def _standalone(tmp: Path) -> Iterator[Any]:
         deadline = time.monotonic() + 120
         while session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 2:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no executor joined: {(tmp / 'worker.log').read_text()}")
+                raise TimeoutError(f"no executor joined: {(tmp / 'worker0.log').read_text()}")
             time.sleep(0.5)
         yield session
     finally:
         if session is not None:
             session.stop()
-        if worker is not None:
-            worker.stop()
-        master.stop()
+        stop_cluster(procs)
 
 
 def _connect(tmp: Path) -> Iterator[Any]:
@@ -187,6 +167,45 @@ def _connect(tmp: Path) -> Iterator[Any]:
         server.stop()
 
 
+def start_cluster(tmp: Path, hosts: list[str], cores: int = 1) -> tuple[str, list[_Proc]]:
+    """A standalone Master on 127.0.0.1 and one Worker per entry of ``hosts`` (distinct
+    loopback addresses look like distinct machines to Spark's scheduler, which never
+    runs a speculative copy on the host of the attempt it copies).  Returns the master
+    URL and the processes, master first, for :func:`stop_cluster`."""
+    spark_class = str(_spark_home() / "bin" / "spark-class")
+    port, ui = _free_port(), _free_port()
+    env = _env()
+    master = _Proc(
+        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+         "--port", str(port), "--webui-port", str(ui)],
+        tmp / "master.log",
+        env,
+    )  # fmt: skip
+    procs = [master]
+    try:
+        master.wait_port(port)
+        url = f"spark://127.0.0.1:{port}"
+        for i, host in enumerate(hosts):
+            procs.append(
+                _Proc(
+                    [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", host,
+                     "--webui-port", str(_free_port()), "--cores", str(cores), "--memory", "1g",
+                     "--work-dir", str(tmp / f"work{i}")],
+                    tmp / f"worker{i}.log",
+                    {**env, "SPARK_LOCAL_IP": host},
+                )
+            )  # fmt: skip
+    except BaseException:
+        stop_cluster(procs)
+        raise
+    return url, procs
+
+
+def stop_cluster(procs: list[_Proc]) -> None:
+    for p in reversed(procs):
+        p.stop()
+
+
 @pytest.fixture(scope="session", params=DEPLOYMENTS)
 def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A SparkSession on one real deployment (see the module docs)."""
@@ -205,3 +224,15 @@ def deployment(spark: Any, request: pytest.FixtureRequest) -> str:
     name = str(request.node.callspec.params["spark"])
     assert name in DEPLOYMENTS
     return name
+
+
+@pytest.fixture(scope="module")
+def two_host_cluster() -> Iterator[str]:
+    """A standalone cluster of two one-core workers on two loopback addresses
+    (127.0.0.1 and 127.0.0.2): its master URL, for drivers run in their own process."""
+    with tempfile.TemporaryDirectory(prefix="cykafka-spark-2hosts-") as tmp:
+        url, procs = start_cluster(Path(tmp), ["127.0.0.1", "127.0.0.2"], cores=1)
+        try:
+            yield url
+        finally:
+            stop_cluster(procs)

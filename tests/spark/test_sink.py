@@ -345,3 +345,95 @@ def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
         write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, writers=0)
     with pytest.raises(ValueError, match=r"writers= applies to ordered writes"):
         write_kafka(df, name, bootstrap_servers=broker.bootstrap_servers, preset=None, writers=2)
+
+
+@pytest.mark.parametrize("preset", ["ordered", "exactly_once"])
+def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) -> None:
+    """order_by: each Kafka partition gets its rows in the order of a column, from a
+    DataFrame in no order at all (rows scrambled by a shuffle on a random column)."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    name, n = topic(partitions=3), 6000
+    df = (
+        spark.range(n, numPartitions=4)
+        .select(
+            F.col("id").alias("seq"),
+            F.concat(F.lit("user-"), (F.col("id") % 29).cast("string")).alias("key"),
+            F.col("id").cast("string").alias("value"),
+        )
+        .orderBy(F.rand(7))
+    )
+    report = write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="seq")
+    assert report.ok and report.delivered == n
+    view = committed_view(read_raw_log(bs, name, 3))
+    assert sorted(int(r.value) for r in view) == list(range(n))
+    for p in range(3):
+        seqs = [int(r.value) for r in view if r.partition == p]
+        assert seqs and seqs == sorted(seqs)
+    with pytest.raises(ValueError, match=r"order_by: 'nope' is not a column"):
+        write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="nope")
+    with pytest.raises(ValueError, match=r"order_by= applies to ordered writes"):
+        write_kafka(df, name, bootstrap_servers=bs, preset=None, order_by="seq")
+
+
+def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(spark, broker, topic) -> None:
+    """The same job_id again (a re-run after a driver crash): every unit is skipped and
+    the report gives the committed offsets; the same job_id over changed rows: the
+    units whose row count changed are refused, loudly, and nothing more is committed."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    name, n = topic(partitions=2), 1000
+    job = f"job-{name}"
+    df = spark.range(n, numPartitions=3).select(
+        F.concat(F.lit("k"), (F.col("id") % 11).cast("string")).alias("key"),
+        F.col("id").cast("string").alias("value"),
+    )
+    first = write_kafka(df, name, bootstrap_servers=bs, preset="exactly_once", job_id=job)
+    assert first.ok and first.delivered == n and first.skipped == 0 and first.units == 2
+    again = write_kafka(df.repartition(5), name, bootstrap_servers=bs, preset="exactly_once",
+                        job_id=job)  # fmt: skip
+    assert again.ok and again.delivered == again.skipped == n
+    assert again.offsets == first.offsets and all(t.skipped for t in again.tasks)
+    changed = df.union(spark.createDataFrame([("k3", "extra")], "key string, value string"))
+    with pytest.raises(KafkaWriteError, match=r"input changed.*with \d+ rows by an earlier"):
+        write_kafka(changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job)
+    report = write_kafka(
+        changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job, on_error="report"
+    )
+    assert not report.ok and report.failed > 0 and "the input changed" in report.errors[0]
+    view = committed_view(read_raw_log(bs, name, 2))
+    assert sorted(int(r.value) for r in view) == list(range(n))
+    with pytest.raises(ValueError, match=r"job_id= and progress_topic= apply to"):
+        write_kafka(df, name, bootstrap_servers=bs, preset="ordered", job_id=job)
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_exactly_once_with_a_topic_column(spark, broker, topic, keyed) -> None:
+    """A topic column: the units are spark.sql.shuffle.partitions (or writers=) hash
+    groups of (topic, key), or of the whole row without a key; each row is committed
+    once in its topic, and the units are recorded in the default progress topic."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    bs = broker.bootstrap_servers
+    a, b = topic(partitions=2), topic(partitions=1)
+    rows = [(a if i % 3 else b, f"k{i % 5}" if keyed else None, f"v{i}") for i in range(900)]
+    df = spark.createDataFrame(rows, "topic string, key string, value string")
+    report = write_kafka(df, bootstrap_servers=bs, preset="exactly_once")
+    assert report.ok and report.delivered == 900 and report.units == 4  # shuffle partitions
+    assert sorted(t.task for t in report.tasks) == [0, 1, 2, 3]
+    for name, parts, want in ((a, 2, 600), (b, 1, 300)):
+        view = committed_view(read_raw_log(bs, name, parts))
+        got = [r.value.decode() for r in view]
+        assert len(got) == len(set(got)) == want
+        assert sorted(got) == sorted(v for t, _k, v in rows if t == name)
+    three = write_kafka(df, bootstrap_servers=bs, preset="exactly_once", writers=3)
+    assert three.ok and three.units == 3 and len(three.tasks) == 3
+    progress = committed_view(read_raw_log(bs, "cykafka-spark-progress", 1))
+    recs = [json.loads(r.value) for r in progress]
+    for rep, n in ((report, 4), (three, 3)):
+        # each unit's transactional id ends with "-<job>-<unit>"; its record names the job
+        mine = [r for r in recs if rep.tasks[0].transactional_id.endswith(f"-{r['job']}-0")]
+        assert sorted(r["unit"] for r in mine) == list(range(n))
+        assert sum(r["rows"] for r in mine) == 900 and {r["units"] for r in mine} == {n}

@@ -93,6 +93,13 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "--timestamp-field", metavar="F", help="field with the timestamp (ms or RFC 3339)"
     )
     f.add_argument("--header-fields", metavar="F,G", help="fields sent as message headers")
+    f.add_argument(
+        "--nan",
+        choices=["refuse", "null", "string"],
+        default="refuse",
+        help="NaN and infinities (Parquet): refuse the row (dead letters, the default), "
+        'JSON null, or the strings "NaN", "Infinity", "-Infinity"',
+    )
     c = p.add_argument_group("CSV")
     c.add_argument("--delimiter", metavar="C", help="field delimiter (default ',', '\\t' for .tsv)")
     c.add_argument("--quote-char", metavar="C", default='"', help="quote character ('' for none)")
@@ -177,6 +184,7 @@ def _read_options(args: argparse.Namespace) -> Any:
         null_value=args.null_value,
         csv_types=args.csv_types,
         key_delimiter=key_delim,
+        nonfinite=args.nan,
     )
 
 

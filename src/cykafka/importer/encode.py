@@ -103,8 +103,15 @@ def _timestamps(tcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]
 
     t = tcol.type
     if pa.types.is_timestamp(t):
-        ms = pc.cast(pc.cast(tcol, pa.timestamp("ms", t.tz)), pa.int64())
-        return ms.to_pylist()
+        # Kafka timestamps are milliseconds: finer units (Spark and pandas write us or
+        # ns) are truncated toward the earlier millisecond, as Java's toEpochMilli does.
+        per_ms = {"s": 1, "ms": 1, "us": 1_000, "ns": 1_000_000}[t.unit]
+        ints = pc.cast(tcol, pa.int64())
+        if t.unit == "s":
+            return pc.multiply(ints, 1000).to_pylist()
+        if per_ms == 1:
+            return ints.to_pylist()
+        return [None if v is None else v // per_ms for v in ints.to_pylist()]
     if pa.types.is_date(t):
         return pc.cast(pc.cast(tcol, pa.timestamp("ms")), pa.int64()).to_pylist()
     if pa.types.is_integer(t):
@@ -129,13 +136,16 @@ def batch_chunk(
     chunk: Chunk,
     record: Optional[Any] = None,
     encoders: Optional[Any] = None,
+    nonfinite: str = "refuse",
 ) -> tuple[Chunk, list[Problem]]:
     """Fill ``chunk`` (positions already set, one element per row of ``batch``) with
     the message columns of the Arrow record batch; returns it and the rows dropped.
     ``record``: how to render a whole row as JSON (default ``record_json``).
     ``encoders``: Schema Registry serializers for the value (the whole row, or the
     value field) and the key field (:class:`cykafka.schema_registry.ColumnEncoders`);
-    a row that does not fit the schema is dropped and reported like a bad field."""
+    a row that does not fit the schema is dropped and reported like a bad field.
+    ``nonfinite``: what NaN and infinities become (:func:`cykafka._arrow.record_json`);
+    under "refuse" their rows are dropped and reported, naming column and value."""
     import pyarrow as pa
 
     from .._arrow import as_message_column, record_json
@@ -144,21 +154,34 @@ def batch_chunk(
         return batch.column(batch.schema.get_field_index(name))
 
     bad: dict[int, str] = {}
+
+    def merge(refused: dict[int, str]) -> None:
+        for i, why in refused.items():
+            bad.setdefault(i, why)
+
+    def message_column(c: Any, name: str) -> Any:
+        out, refused = as_message_column(c, name, nonfinite=nonfinite)
+        merge(refused)
+        return out
+
     parts = _partitions(col(fields.partition), fields.partition, bad) if fields.partition else None
     stamps = _timestamps(col(fields.timestamp), fields.timestamp, bad) if fields.timestamp else None
     if encoders is not None and encoders.value is not None:
         values = encoders.encode_value(col(fields.value) if fields.value else batch, bad)
     elif fields.value:
-        values = as_message_column(col(fields.value), fields.value)
+        values = message_column(col(fields.value), fields.value)
+    elif record is not None:
+        values = record(batch)
     else:
-        values = (record or record_json)(batch)
+        values, refused = record_json(batch, nonfinite=nonfinite)
+        merge(refused)
     if encoders is not None and encoders.key is not None and fields.key:
         keys = encoders.encode_key(col(fields.key), bad)
     else:
-        keys = as_message_column(col(fields.key), fields.key) if fields.key else None
+        keys = message_column(col(fields.key), fields.key) if fields.key else None
     headers = None
     if fields.headers:
-        hvals = [as_message_column(col(h), h).to_pylist() for h in fields.headers]
+        hvals = [message_column(col(h), h).to_pylist() for h in fields.headers]
         headers = [
             [
                 (h, v.encode("utf-8") if isinstance(v, str) else v)
@@ -232,7 +255,7 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
     from .._arrow import _escaped, _json_string, record_json
 
     if not infer:
-        return record_json(batch)
+        return record_json(batch)[0]  # text columns: nothing to refuse
     parts: list[Any] = []
     literal = "{"
     for i, name in enumerate(batch.schema.names):

@@ -38,7 +38,7 @@ HOW_TO_SHIP = (
 # (its CachedKafkaProducer): an idempotent producer's first ProducerId request is made at
 # once, finds no broker connected yet and is retried by librdkafka 500 ms later, so a
 # fresh producer per task made every `ordered` task wait ~0.5 s before its first send.
-# Keyed by the whole config; never used for transactions (their id is per task); a
+# Keyed by the whole config; never used for transactions (their id names a unit); a
 # producer is kept only after a task that delivered everything and left nothing queued.
 _KEPT: dict[tuple[tuple[str, str], ...], tuple[Any, float]] = {}
 _KEEP_IDLE_S = 600.0  # close producers no task has used for this long
@@ -99,7 +99,9 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
 
         if plan.value_format or plan.key_format:
             return _registry_kwargs(b, plan, c)
-        values = c(plan.value) if plan.value else record_json(b, plan.not_json)
+        values = (
+            c(plan.value) if plan.value else record_json(b, plan.not_json, nonfinite="string")[0]
+        )
         kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
         if plan.partition:
             kw["partitions"] = c(plan.partition)
@@ -190,12 +192,6 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
         txn_id = f"{plan.txn_prefix}-{task}"
         config["transactional.id"] = txn_id
     result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
-    if task in plan.committed_tasks:
-        # An earlier run of this micro-batch committed this task's rows: write nothing.
-        result.rows = sum(b.num_rows for b in batches)
-        result.delivered, result.skipped = result.rows, True
-        yield pa.record_batch({"report": [result.to_json()]})
-        return
     key = None if txn_id else _keep_key(config, plan.preset)
     producer = _take_kept(key)
     if producer is None:  # (not `or`: an idle Producer is falsy, len() == 0)
@@ -213,7 +209,6 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
                         result.errors.append(kw["error"])
                     continue
                 futures.append(producer.produce_batch(topic, **kw))
-        progress = _progress_record(producer, plan, task, result) if txn_id else None
         producer.flush()
         for fut in futures:
             rep = fut.result()
@@ -224,13 +219,13 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
             result.add_offsets(rep.topic, rep.first_offsets, rep.last_offsets)
         # Rows never handed to a produce_batch (a null topic) count as failed.
         result.failed += result.rows - result.delivered - result.failed
-        if progress is not None:
-            progress.result()  # a lost progress record fails the task (its txn aborts)
 
     aborted: Optional[str] = None
     try:
         if txn_id:
-            aborted = _send_in_transaction(producer, send, result)
+            from .transaction import run_unit
+
+            aborted = run_unit(producer, plan, task, send, result)
         else:
             send()
         keep = key is not None and not result.failed and len(producer) == 0
@@ -248,65 +243,6 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
             + "; ".join(result.errors[:MAX_ERRORS])
         )
     yield pa.record_batch({"report": [result.to_json()]})
-
-
-def _progress_record(producer: Any, plan: WritePlan, task: int, result: TaskResult) -> Any:
-    """Streaming exactly_once: record (query, batch, task) in the progress topic inside
-    the task's transaction, so it is committed exactly when the task's rows are."""
-    if plan.progress_topic is None:
-        return None
-    value = {"query": plan.query, "batch": plan.batch_id, "task": task, "rows": result.rows}
-    return producer.produce(
-        plan.progress_topic,
-        json.dumps(value).encode(),
-        key=f"{plan.query}/{task}".encode(),
-        partition=0,
-    )
-
-
-class _RollBack(Exception):
-    """Raised inside a task's transaction to abort it (some rows failed)."""
-
-
-def _send_in_transaction(producer: Any, send: Any, result: TaskResult) -> Optional[str]:
-    """Run ``send`` in one transaction: commit only if every row was delivered.
-
-    All or nothing: if any row failed (or the commit is refused; librdkafka refuses
-    to commit after a failed message, an abortable error), the transaction is aborted
-    and every row of the task is reported failed -- none of them is visible to
-    ``read_committed`` readers, whatever the delivery reports said.  Returns None
-    when committed, else what happened (for the error message)."""
-    from .._native import KafkaError
-
-    producer.init_transactions()
-    sent = False
-    try:
-        # transaction() aborts when the block raises (an exception from send() then
-        # fails the task, as without a transaction), and also when the commit fails
-        # with an abortable error (then re-raises it).
-        with producer.transaction():
-            send()
-            sent = True
-            if result.failed:
-                raise _RollBack()
-        return None
-    except _RollBack:
-        why = "transaction aborted"
-    except KafkaError as e:
-        if not sent:
-            raise  # send()'s own error, already aborted by transaction(): the task fails
-        # The commit was refused.
-        if not e.txn_requires_abort:
-            # Not aborted by transaction() (a fatal or timed-out commit): abort it
-            # here; if that fails too the outcome is unknown, so the task fails.
-            producer.abort_transaction()
-        why = f"commit refused ({e.name}: {e.message}), transaction aborted"
-    result.errors.insert(0, f"{why}: none of the task's {result.rows:,} rows committed")
-    del result.errors[MAX_ERRORS:]
-    result.failed = result.rows
-    result.delivered = 0
-    result.offsets = {}  # written, but aborted: not visible to read_committed readers
-    return why
 
 
 def _keep_key(config: dict[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:

@@ -51,15 +51,18 @@ class WritePlan:
     ordered: bool  # rows are routed so one task writes each Kafka partition
     partition_count: Optional[int]  # of ``topic``, when routing needed it
     writers: Optional[int]  # ordered: tasks that write (None: one per Kafka partition)
+    order_by: tuple[str, ...]  # ordered: each task sorts its rows by these columns
     transactional: bool
-    txn_prefix: str  # a task's transactional.id is "<txn_prefix>-<task>"
-    # Streaming exactly_once: the progress topic each task's transaction also writes
-    # its (query, batch, task) record to, and the tasks an earlier run of this batch
-    # already committed (they write nothing).
+    txn_prefix: str  # a unit's transactional.id is "<txn_prefix>-<unit>"
+    # exactly_once: the write's name (job_id, or the streaming query's name), its work
+    # units (Spark task k writes unit k, in one transaction), and the progress topic
+    # each unit's transaction also writes its record to (cykafka.spark.progress).
+    job: Optional[str] = None
+    job_named: bool = False  # by the caller (job_id, query): it may have run before
+    units: Optional[int] = None
     progress_topic: Optional[str] = None
     query: Optional[str] = None
     batch_id: Optional[int] = None
-    committed_tasks: tuple[int, ...] = ()
     # Schema Registry (cykafka.schema_registry.registry_fields): value/key formats, the
     # registry's URL or client config, and the schemas as text (read on the driver)
     value_format: Optional[str] = None
@@ -77,7 +80,7 @@ class WritePlan:
             **{
                 **d,
                 "not_json": tuple(d["not_json"]),
-                "committed_tasks": tuple(d["committed_tasks"]),
+                "order_by": tuple(d["order_by"]),
             }
         )
 
@@ -205,16 +208,34 @@ def partition_count(config: Mapping[str, Any], topic: str) -> int:
     return len(t.partitions)
 
 
+def _conf(df: DataFrame, name: str) -> Optional[str]:
+    """A Spark setting where the session exposes it (classic and Connect sessions both
+    answer ``spark.conf.get``), else None."""
+    try:
+        value = df.sparkSession.conf.get(name, None)
+    except Exception:  # a session that does not expose it
+        return None
+    return None if value is None else str(value)
+
+
 def _run_id(df: DataFrame) -> str:
-    """The Spark application id where the session exposes it (classic and Connect
-    sessions both answer ``spark.app.id``), else a random one."""
+    """A name unique to this call: the Spark application id and a random token."""
     import uuid
 
-    try:
-        app = df.sparkSession.conf.get("spark.app.id", None)
-    except Exception:  # a session that does not expose it: any unique name will do
-        app = None
-    return f"{app or 'app'}-{uuid.uuid4().hex[:8]}"
+    return f"{_conf(df, 'spark.app.id') or 'app'}-{uuid.uuid4().hex[:8]}"
+
+
+def _units(df: DataFrame, single: bool, n: Optional[int], writers: Optional[int]) -> int:
+    """exactly_once: how many work units a write's rows are split into by content
+    (each written in one transaction).  A fact of the topic and the arguments, never of
+    the cluster's parallelism, so a re-run splits the rows the same way: the Kafka
+    partitions (or ``writers`` groups of them) for one topic; with a ``topic`` column,
+    ``writers`` or ``spark.sql.shuffle.partitions``."""
+    if writers == 1:
+        return 1
+    if single and n is not None:
+        return min(writers or n, n)
+    return writers or int(_conf(df, "spark.sql.shuffle.partitions") or 200)
 
 
 def make_plan(
@@ -231,9 +252,13 @@ def make_plan(
     options: Mapping[str, Any],
     query: Optional[str] = None,
     writers: Optional[int] = None,
+    job_id: Optional[str] = None,
+    progress_topic: Optional[str] = None,
+    order_by: Any = None,
 ) -> WritePlan:
     """Check every argument against ``df``'s schema and decide the write.  ``query``
-    (streaming exactly_once) makes the transactional ids stable across runs."""
+    (streaming) or ``job_id`` names an exactly_once write, so that its transactional
+    ids and progress records stay the same across runs."""
     from .. import presets as _presets
     from ..config import resolve
     from ..explain import explain
@@ -270,16 +295,37 @@ def make_plan(
     if writers is not None:
         if isinstance(writers, bool) or not isinstance(writers, int) or writers < 1:
             raise ValueError(f"writers must be a positive int or None, not {writers!r}")
-        if not ordered:
+        if not ordered and not transactional:
             raise ValueError(
                 "writers= applies to ordered writes (an ordering preset or repartition=True, "
                 "with a key or partition column)"
             )
+    sort = (order_by,) if isinstance(order_by, str) else tuple(order_by or ())
+    for c in sort:
+        if not isinstance(c, str) or c not in df.columns:
+            raise ValueError(f"order_by: {c!r} is not a column; columns are {df.columns}")
+    if sort and not (ordered or transactional):
+        raise ValueError(
+            "order_by= applies to ordered writes (an ordering preset or repartition=True, "
+            "with a key or partition column) and to exactly_once"
+        )
     # The partition count (one metadata round trip) is only needed to route the rows.
     single = topic is not None and topic_col is None
-    routed = ordered and single and topic is not None and writers != 1
+    routed = (ordered or transactional) and single and topic is not None and writers != 1
     n = partition_count(config, topic) if routed and topic is not None else None
     base = str(user_txn or "cykafka-spark")
+    job = query or job_id
+    if job is not None and (not isinstance(job, str) or not job or "/" in job):
+        raise ValueError(f"job_id/query must be a non-empty string without '/', not {job!r}")
+    if not transactional:
+        if job_id is not None or progress_topic is not None:
+            raise ValueError("job_id= and progress_topic= apply to preset='exactly_once'")
+    else:
+        job = job or _run_id(df)
+        if progress_topic is None:
+            from .progress import DEFAULT_PROGRESS_TOPIC
+
+            progress_topic = f"{topic}.cykafka-progress" if single else DEFAULT_PROGRESS_TOPIC
     return WritePlan(
         config=config,
         preset="+".join(preset_names) or None,
@@ -295,7 +341,12 @@ def make_plan(
         ordered=ordered,
         partition_count=n,
         writers=writers,
+        order_by=sort,
         transactional=transactional,
-        txn_prefix=f"{base}-{query}" if query else f"{base}-{_run_id(df)}",
+        txn_prefix=f"{base}-{job}" if transactional else base,
+        job=job if transactional else None,
+        job_named=transactional and (query or job_id) is not None,
+        units=_units(df, single, n, writers) if transactional else None,
+        progress_topic=progress_topic if transactional else None,
         query=query,
     )

@@ -36,8 +36,10 @@ class TaskResult:
     #: "<worker pid>/<librdkafka client name>" of the producer that wrote the rows; a
     #: worker keeps its producer for its next task with the same config
     producer: str = ""
-    #: streaming exactly_once: the task found its rows of this micro-batch already
-    #: committed by an earlier run and wrote nothing
+    #: exactly_once: the task found its unit (``task``) already committed by an earlier
+    #: attempt (a retry after a lost worker, a speculative copy, a re-run of the job or
+    #: micro-batch) and wrote nothing; ``delivered`` and ``offsets`` are what that
+    #: attempt committed
     skipped: bool = False
 
     @classmethod
@@ -75,15 +77,20 @@ class WriteReport:
     ordered: bool = False  # rows were repartitioned so each Kafka partition had one writer
     #: streaming: the micro-batch this report is for (None outside foreachBatch)
     batch_id: Optional[int] = None
+    #: exactly_once: the work units the rows were split into (task k wrote unit k)
+    units: Optional[int] = None
 
     @property
     def ok(self) -> bool:
-        """Every row was delivered (or, re-running a committed micro-batch, had been)."""
+        """Every row was delivered (or had been, by an earlier attempt); under
+        exactly_once also: every unit reported exactly once, committed."""
+        if self.units is not None and sorted(t.task for t in self.tasks) != list(range(self.units)):
+            return False
         return self.failed == 0 and self.delivered == self.rows
 
     @property
     def skipped(self) -> int:
-        """Rows of tasks that found their micro-batch already committed and wrote nothing."""
+        """Rows of units an earlier attempt had committed (written once, not again)."""
         return sum(t.rows for t in self.tasks if t.skipped)
 
     @property
@@ -134,7 +141,7 @@ class WriteReport:
             f"({self.rows_per_second:,.0f} rows/s); offsets {ranges or '-'}"
         )
         if self.skipped:
-            text += f"; {self.skipped:,} rows already committed by an earlier run of the batch"
+            text += f"; {self.skipped:,} rows already committed by an earlier attempt"
         if self.errors:
             text += "; first errors: " + "; ".join(self.errors[:MAX_ERRORS])
         return text

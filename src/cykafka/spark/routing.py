@@ -79,22 +79,36 @@ def ordered(
     n: Optional[int],
     partitioner: str,
     writers: Optional[int] = None,
+    units: Optional[int] = None,
+    order_by: tuple[str, ...] = (),
 ) -> DataFrame:
     """Repartition so one task writes each Kafka partition, keeping df's order.
 
     ``writers``: how many tasks write (each owning whole Kafka partitions); None: one
     per Kafka partition.  ``writers=1`` needs no shuffle at all: ``coalesce(1)`` reads
-    the partitions one after another, in the DataFrame's order."""
+    the partitions one after another, in the DataFrame's order.
+
+    ``units`` (exactly_once): Spark task k gets exactly the rows of work unit k of
+    ``units``, a function of each row's content alone (its Kafka partition, else a hash
+    of its (topic, key), else of the whole row), so that any run of the same rows, at
+    any parallelism, gives each unit the same rows.
+
+    ``order_by``: each task writes its rows in the order of these columns (ties in the
+    DataFrame's order), whatever order the rows reached it in."""
     from pyspark.sql import functions as F
 
     if writers == 1:
-        return df.coalesce(1)
+        one = df.coalesce(1)
+        return one.sortWithinPartitions(*order_by) if order_by else one
     df = df.withColumn(SEQ, F.monotonically_increasing_id())
+    data_cols = [F.col(c) for c in df.columns if c != SEQ]
     if topic_col is not None or n is None:
         # Partition counts differ per topic: keep each (topic, key) in one task instead.
         cols = [c for c in (topic_col, partition or key) if c]
-        return _restored(df.repartition(*cols))
-    data_cols = [F.col(c) for c in df.columns if c != SEQ]
+        if units is None:
+            return _restored(order_by, df.repartition(*cols))
+        by = [F.col(c) for c in cols] if partition or key else data_cols
+        return _restored(order_by, _to_tasks(df, F.pmod(F.xxhash64(*by), F.lit(units)), units))
     spread = F.pmod(F.xxhash64(*data_cols), F.lit(n))  # rows with no key affinity
     # A row's Kafka partition: its partition column, else its key's (a NULL partition
     # means "the partitioner decides", which hashes the key), else any.
@@ -113,21 +127,29 @@ def ordered(
             shipped("cykafka.spark.routing", "kpart_task", key, n, partitioner), schema
         )
         by_key = F.col(KPART)
-    if partition is None and by_key is None:
+    if partition is None and by_key is None and units is None:
         # random partitioner: keys have no partition, so nothing to keep together
-        return _restored(df)
+        return _restored(order_by, df)
     parts = [F.col(partition).cast("long")] if partition is not None else []
     kpart = F.coalesce(*parts, *([by_key] if by_key is not None else []), spread)
-    tasks = min(writers or n, n)
+    tasks = units or min(writers or n, n)
+    return _restored(order_by, _to_tasks(df, F.pmod(kpart, F.lit(tasks)), tasks))
+
+
+def _to_tasks(df: DataFrame, group: Any, tasks: int) -> DataFrame:
+    """``df`` in ``tasks`` Spark partitions, the rows whose ``group`` (an int
+    expression in [0, tasks)) is k in partition k.  Partitioning by the expression, not
+    a column: the shuffle carries no route value.  A repartition to a number is never
+    coalesced or split by adaptive execution."""
+    from pyspark.sql import functions as F
+
     route = F.element_at(
-        F.array(*[F.lit(s).cast("long") for s in surrogates(tasks)]),
-        (F.pmod(kpart, F.lit(tasks)) + 1).cast("int"),
+        F.array(*[F.lit(s).cast("long") for s in surrogates(tasks)]), (group + 1).cast("int")
     )
-    # Partitioning by the expression, not a column: the shuffle carries no route value.
-    return _restored(df.repartition(tasks, route))
+    return df.repartition(tasks, route)
 
 
-def _restored(df: DataFrame) -> DataFrame:
-    """Each task's rows back in the DataFrame's order, without the helper columns (they
-    would only cost Arrow conversion on the way to Python)."""
-    return df.sortWithinPartitions(SEQ).drop(SEQ, ROUTE, KPART)
+def _restored(order_by: tuple[str, ...], df: DataFrame) -> DataFrame:
+    """Each task's rows in ``order_by``'s order, then the DataFrame's, without the
+    helper columns (they would only cost Arrow conversion on the way to Python)."""
+    return df.sortWithinPartitions(*order_by, SEQ).drop(SEQ, ROUTE, KPART)

@@ -28,11 +28,14 @@ def write_kafka(
     on_error: str = "raise",
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
+    order_by: Any = None,
     value_format: Optional[str] = None,
     key_format: Optional[str] = None,
     schema_registry: Any = None,
     value_schema: Optional[str] = None,
     key_schema: Optional[str] = None,
+    job_id: Optional[str] = None,
+    progress_topic: Optional[str] = None,
     **producer_config: Any,
 ) -> WriteReport:
     """Write ``df`` to Kafka with one cykafka producer per Spark task; return a report.
@@ -68,6 +71,11 @@ def write_kafka(
             cluster).  ``1``: one task writes every row in the DataFrame's order with
             no shuffle at all (``coalesce(1)``): about twice as fast on a small
             machine, but one producer's throughput is the ceiling.
+        order_by: ordered writes: a column name or a list of them; each Kafka
+            partition gets its rows in this order (ties: the DataFrame's order), however
+            Spark split and shuffled the rows -- no global sort needed.  Without it a
+            partition gets its rows in the DataFrame's order, which is only defined after
+            ``df.orderBy(...)``.
         value_format / key_format: ``"avro"``, ``"json-schema"`` or ``"protobuf"``:
             serialize the value (the ``value`` column, or the row) / the key column
             for a Confluent Schema Registry (:mod:`cykafka.schema_registry`); a row
@@ -76,6 +84,15 @@ def write_kafka(
             makes its own client).
         value_schema / key_schema: schema file or inline JSON (Avro: derived from the
             DataFrame's columns when omitted); protobuf: ``module:Message``.
+        job_id: ``exactly_once``: a stable name for this write.  Pass the same name
+            when you run the same write again (after a driver crash, say): the units
+            it committed are then skipped, not written twice.  Default: a name unique
+            to this call (task retries and speculative copies within the call are
+            covered either way).
+        progress_topic: ``exactly_once``: where each unit's transaction records that
+            it committed (default ``"<topic>.cykafka-progress"``, or
+            ``"cykafka-spark-progress"`` with a ``topic`` column; created compacted,
+            with one partition, if missing).
         **producer_config: producer properties: librdkafka or Java names, underscores
             standing for dots (``linger_ms=20``), or Spark's Kafka sink options as
             they are (``**{"kafka.bootstrap.servers": ..., "kafka.acks": "all"}``).
@@ -105,6 +122,9 @@ def write_kafka(
         repartition,
         producer_config,
         writers=writers,
+        job_id=job_id,
+        progress_topic=progress_topic,
+        order_by=order_by,
     )
     if value_format or key_format or schema_registry:
         import dataclasses
@@ -125,7 +145,9 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
     """Route ``df`` as ``plan`` says, run one write task per Spark partition, and
     gather their results (one ``mapInArrow`` and one ``collect``)."""
     out = df
-    if plan.ordered:
+    if plan.transactional:
+        plan = _first_attempts_units(plan)
+    if plan.ordered or plan.transactional:
         out = _ordered(
             df,
             plan.key,
@@ -134,8 +156,12 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
             plan.partition_count,
             plan.partitioner,
             plan.writers,
+            plan.units,
+            plan.order_by,
         )
-    report = WriteReport(topic=plan.topic, ordered=plan.ordered, batch_id=plan.batch_id)
+    report = WriteReport(
+        topic=plan.topic, ordered=plan.ordered, batch_id=plan.batch_id, units=plan.units
+    )
     fn = shipped("cykafka.spark.executor", "write_task", plan.to_wire())
     t0 = time.monotonic()
     try:
@@ -146,6 +172,34 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
     for r in rows:
         report.add(TaskResult.from_json(r["report"]))
     return report
+
+
+def _first_attempts_units(plan: WritePlan) -> WritePlan:
+    """exactly_once: create the progress topic if needed, and split the rows into as
+    many units as an earlier attempt of this job or micro-batch committed with, if
+    one did (whatever the parallelism then and now)."""
+    import dataclasses
+
+    from . import progress
+
+    assert plan.progress_topic is not None and plan.job is not None
+    client = progress.client_config(plan.config)
+    progress.ensure(client, plan.progress_topic)
+    if not plan.job_named:
+        return plan  # a name made for this call: nothing of it can be committed yet
+    first = progress.batch_units(
+        progress.read_job(client, plan.progress_topic, plan.job), plan.batch_id
+    )
+    if first is None:
+        return plan
+    parts = first["partitions"]
+    if parts is not None and plan.partition_count is not None and parts != plan.partition_count:
+        raise ValueError(
+            f"{plan.job!r}: part of this write was committed when {plan.topic!r} had {parts} "
+            f"partitions; it has {plan.partition_count} now, so its keys map to other "
+            f"partitions and the rest cannot be written exactly once"
+        )
+    return dataclasses.replace(plan, units=first["units"])
 
 
 def _task_error(e: Exception) -> Exception:

@@ -18,22 +18,23 @@ preset:
   fails and is retried), and a re-run batch is written again: its rows appear twice.
   ``ordered`` keeps each key's rows in order within a run of a batch.
 * ``exactly_once``: **exactly-once per micro-batch for read_committed consumers.**
-  Each task writes its rows in one Kafka transaction whose ``transactional.id`` is
-  fixed per (``query``, task), so a new run fences off any earlier attempt of the same
-  task, and the same transaction writes a (query, batch id, task) record to a progress
-  topic: the batch id is committed atomically with the data.  Before each batch the
-  driver reads the progress topic's new records (read_committed); the tasks an earlier
-  run of this batch (or of a later one) already committed write nothing (``TaskResult.skipped``), the others write
-  their rows.  Rows are routed by Kafka partition (one task per partition), so a
-  re-run splits the batch the same way; without a key or partition column the split
-  is the source's, which must then be deterministic for a batch id (file and rate
-  sources are).  Needs a broker that honours read_committed (Kafka does; Tansu, the
-  embedded test broker, shows aborted records to read_committed readers too).
+  The batch's rows are split into work units by content (Kafka partition, else a hash
+  of the row); each unit is written in one Kafka transaction whose ``transactional.id``
+  is fixed per (``query``, unit), and the same transaction writes the unit's
+  (query, batch id, unit) progress record.  Every attempt of a unit fences that id,
+  then reads the unit's committed record and skips the unit (``TaskResult.skipped``)
+  if this batch or a later one committed it.  A re-run keeps the number of units its
+  first attempt recorded, so task retries, speculative copies, a restart after a crash
+  between the Kafka commit and Spark's checkpoint, and a re-run at another parallelism
+  each write every row once.  The source must give a batch id the same rows on re-run
+  (file, rate and Kafka sources do); a unit whose row count changed is refused.
+  Consumers must read committed on Kafka; Tansu, the embedded test broker, shows
+  aborted records to read_committed readers too (``cykafka.testing.committed_view``
+  computes the committed view).  Details: ``docs/spark.md``.
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .plan import make_plan
@@ -43,7 +44,7 @@ from .sink import run_plan
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["ProgressReader", "kafka_batch_writer"]
+__all__ = ["kafka_batch_writer"]
 
 
 def kafka_batch_writer(
@@ -63,8 +64,9 @@ def kafka_batch_writer(
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.
-        progress_topic: where ``exactly_once`` records committed batches (default
-            ``"<topic>.cykafka-progress"``; created with one partition if missing).
+        progress_topic: where ``exactly_once`` records the units it committed (default
+            ``"<topic>.cykafka-progress"``, or ``"cykafka-spark-progress"`` with a
+            ``topic`` column; created compacted, with one partition, if missing).
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
     """
@@ -77,12 +79,6 @@ def kafka_batch_writer(
             "preset='exactly_once' in foreachBatch needs query='<stable name>': it fences "
             "re-runs of a micro-batch across restarts"
         )
-    if transactional and progress_topic is None:
-        if topic is None:
-            raise ValueError("exactly_once with a topic column needs progress_topic=")
-        progress_topic = f"{topic}.cykafka-progress"
-
-    progress: list[ProgressReader] = []  # made at the first batch, kept for the next
 
     def write_batch(df: DataFrame, batch_id: int) -> WriteReport:
         plan = make_plan(
@@ -99,18 +95,10 @@ def kafka_batch_writer(
             {k: v for k, v in write_options.items() if k not in _WRITE_ARGS},
             query=query if transactional else None,
             writers=write_options.get("writers"),
+            progress_topic=progress_topic,
+            order_by=write_options.get("order_by"),
         )
-        if transactional:
-            assert progress_topic is not None and query is not None
-            if not progress:
-                progress.append(ProgressReader(plan.config, progress_topic, query))
-            done = progress[0].committed_tasks(batch_id)
-            plan = plan.with_batch(
-                progress_topic=progress_topic, batch_id=batch_id, committed_tasks=done
-            )
-        else:
-            plan = plan.with_batch(batch_id=batch_id)
-        report = run_plan(df, plan)
+        report = run_plan(df, plan.with_batch(batch_id=batch_id))
         if on_batch is not None:
             on_batch(report)
         return report
@@ -118,91 +106,13 @@ def kafka_batch_writer(
     return write_batch
 
 
-_WRITE_ARGS = ("key", "value", "headers", "partition", "on_error", "repartition", "writers")
-
-
-def _ensure_topic(admin: Any, topic: str) -> None:
-    from confluent_kafka import KafkaError
-    from confluent_kafka.admin import NewTopic
-
-    if topic in admin.list_topics(topic=topic, timeout=30).topics:
-        md = admin.list_topics(topic=topic, timeout=30).topics[topic]
-        if md.error is None:
-            return
-    fut = admin.create_topics([NewTopic(topic, num_partitions=1)])[topic]
-    try:
-        fut.result(30)
-    except Exception as e:  # another writer created it first: fine
-        err = e.args[0] if e.args else None
-        if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise
-
-
-class ProgressReader:
-    """A query's progress records as read so far: the latest batch each task committed.
-
-    Each micro-batch reads only the records added since the previous one (from the
-    start after a restart), with ``isolation.level=read_committed``."""
-
-    def __init__(self, config: dict[str, Any], topic: str, query: str) -> None:
-        from ..config import translate
-
-        given = {
-            k: v
-            for k, v in config.items()
-            if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"
-        }
-        self.client_config, _ = translate(given)  # Java names (sasl.jaas.config...) too
-        self.topic, self.query = topic, query
-        self.offset = 0  # next offset to read
-        self.last: dict[int, int] = {}  # task -> latest batch it committed
-        self._checked = False
-
-    def committed_tasks(self, batch_id: int) -> tuple[int, ...]:
-        """The tasks whose rows of ``batch_id`` are committed already (a task that
-        committed a later batch committed this one before it)."""
-        self._read_new()
-        return tuple(sorted(t for t, b in self.last.items() if b >= batch_id))
-
-    def _read_new(self) -> None:
-        import uuid
-
-        from confluent_kafka import Consumer, KafkaError, TopicPartition
-        from confluent_kafka.admin import AdminClient
-
-        if not self._checked:
-            _ensure_topic(AdminClient(dict(self.client_config)), self.topic)
-            self._checked = True
-        consumer = Consumer(
-            {
-                **self.client_config,
-                "group.id": f"cykafka-progress-{uuid.uuid4().hex}",
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
-        )
-        prefix = f"{self.query}/".encode()
-        try:
-            consumer.assign([TopicPartition(self.topic, 0, self.offset)])
-            while True:
-                msg = consumer.poll(30)
-                if msg is None:
-                    raise TimeoutError(f"progress topic {self.topic!r}: no answer in 30 s")
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        return
-                    if err.retriable() or not err.fatal():
-                        continue
-                    raise RuntimeError(f"progress topic {self.topic!r}: {err}")
-                self.offset = max(self.offset, (msg.offset() or 0) + 1)
-                if not (msg.key() or b"").startswith(prefix):
-                    continue
-                rec = json.loads(msg.value() or b"{}")
-                if rec.get("query") == self.query:
-                    task, batch = int(rec["task"]), int(rec["batch"])
-                    self.last[task] = max(self.last.get(task, -1), batch)
-        finally:
-            consumer.close()
+_WRITE_ARGS = (
+    "key",
+    "value",
+    "headers",
+    "partition",
+    "on_error",
+    "repartition",
+    "writers",
+    "order_by",
+)

@@ -44,6 +44,8 @@ class ReadOptions:
     # Schema Registry formats (--value-format/--key-format): a
     # cykafka.schema_registry.ColumnEncoders, or None for JSON/raw fields
     encoders: Optional[Any] = None
+    # NaN and infinities in Arrow input: "refuse" (dead letters), "null" or "string"
+    nonfinite: str = "refuse"
 
 
 class Reader(Protocol):

@@ -81,7 +81,9 @@ class ParquetReader:
                     end=end,
                     bytes_done=int(size * min(1.0, (row - 1 + n) / total)),
                 )
-                chunk, problems = batch_chunk(batch, fields, chunk, encoders=options.encoders)
+                chunk, problems = batch_chunk(
+                    batch, fields, chunk, encoders=options.encoders, nonfinite=options.nonfinite
+                )
                 for p in problems:
                     report(p)
                 row += n

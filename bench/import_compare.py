@@ -1,0 +1,332 @@
+"""Two comparisons of ``cykafka import``, each in one run with the sides interleaved.
+
+``typed(bootstrap_servers, rows=500_000, repeat=3) -> dict``: the same rows as three
+Parquet files: *flat* (int64, string, double), *typed* (plus what Spark and pandas
+files hold: a UTC microsecond timestamp, a decimal(12,2), a dictionary-encoded string,
+a list<string>, a struct) and *nested* (plus a list<struct<double,string>>, a
+map<string,int64> and a nanosecond timestamp).  Each is imported as the CLI imports it
+(``import_files``, the default ``ordered`` preset and the import's own config), and
+each file's JSON records are also produced ready-made (``produce_batch`` of
+``record_json`` computed before the clock), the floor for those bytes.  Targets: typed
+and nested >= 0.8 x flat (rows/s, median of the per-round ratios).  The rows of the
+typed and nested files are 3 and 4.5 times the bytes of the flat ones, which the
+broker has to take in: their ratios to their own bytes' floor say how much of the
+time is reading and encoding.
+
+``kcat(bootstrap_servers, rows=(2_000_000, 10_000_000), repeat=3) -> dict``: ``cykafka
+import FILE --format lines`` against ``kcat -P -l FILE``, both timed as whole
+processes (start to exit) on the same file of 100-byte lines.  kcat is Debian's
+(installed with apt-get when missing) on the wheel's librdkafka 2.16 (a directory with
+a ``librdkafka.so.1`` symlink first on ``LD_LIBRARY_PATH``; Debian's 2.0.2 cannot talk
+to the test broker).  Three pairs: *defaults* (``cykafka import`` is idempotent, the
+``ordered`` preset; kcat is not), *same guarantee* (``kcat -X
+enable.idempotence=true``) and *same settings* (``--preset none`` against plain kcat).
+Targets: >= 1.0 x kcat at 2 M lines and >= 1.2 x at 10 M, for both like-for-like
+pairs.  Each process's CPU seconds (user + system, all threads) are kept too: on a
+shared machine they move less than wall time.  cykafka's time is split into start-up (interpreter and imports, timed as a
+process that only imports them), the import as its summary times it (connecting,
+metadata, reading, producing, the final flush), and the rest (closing, exit).
+
+``python bench/import_compare.py [BOOTSTRAP] --typed [--rows N] [--repeat R]`` and
+``... --kcat [--lines N ...]`` print the dict as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Optional
+
+from _common import bootstrap_or_local, wheel_librdkafka
+from import_bench import _import, _topic, _write_lines
+
+__all__ = ["kcat", "kcat_command", "typed"]
+
+#: typed and nested Parquet at least this times the flat file's rows/s
+TYPED_TARGET = 0.8
+#: cykafka import at least this times kcat -P -l (processes), by number of lines
+KCAT_TARGETS = {2_000_000: 1.0, 10_000_000: 1.2}
+
+
+def _med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else 0.0
+
+
+# -- typed vs flat Parquet ----------------------------------------------------------
+
+
+def _tables(rows: int) -> dict[str, Any]:
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    ids = np.arange(rows, dtype=np.int64)
+    flat = {
+        "id": pa.array(ids),
+        "name": pa.array(np.char.add("user-", (ids % 1000).astype(str)).astype(object)),
+        "score": pa.array(rng.random(rows) * 100),
+    }
+    at_us = 1_700_000_000_000_000 + ids * 1_000_003
+    le128 = np.zeros((rows, 2), np.int64)  # decimal128: 16 little-endian bytes, in cents
+    le128[:, 0] = (ids * 7919) % 10_000_000
+    typed = {
+        **flat,
+        "at": pa.array(at_us, pa.timestamp("us", "UTC")),
+        "price": pa.Array.from_buffers(pa.decimal128(12, 2), rows, [None, pa.py_buffer(le128)]),
+        "category": pa.DictionaryArray.from_arrays(
+            pa.array(ids % 3, pa.int32()), pa.array(["red", "green", "blue"])
+        ),
+        "tags": pa.ListArray.from_arrays(
+            pa.array(np.arange(rows + 1, dtype=np.int32) * 2),
+            pa.array(np.tile(np.array(["etl", "spark"], dtype=object), rows)),
+        ),
+        "info": pa.StructArray.from_arrays(
+            [pa.array(ids % 100_000, pa.int32()), pa.array(np.full(rows, "eu", dtype=object))],
+            names=["shop", "region"],
+        ),
+    }
+    points = pa.StructArray.from_arrays(
+        [pa.array(rng.random(rows) * 10), pa.array(np.full(rows, "p", dtype=object))],
+        names=["x", "label"],
+    )
+    nested = {
+        **typed,
+        "points": pa.ListArray.from_arrays(pa.array(np.arange(rows + 1, dtype=np.int32)), points),
+        "attrs": pa.MapArray.from_arrays(
+            pa.array(np.arange(rows + 1, dtype=np.int32)),
+            pa.array(np.full(rows, "k", dtype=object)),
+            pa.array(ids),
+        ),
+        "at_ns": pa.array(at_us * 1000 + 789, pa.timestamp("ns", "UTC")),
+    }
+    return {"flat": pa.table(flat), "typed": pa.table(typed), "nested": pa.table(nested)}
+
+
+def _bytes_floor(bootstrap: str, path: str) -> float:
+    """rows/s of produce_batch of the file's JSON records, encoded before the clock."""
+    import pyarrow.parquet as pq
+
+    import cykafka
+    from cykafka._arrow import record_json
+    from cykafka.importer import resolve_import
+
+    values = [record_json(b)[0] for b in pq.ParquetFile(path).iter_batches(batch_size=65536)]
+    rows = sum(len(v) for v in values)
+    with (
+        _topic(bootstrap, "bench-typed-floor", 1) as topic,
+        cykafka.Producer(resolve_import({"bootstrap.servers": bootstrap}, "ordered")) as p,
+    ):
+        p.produce_batch(topic, [b"warm-up"]).result(30)
+        t = time.perf_counter()
+        futures = [p.produce_batch(topic, v) for v in values]
+        for f in futures:
+            assert f.result().ok
+        return rows / (time.perf_counter() - t)
+
+
+def typed(bootstrap_servers: str, rows: int = 500_000, repeat: int = 3) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    from cykafka._arrow import record_json
+
+    kinds = ("flat", "typed", "nested")
+    runs: dict[str, list[float]] = {k: [] for k in kinds}
+    floors: dict[str, list[float]] = {k: [] for k in kinds}
+    out: dict[str, Any] = {"rows": rows, "preset": "ordered", "target": TYPED_TARGET}
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-typed-") as tmp:
+        paths = {}
+        for kind, table in _tables(rows).items():
+            paths[kind] = os.path.join(tmp, f"{kind}.parquet")
+            pq.write_table(table, paths[kind])
+            out[f"{kind}_columns"] = [f"{f.name}: {f.type}" for f in table.schema]
+        out["parquet_mb"] = {k: round(os.path.getsize(p) / 1e6, 1) for k, p in paths.items()}
+        for kind in kinds:
+            first = next(pq.ParquetFile(paths[kind]).iter_batches(batch_size=65536))
+            out[f"{kind}_json_bytes_per_row"] = round(
+                record_json(first)[0].buffers()[2].size / first.num_rows
+            )
+        for _ in range(max(repeat, 1)):
+            for kind in kinds:
+                res = _import(bootstrap_servers, paths[kind], "ordered", {}, 1)
+                runs[kind].append(res.rows_per_second)
+                floors[kind].append(_bytes_floor(bootstrap_servers, paths[kind]))
+    for kind in kinds:
+        out[kind] = {
+            "rows_per_s_median": round(_med(runs[kind])),
+            "rows_per_s_best": round(max(runs[kind])),
+            "runs_rows_per_s": [round(r) for r in runs[kind]],
+            "bytes_floor_rows_per_s_median": round(_med(floors[kind])),
+            "ratio_to_bytes_floor_median": round(
+                _med([r / f for r, f in zip(runs[kind], floors[kind])]), 2
+            ),
+        }
+    for kind in ("typed", "nested"):
+        ratio = _med([t / f for t, f in zip(runs[kind], runs["flat"])])
+        out[f"{kind}_vs_flat_median"] = round(ratio, 2)
+        out[f"{kind}_pass"] = ratio >= TYPED_TARGET
+    return out
+
+
+# -- lines vs kcat, as processes ------------------------------------------------------
+
+
+def kcat_command(workdir: str) -> tuple[str, dict[str, str]]:
+    """(kcat's path, the environment that runs it on the wheel's librdkafka).  Installs
+    Debian's kcat when it is missing (apt-get, with sudo when not root)."""
+    path = shutil.which("kcat")
+    if path is None:
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "kcat"], check=True, env=env)
+        path = shutil.which("kcat")
+        if path is None:
+            raise SystemExit("bench: apt-get installed kcat but it is not on PATH")
+    libdir = os.path.join(workdir, "kcat-lib")
+    os.makedirs(libdir, exist_ok=True)
+    link = os.path.join(libdir, "librdkafka.so.1")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(os.path.abspath(wheel_librdkafka()), link)
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = libdir + (
+        ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""
+    )
+    version = subprocess.run([path, "-V"], capture_output=True, text=True, env=env).stdout
+    m = re.search(r"librdkafka (\d+\.\d+\.\d+)", version)
+    if not m or m.group(1).split(".")[:2] == ["2", "0"]:
+        raise SystemExit(f"bench: kcat does not load the wheel's librdkafka: {version!r}")
+    return path, env
+
+
+def _timed(cmd: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, str, float]:
+    """(wall seconds, stdout, CPU seconds of the process: user + system, all threads)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return took, proc.stdout, cpu
+
+
+def _startup() -> float:
+    """Seconds for a process that only imports what ``cykafka import`` loads."""
+    took, _, _ = _timed(
+        [
+            sys.executable,
+            "-c",
+            "import cykafka.cli.main, cykafka.cli.import_cmd, cykafka.cli.import_run, "
+            "cykafka.importer, cykafka._arrow",
+        ]
+    )
+    return took
+
+
+def kcat(
+    bootstrap_servers: str, rows: tuple[int, ...] = (2_000_000, 10_000_000), repeat: int = 3
+) -> dict[str, Any]:
+    cy = os.path.join(os.path.dirname(sys.executable), "cykafka")
+    out: dict[str, Any] = {"repeat": repeat}
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-kcat-") as tmp:
+        kcat_bin, env = kcat_command(tmp)
+        version = subprocess.run([kcat_bin, "-V"], capture_output=True, text=True, env=env)
+        out["kcat"] = next(x for x in version.stdout.splitlines() if "librdkafka" in x).strip()
+        sides = {
+            "kcat": [kcat_bin, "-P", "-b", bootstrap_servers, "-t", "{topic}", "-l", "{file}"],
+            "kcat_idempotent": [
+                kcat_bin,
+                "-P",
+                "-b",
+                bootstrap_servers,
+                "-t",
+                "{topic}",
+                "-X",
+                "enable.idempotence=true",
+                "-l",
+                "{file}",
+            ],  # fmt: skip
+            "cykafka": [
+                cy,
+                "import",
+                "{file}",
+                "--format",
+                "lines",
+                "-b",
+                bootstrap_servers,
+                "-t",
+                "{topic}",
+                "--no-progress",
+            ],  # fmt: skip
+        }
+        sides["cykafka_none"] = [*sides["cykafka"], "--preset", "none"]
+        for n in rows:
+            path = os.path.join(tmp, f"lines-{n}.txt")
+            _write_lines(path, n)
+            times: dict[str, list[float]] = {s: [] for s in sides}
+            cpus: dict[str, list[float]] = {s: [] for s in sides}
+            inner: list[float] = []
+            starts: list[float] = []
+            for _ in range(max(repeat, 1)):
+                starts.append(_startup())
+                for side, cmd in sides.items():
+                    with _topic(bootstrap_servers, f"bench-{side}", 1) as topic:
+                        argv = [a.format(topic=topic, file=path) for a in cmd]
+                        took, stdout, cpu = _timed(argv, env if side.startswith("kcat") else None)
+                    times[side].append(took)
+                    cpus[side].append(cpu)
+                    m = re.search(r"elapsed\s+([\d.]+) s", stdout)
+                    if side == "cykafka" and m:
+                        inner.append(float(m.group(1)))
+            os.unlink(path)
+            rest = [t - s - i for t, s, i in zip(times["cykafka"], starts, inner)]
+
+            def ratio(k: str, c: str, times: dict[str, list[float]] = times) -> float:
+                return round(_med([a / b for a, b in zip(times[k], times[c])]), 2)
+
+            out[str(n)] = {
+                "seconds_median": {s: round(_med(v), 2) for s, v in times.items()},
+                "rows_per_s_median": {s: round(n / _med(v)) for s, v in times.items()},
+                "cpu_seconds_median": {s: round(_med(v), 2) for s, v in cpus.items()},
+                "runs_seconds": {s: [round(x, 2) for x in v] for s, v in times.items()},
+                "defaults_ratio": ratio("kcat", "cykafka"),
+                "same_guarantee_ratio": ratio("kcat_idempotent", "cykafka"),
+                "same_settings_ratio": ratio("kcat", "cykafka_none"),
+                "cykafka_phases_s": {
+                    "startup_imports": round(_med(starts), 2),
+                    "import_as_its_summary_times_it": round(_med(inner), 2),
+                    "rest_exit_and_unmeasured": round(_med(rest), 2),
+                },
+                "target": KCAT_TARGETS.get(n),
+            }
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="typed vs flat Parquet; lines vs kcat")
+    ap.add_argument("bootstrap", nargs="?", help="default: a local broker for the run")
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--typed", action="store_true", help="typed and nested vs flat Parquet")
+    what.add_argument("--kcat", action="store_true", help="import --format lines vs kcat -P -l")
+    ap.add_argument("--rows", type=int, default=500_000, help="--typed: rows per file")
+    ap.add_argument("--lines", type=int, nargs="+", default=list(KCAT_TARGETS), help="--kcat")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
+        if a.typed:
+            print(json.dumps(typed(bs, a.rows, a.repeat)))
+        else:
+            print(json.dumps(kcat(bs, tuple(a.lines), a.repeat)))

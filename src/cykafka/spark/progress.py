@@ -1,0 +1,137 @@
+"""What an ``exactly_once`` Spark write has committed: one progress record per work unit.
+
+A write (a ``write_kafka`` call, named by its ``job_id``, or one micro-batch of a
+streaming query, named by ``query``) splits its rows into a fixed number of *units* by
+content (:mod:`cykafka.spark.routing`); each unit is written in one Kafka transaction
+whose ``transactional.id`` names the unit, and the same transaction writes the unit's
+progress record to a compacted progress topic (the importer's,
+:func:`cykafka.importer.progress_topic.ensure_progress_topic`)::
+
+    key   = "<job>/<unit>"
+    value = {"job": "orders-etl", "batch": 7, "unit": 2, "units": 4, "partitions": 4,
+             "rows": 25013, "offsets": [["orders", 2, 1200, 26212]]}
+
+``batch`` is the micro-batch id (``null`` outside streaming), ``units`` how many units
+the write's first attempt chose (a re-run keeps it, whatever its parallelism),
+``partitions`` the topic's partition count the units were computed with, ``rows`` and
+``offsets`` what the unit committed.  The record commits or aborts with the rows, so a
+committed record is proof that the unit's rows are committed, and compaction keeps one
+record per (job, unit): the latest batch.
+
+Records are read as a ``read_committed`` consumer on Kafka sees them, on any broker
+(:func:`cykafka.importer.committed.committed_messages`: Tansu, the test broker, does
+not hide aborted records itself)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Optional
+
+__all__ = [
+    "DEFAULT_PROGRESS_TOPIC",
+    "client_config",
+    "ensure",
+    "progress_key",
+    "progress_value",
+    "read_job",
+    "unit_done",
+]
+
+#: The progress topic of writes with a ``topic`` column and no ``progress_topic``.
+DEFAULT_PROGRESS_TOPIC = "cykafka-spark-progress"
+
+
+def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a reader of the progress topic needs from the producer config: the brokers
+    and the security settings (Java names such as ``sasl.jaas.config`` translated)."""
+    from ..config import translate
+
+    given = {
+        k: v
+        for k, v in config.items()
+        if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"
+    }
+    client, _notes = translate(given)
+    return dict(client)
+
+
+def ensure(client: Mapping[str, Any], topic: str) -> None:
+    """Create the (compacted, one-partition) progress topic unless it exists."""
+    from ..importer.progress_topic import ensure_progress_topic
+
+    ensure_progress_topic(client, topic)
+
+
+def progress_key(job: str, unit: int) -> bytes:
+    return f"{job}/{unit}".encode()
+
+
+def progress_value(
+    job: str,
+    batch: Optional[int],
+    unit: int,
+    units: int,
+    partitions: Optional[int],
+    rows: int,
+    offsets: Mapping[tuple[str, int], tuple[int, int]],
+) -> bytes:
+    return json.dumps(
+        {
+            "job": job,
+            "batch": batch,
+            "unit": unit,
+            "units": units,
+            "partitions": partitions,
+            "rows": rows,
+            "offsets": [[t, p, lo, hi] for (t, p), (lo, hi) in sorted(offsets.items())],
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, dict[str, Any]]:
+    """The committed progress of ``job``: unit -> its record of the latest batch."""
+    from ..importer.committed import committed_messages
+
+    prefix = f"{job}/".encode()
+    out: dict[int, dict[str, Any]] = {}
+    # The reader stops at the end of the log, which a fetch waiting for more data
+    # (librdkafka's fetch.wait.max.ms, 500 ms by default) only reports late.
+    for msg in committed_messages({**client, "fetch.wait.max.ms": 10}, topic):
+        if msg.key is None or not msg.key.startswith(prefix) or msg.value is None:
+            continue
+        rec = json.loads(msg.value)
+        if rec.get("job") != job:
+            continue
+        unit = int(rec["unit"])
+        old = out.get(unit)
+        if old is None or _batch(rec) >= _batch(old):
+            out[unit] = rec
+    return out
+
+
+def unit_done(
+    records: Mapping[int, Mapping[str, Any]], unit: int, batch: Optional[int]
+) -> Optional[Mapping[str, Any]]:
+    """The record proving ``unit`` of ``batch`` committed, or None.  A streaming query
+    runs its micro-batches one after another, so a unit that committed a later batch
+    had committed this one before."""
+    rec = records.get(unit)
+    if rec is None or _batch(rec) < (-1 if batch is None else batch):
+        return None
+    return rec
+
+
+def batch_units(records: Mapping[int, Mapping[str, Any]], batch: Optional[int]) -> Optional[dict]:
+    """(units, partitions) an earlier attempt of ``batch`` committed with, if any
+    unit of it did: a re-run must split the rows the same way."""
+    for rec in records.values():
+        if rec.get("batch") == batch:
+            return {"units": int(rec["units"]), "partitions": rec.get("partitions")}
+    return None
+
+
+def _batch(rec: Mapping[str, Any]) -> int:
+    b = rec.get("batch")
+    return -1 if b is None else int(b)
