@@ -21,12 +21,10 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from .plan import WritePlan
-from .report import MAX_ERRORS, TaskResult
+from .report import MAX_ERRORS, SETUP_MARK, TASK_MARK, TaskResult
 
-__all__ = ["SETUP_MARK", "TASK_MARK", "shipped", "write_task"]
+__all__ = ["shipped", "write_task"]
 
-TASK_MARK = "cykafka write_kafka:"  # finds our task errors inside Spark's exception text
-SETUP_MARK = "cykafka executor setup:"
 HOW_TO_SHIP = (
     "install cykafka[spark] into the executors' Python, or ship a packed virtualenv: "
     "venv-pack -o env.tar.gz, then --archives env.tar.gz#env --conf "

@@ -10,9 +10,13 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["MAX_ERRORS", "KafkaWriteError", "TaskResult", "WriteReport"]
+__all__ = ["MAX_ERRORS", "SETUP_MARK", "TASK_MARK", "KafkaWriteError", "TaskResult", "WriteReport"]
 
 MAX_ERRORS = 5  # errors kept per task (and in the report)
+# Task and executor errors start with these, so that the driver finds ours inside the
+# text of Spark's own exception.
+TASK_MARK = "cykafka write_kafka:"
+SETUP_MARK = "cykafka executor setup:"
 
 
 class KafkaWriteError(RuntimeError):

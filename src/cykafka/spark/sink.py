@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
-from .executor import SETUP_MARK, TASK_MARK, shipped
+from .executor import shipped
 from .plan import WritePlan, make_plan
-from .report import KafkaWriteError, TaskResult, WriteReport
+from .report import SETUP_MARK, TASK_MARK, KafkaWriteError, TaskResult, WriteReport
 from .routing import ordered as _ordered
 
 if TYPE_CHECKING:

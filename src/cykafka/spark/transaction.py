@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .executor import TASK_MARK
 from .plan import WritePlan
-from .report import MAX_ERRORS, TaskResult
+from .report import MAX_ERRORS, TASK_MARK, TaskResult
 
 __all__ = ["run_unit"]
 
