@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import uuid
 from typing import Any
 
+import pyarrow as pa
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -28,3 +31,79 @@ def encode(ser: Any, data: Any, topic: str = "t") -> tuple[list[Any], list[Any]]
         rejected += [(len(values) + r, why) for r, why in rej]
         values += arr.to_pylist()
     return values, rejected
+
+
+AVRO_ORDER_SCHEMA = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {
+            "name": "price",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+        },
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
+        {"name": "small", "type": "int"},
+    ],
+}
+
+
+def order_rows(n: int) -> list[dict[str, Any]]:
+    at = datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC)
+    return [
+        {
+            "id": i,
+            "note": None if i % 3 == 0 else f"n{i}",
+            "at": at + datetime.timedelta(milliseconds=i),
+            "tags": [f"t{j}" for j in range(i % 4)],
+            "price": decimal.Decimal(i).scaleb(-2),
+            "kind": "AB"[i % 2],
+            "small": i,
+        }
+        for i in range(n)
+    ]
+
+
+def order_table(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(
+        rows,
+        pa.schema(
+            [
+                ("id", pa.int64()),
+                ("note", pa.string()),
+                ("at", pa.timestamp("ms", "UTC")),
+                ("tags", pa.list_(pa.string())),
+                ("price", pa.decimal128(10, 2)),  # wider than the schema's precision 6
+                ("kind", pa.dictionary(pa.int8(), pa.string())),
+                ("small", pa.int64()),
+            ]
+        ),
+    )
+
+
+JSON_ORDER_SCHEMA = {
+    "title": "Order",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": ["string", "null"]},
+        "amount": {"type": "number", "minimum": 0},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "address": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "zip": {"type": "integer"}},
+        },
+    },
+    "required": ["id"],
+}
+
+
+PROTOBUF_CONF = {"use.deprecated.format": False}
+
+
+def mock_url() -> str:
+    return f"mock://{uuid.uuid4().hex}"

@@ -21,9 +21,7 @@ from cykafka import Producer
 from cykafka.inspector import (
     PARTITION_STATES,
     AccumulatorSnapshot,
-    ThrottledStatsCallback,
     inspector_of,
-    stats_setup,
 )
 from cykafka.testing import MockCluster
 
@@ -84,9 +82,6 @@ def warm_up(p: Producer, topic: str, partitions: int) -> None:
     for part in range(partitions):
         p.produce(topic, b"warm-up", partition=part)
     assert p.flush(30) == 0
-
-
-# --------------------------------------------------------------------------- mock cluster
 
 
 def test_waiting_messages_show_as_queued_and_in_flight(cluster: Any) -> None:
@@ -290,9 +285,6 @@ def test_idempotence_state_is_reported(cluster: Any) -> None:
         json.dumps(snap.to_dict())
 
 
-# --------------------------------------------------------------------------- real broker
-
-
 def test_counts_agree_with_what_the_broker_holds(
     broker: Any, topic: Callable[..., str], read_back: Callable[..., Any]
 ) -> None:
@@ -367,28 +359,6 @@ def test_user_stats_cb_keeps_its_own_interval(broker: Any) -> None:
     assert len(calls) >= 3
     assert all(json.loads(c)["type"] == "producer" for c in calls)
     assert emitted > 2 * len(calls)  # the inspector got (many) more emits than the user
-
-
-def test_stats_cb_throttle_and_setup(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cykafka.inspector.callbacks as ins
-
-    now = [100.0]
-    monkeypatch.setattr(ins.time, "monotonic", lambda: now[0])
-    got: list[str] = []
-    cb = ThrottledStatsCallback(got.append, user_ms=1000, effective_ms=250)
-    for i in range(1, 17):  # 4 s of emits every 250 ms
-        now[0] = 100.0 + i * 0.25
-        cb(str(i))
-    assert got == ["4", "8", "12", "16"]
-
-    def user(text: str) -> None:
-        pass
-
-    assert stats_setup(0, 250, user) == (250, None)  # librdkafka: interval 0, no calls
-    assert stats_setup(100, 250, user) == (100, user)  # the user's is faster: unchanged
-    assert stats_setup(0, 0, None) == (0, None)
-    ms, wrapped = stats_setup(1000, 250, user)
-    assert ms == 250 and isinstance(wrapped, ThrottledStatsCallback) and wrapped.fn is user
 
 
 def test_no_statistics_still_gives_exact_counters(broker: Any, topic: Callable[..., str]) -> None:
@@ -512,9 +482,6 @@ def test_cykafka_top_runs_a_script_with_the_view(
         assert p.config["statistics.interval.ms"] == "1000"
 
 
-# --------------------------------------------------------------------------- retries, lag
-
-
 def test_backing_off_while_a_retry_waits_out_retry_backoff(cluster: Any) -> None:
     """A batch refused with a retriable error goes back to the partition and waits
     retry.backoff.ms (1.5 s here) before it is sent again: the partition is
@@ -561,9 +528,6 @@ def test_snapshot_after_flush_is_reconciled_with_exact_counters(cluster: Any) ->
         assert snap.stats_age_s is not None and snap.queued_bytes == 0
         for bs in snap.brokers.values():
             assert bs.in_flight_msgs == 0 and bs.in_flight_requests == 0, bs
-
-
-# --------------------------------------------------------------------------- Java metrics
 
 
 def test_averages_survive_idle_statistics_intervals(cluster: Any) -> None:
@@ -710,28 +674,6 @@ def test_size_compression_flush_and_transaction_metrics(cluster: Any) -> None:
     assert names["org.apache.kafka.producer.record.send.total"]["monotonic"]
     assert names["org.apache.kafka.producer.record.size.avg"]["value"] == 200
     assert "kafka_producer_compression_rate_avg{" in prom
-
-
-def test_buffer_exhausted_total_counts_refused_produce_calls() -> None:
-    """Java's buffer-exhausted-total: record sends dropped because the buffer stayed
-    full for max.block.ms; here the produce() calls that raised QueueFullError."""
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "queue.buffering.max.messages": 2,
-        "max.block.ms": 0,
-        "log_level": 0,
-    }
-    refused = 0
-    with Producer(conf, inspect_interval_ms=0) as p:
-        futs = []
-        for _ in range(5):
-            try:
-                futs.append(p.produce("t", b"x"))
-            except cykafka.QueueFullError:
-                refused += 1
-        m = p.metrics()
-        p.close(0)
-    assert refused == 3 and m["buffer-exhausted-total"] == 3, m
 
 
 def test_waiting_threads_counts_threads_blocked_for_room() -> None:

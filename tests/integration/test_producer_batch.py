@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import pickle
-import threading
 import time
 import zlib
-from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -303,12 +301,6 @@ def test_empty_batch_completes(producer, topic) -> None:
     assert report.total == 0 and report.ok
 
 
-# -- grouping by partition (ext/grouping.pxi) ------------------------------------------
-# produce_batch hands a keyed batch to librdkafka grouped by partition (twice as fast);
-# what users rely on is unchanged: each key goes where produce() sends it, a partition's
-# log is in batch order, and every outcome carries the right index.
-
-
 def _partition_of_each_key(conf: dict, name: str, keys: list[bytes]) -> dict[bytes, int]:
     """Where librdkafka itself puts each key: one produce() per distinct key."""
     with cykafka.Producer(conf) as p:
@@ -442,60 +434,6 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
             msgs = [i for i in range(n) if part_of[i] == part]
             handed = sorted(i for i in delivered if part_of[i] == part)
             assert handed == msgs[: len(handed)], f"partition {part} has a gap"
-
-
-def _close_during(p: cykafka.Producer, call: Callable[[], Any], after: float) -> Any:
-    """Run ``call`` in a thread, close ``p`` after ``after`` s; return what ``call``
-    returned or raised (the thread must be done within 30 s of the close)."""
-    out: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            out["r"] = call()
-        except BaseException as exc:
-            out["r"] = exc
-
-    t = threading.Thread(target=work)
-    t.start()
-    time.sleep(after)
-    p.close(0)
-    t.join(30)
-    assert not t.is_alive()
-    return out["r"]
-
-
-def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
-    # The batch waits for room in another thread when close() runs: close() used to free
-    # the topic handle under it (a crash).  Now the batch stops with ProducerClosedError
-    # and every message is accounted for.
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "log_level": 0,
-        "queue.buffering.max.messages": 1,
-        "message.timeout.ms": 60_000,
-        "max.block.ms": 600_000,
-    }
-    p = cykafka.Producer(conf)
-    exc = _close_during(p, lambda: p.produce_batch("t", [b"x"] * 200_000), after=0.5)
-    assert isinstance(exc, cykafka.ProducerClosedError), exc
-    report = exc.batch.result(10)
-    assert report.total == 200_000 and report.delivered == 0
-    assert report.delivered + report.failed == report.total
-    assert len(p) == 0
-
-
-def test_close_waits_for_a_batch_reading_partition_counts() -> None:
-    # A keyed batch asks the (unreachable) cluster for the partition count, for up to
-    # 500 ms without the GIL; close() must wait for it rather than free librdkafka.
-    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
-    keys = [b"k%d" % i for i in range(1_000)]
-    bf = _close_during(p, lambda: p.produce_batch("t", [b"v"] * 1_000, keys), after=0.2)
-    if isinstance(bf, cykafka.ProducerClosedError):  # close() began before the batch
-        bf = bf.batch
-    assert isinstance(bf, cykafka.BatchFuture), bf
-    report = bf.result(10)
-    assert report.total == 1_000 and report.delivered + report.failed == 1_000
-    assert len(p) == 0
 
 
 def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:

@@ -16,17 +16,12 @@ from confluent_kafka.schema_registry import (
     record_subject_name_strategy,
     topic_record_subject_name_strategy,
 )
-from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
-from confluent_kafka.serialization import MessageField
 from hypothesis import HealthCheck, given, settings
 
 from avro_cases import table_cases
-from cykafka import Producer
-from cykafka.schema_registry import AvroSerializer, SchemaRegistryFailure
-from registry_helpers import ctx, encode, mock_registry
-
-VALUE = MessageField.VALUE
+from cykafka.schema_registry import AvroSerializer
+from registry_helpers import AVRO_ORDER_SCHEMA, ctx, encode, mock_registry, order_rows, order_table
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
@@ -49,30 +44,6 @@ def test_bytes_equal_confluent_for_generated_schemas(case: Any) -> None:
     assert sliced == ours[k:]
     chunked = pa.concat_tables([table.slice(0, k), table.slice(k)])
     assert encode(AvroSerializer(registry, text), chunked)[0] == ours
-
-
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
-@given(case=table_cases(max_rows=30))
-def test_generated_tables_round_trip_through_the_broker(
-    case: Any, broker: Any, topic: Any, read_back: Any
-) -> None:
-    schema, rows, table = case
-    registry = mock_registry()
-    name = topic()
-    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        ser = AvroSerializer(registry, json.dumps(schema))
-        report = p.produce_batch(name, table, value_serializer=ser).result(30)
-    assert report.delivered == len(rows)
-    got = [
-        r
-        for part in read_back(broker.bootstrap_servers, name, expected=len(rows)).values()
-        for r in part
-    ]
-    ref = ConfluentAvro(registry, json.dumps(schema))
-    expected = [ref(r, ctx(name)) for r in rows]
-    assert [r.value for r in got] == expected
-    deser = AvroDeserializer(registry)
-    assert [deser(r.value, ctx(name)) for r in got] == [deser(v, ctx(name)) for v in expected]
 
 
 def test_arrow_uuid_and_dictionary_enum_columns() -> None:
@@ -99,58 +70,6 @@ def test_arrow_uuid_and_dictionary_enum_columns() -> None:
     assert ours == [ref(r, ctx("t")) for r in rows]
 
 
-SCHEMA = {
-    "type": "record",
-    "name": "Order",
-    "namespace": "shop",
-    "fields": [
-        {"name": "id", "type": "long"},
-        {"name": "note", "type": ["null", "string"], "default": None},
-        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "tags", "type": {"type": "array", "items": "string"}},
-        {
-            "name": "price",
-            "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
-        },
-        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
-        {"name": "small", "type": "int"},
-    ],
-}
-
-
-def order_rows(n: int) -> list[dict[str, Any]]:
-    at = datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC)
-    return [
-        {
-            "id": i,
-            "note": None if i % 3 == 0 else f"n{i}",
-            "at": at + datetime.timedelta(milliseconds=i),
-            "tags": [f"t{j}" for j in range(i % 4)],
-            "price": decimal.Decimal(i).scaleb(-2),
-            "kind": "AB"[i % 2],
-            "small": i,
-        }
-        for i in range(n)
-    ]
-
-
-def order_table(rows: list[dict[str, Any]]) -> pa.Table:
-    return pa.Table.from_pylist(
-        rows,
-        pa.schema(
-            [
-                ("id", pa.int64()),
-                ("note", pa.string()),
-                ("at", pa.timestamp("ms", "UTC")),
-                ("tags", pa.list_(pa.string())),
-                ("price", pa.decimal128(10, 2)),  # wider than the schema's precision 6
-                ("kind", pa.dictionary(pa.int8(), pa.string())),
-                ("small", pa.int64()),
-            ]
-        ),
-    )
-
-
 def test_a_row_that_does_not_fit_is_rejected_alone_with_row_and_field() -> None:
     rows = order_rows(6)
     table = order_table(rows)
@@ -159,7 +78,7 @@ def test_a_row_that_does_not_fit_is_rejected_alone_with_row_and_field() -> None:
     bad[2]["small"] = 2**40  # int out of range
     bad[4]["price"] = decimal.Decimal("12345.67")  # 7 digits, precision 6
     table = pa.Table.from_pylist(bad, table.schema)
-    values, rejected = encode(AvroSerializer(mock_registry(), json.dumps(SCHEMA)), table)
+    values, rejected = encode(AvroSerializer(mock_registry(), json.dumps(AVRO_ORDER_SCHEMA)), table)
     assert [r for r, _ in rejected] == [1, 2, 4]
     assert "kind" in rejected[0][1] and "not a symbol" in rejected[0][1]
     assert "small" in rejected[1][1] and "out of range" in rejected[1][1]
@@ -170,13 +89,13 @@ def test_a_row_that_does_not_fit_is_rejected_alone_with_row_and_field() -> None:
 def test_incompatible_arrow_column_is_refused_up_front_naming_it() -> None:
     table = order_table(order_rows(2)).set_column(3, "tags", pa.array([1.5, 2.5], pa.float64()))
     with pytest.raises(TypeError, match=r"column 'tags': Arrow type double cannot be written"):
-        AvroSerializer(mock_registry(), json.dumps(SCHEMA)).serialize_batch(table, "t")
+        AvroSerializer(mock_registry(), json.dumps(AVRO_ORDER_SCHEMA)).serialize_batch(table, "t")
 
 
 def test_missing_column_without_default_is_refused() -> None:
     table = order_table(order_rows(2)).drop_columns(["id"])
     with pytest.raises(TypeError, match=r"column 'id' is missing"):
-        AvroSerializer(mock_registry(), json.dumps(SCHEMA)).serialize_batch(table, "t")
+        AvroSerializer(mock_registry(), json.dumps(AVRO_ORDER_SCHEMA)).serialize_batch(table, "t")
 
 
 def test_schema_derived_from_arrow_is_registered_and_matches_confluent() -> None:
@@ -194,12 +113,12 @@ def test_schema_derived_from_arrow_is_registered_and_matches_confluent() -> None
 def test_use_latest_version_writes_with_the_registered_schema() -> None:
     registry = mock_registry()
     rows = order_rows(3)
-    ConfluentAvro(registry, json.dumps(SCHEMA))(rows[0], ctx("latest"))  # registers it
+    ConfluentAvro(registry, json.dumps(AVRO_ORDER_SCHEMA))(rows[0], ctx("latest"))  # registers it
     ser = AvroSerializer(
         registry, None, conf={"auto.register.schemas": False, "use.latest.version": True}
     )
     ours, _ = encode(ser, order_table(rows), "latest")
-    ref = ConfluentAvro(registry, json.dumps(SCHEMA))
+    ref = ConfluentAvro(registry, json.dumps(AVRO_ORDER_SCHEMA))
     assert ours == [ref(r, ctx("latest")) for r in rows]
 
 
@@ -212,98 +131,20 @@ def test_use_latest_version_writes_with_the_registered_schema() -> None:
 )
 def test_subject_name_strategies_as_confluent(strategy: Any, subject: str) -> None:
     registry = mock_registry()
-    ser = AvroSerializer(registry, json.dumps(SCHEMA), conf={"subject.name.strategy": strategy})
+    ser = AvroSerializer(
+        registry, json.dumps(AVRO_ORDER_SCHEMA), conf={"subject.name.strategy": strategy}
+    )
     ours, _ = encode(ser, order_table(order_rows(2)), "strat")
     assert registry.get_latest_version(subject).schema_id == int.from_bytes(ours[0][1:5], "big")
-    ref = ConfluentAvro(registry, json.dumps(SCHEMA), conf={"subject.name.strategy": strategy})
+    ref = ConfluentAvro(
+        registry, json.dumps(AVRO_ORDER_SCHEMA), conf={"subject.name.strategy": strategy}
+    )
     assert ours[1] == ref(order_rows(2)[1], ctx("strat"))
 
 
 def test_unknown_conf_key_is_refused_like_confluent() -> None:
     with pytest.raises(ValueError, match="Unrecognized properties: bogus"):
-        AvroSerializer(mock_registry(), json.dumps(SCHEMA), conf={"bogus": 1})
-
-
-def test_schema_the_registry_does_not_have_is_one_error_before_anything_is_produced(
-    broker: Any, topic: Any, read_back: Any
-) -> None:
-    # confluent's mock registry does not check compatibility; the refusal it can give
-    # is "Schema Not Found" for a lookup (auto.register.schemas false).
-    registry = mock_registry()
-    name = topic()
-    old = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]}
-    ConfluentAvro(registry, json.dumps(old))({"a": 1}, ctx(name))
-    ser = AvroSerializer(registry, json.dumps(SCHEMA), conf={"auto.register.schemas": False})
-    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        with pytest.raises(
-            SchemaRegistryFailure, match=f"subject '{name}-value'.*Schema Not Found"
-        ):
-            p.produce_batch(name, order_table(order_rows(3)), value_serializer=ser)
-        assert len(p) == 0
-        p.flush(10)
-    got = read_back(broker.bootstrap_servers, name, timeout=5)
-    assert sum(len(v) for v in got.values()) == 0
-
-
-def test_unreachable_registry_is_one_clear_error(broker: Any, topic: Any) -> None:
-    ser = AvroSerializer("http://127.0.0.1:9", json.dumps(SCHEMA))
-    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        with pytest.raises(SchemaRegistryFailure, match=r"http://127.0.0.1:9"):
-            p.produce_batch(topic(), order_table(order_rows(3)), value_serializer=ser)
-        assert len(p) == 0
-
-
-def test_produce_batch_round_trip_through_the_broker(
-    broker: Any, topic: Any, read_back: Any
-) -> None:
-    registry = mock_registry()
-    name = topic()
-    rows = order_rows(500)
-    table = order_table(rows)
-    bad = table.to_pylist()
-    bad[7]["kind"] = "nope"
-    table = pa.Table.from_pylist(bad, table.schema)
-    keys = [f"k{i}" for i in range(len(rows))]
-    key_ser = AvroSerializer(registry, '"string"')
-    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        report = p.produce_batch(
-            name,
-            table,
-            keys,
-            value_serializer=AvroSerializer(registry, json.dumps(SCHEMA)),
-            key_serializer=key_ser,
-        ).result(30)
-    assert report.total == 500 and report.delivered == 499 and report.failed == 1
-    index, exc = report.errors[0]
-    assert index == 7 and "row 7" in str(exc) and "kind" in str(exc)
-    got = [
-        r for part in read_back(broker.bootstrap_servers, name, expected=499).values() for r in part
-    ]
-    deser = AvroDeserializer(registry)
-    kdeser = AvroDeserializer(registry)
-    ref = ConfluentAvro(registry, json.dumps(SCHEMA))
-    expected = [ref(r, ctx(name)) for i, r in enumerate(rows) if i != 7]
-    assert [r.value for r in got] == expected
-    decoded = [deser(r.value, ctx(name)) for r in got]
-    assert decoded == [deser(v, ctx(name)) for v in expected]
-    assert decoded[0]["price"] == decimal.Decimal("0.00") and decoded[1]["tags"] == ["t0"]
-    assert [kdeser(r.key, ctx(name, MessageField.KEY)) for r in got] == [
-        k for i, k in enumerate(keys) if i != 7
-    ]
-
-
-def test_produce_one_record_with_a_serializer(broker: Any, topic: Any, read_back: Any) -> None:
-    registry = mock_registry()
-    name = topic()
-    row = order_rows(2)[1]
-    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        p.produce(
-            name, value=row, value_serializer=AvroSerializer(registry, json.dumps(SCHEMA))
-        ).result(30)
-    (got,) = [
-        r for part in read_back(broker.bootstrap_servers, name, expected=1).values() for r in part
-    ]
-    assert got.value == ConfluentAvro(registry, json.dumps(SCHEMA))(row, ctx(name))
+        AvroSerializer(mock_registry(), json.dumps(AVRO_ORDER_SCHEMA), conf={"bogus": 1})
 
 
 def test_large_batches_are_encoded_in_slices_with_the_same_bytes(monkeypatch: Any) -> None:
@@ -312,9 +153,11 @@ def test_large_batches_are_encoded_in_slices_with_the_same_bytes(monkeypatch: An
     registry = mock_registry()
     rows = order_rows(50)
     table = order_table(rows)
-    whole, _ = encode(AvroSerializer(registry, json.dumps(SCHEMA)), table)
+    whole, _ = encode(AvroSerializer(registry, json.dumps(AVRO_ORDER_SCHEMA)), table)
     monkeypatch.setattr(avro_module, "ENCODE_ROWS", 7)
-    chunks = list(AvroSerializer(registry, json.dumps(SCHEMA)).serialize_batch(table, "t"))
+    chunks = list(
+        AvroSerializer(registry, json.dumps(AVRO_ORDER_SCHEMA)).serialize_batch(table, "t")
+    )
     assert [len(arr) for arr, _ in chunks] == [7] * 7 + [1]
     assert [v for arr, _ in chunks for v in arr.to_pylist()] == whole
 
@@ -377,7 +220,7 @@ def test_one_serializer_shared_by_threads() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     registry = mock_registry()
-    ser = AvroSerializer(registry, json.dumps(SCHEMA))
+    ser = AvroSerializer(registry, json.dumps(AVRO_ORDER_SCHEMA))
     tables = [order_table(order_rows(n)) for n in (300, 500, 700, 900)]
     alone = [encode(ser, t)[0] for t in tables]
     with ThreadPoolExecutor(4) as pool:
