@@ -150,7 +150,7 @@ class TransactionalSink:
         if self._began is None:
             self.producer.begin_transaction()
         r = self.result
-        counts = (r.problem_count, r.malformed, len(r.problems), r.failed)
+        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown)
         try:
             # Every delivery report first: failed rows are reported with this commit.
             self.producer.flush(self.timeout)
@@ -164,7 +164,8 @@ class TransactionalSink:
         except KafkaError:
             # Not committed: these problems come again with the rows.  (The dead-letter
             # file is cut back when the transaction is tried again.)
-            r.problem_count, r.malformed, r.failed = counts[0], counts[1], counts[3]
+            r.problem_count, r.malformed = counts[0], counts[1]
+            r.not_sent, r.unknown = counts[3], counts[4]
             del r.problems[counts[2] :]
             self._released.clear()
             self._learn_permanent_failures()
@@ -192,7 +193,7 @@ class TransactionalSink:
         for key, (i, refused) in self.skip.items():
             if refused is not None and covered(i, refused):
                 out.append(refused)
-                self.result.failed += 1
+                self.result.not_sent += 1  # refused for good: not written
                 self._released.append(key)
         out.extend(self._problems)
         return sorted(out, key=lambda p: (p.file, p.row or 0))
@@ -200,7 +201,8 @@ class TransactionalSink:
     def _merge(self) -> None:
         r, t = self.result, self._res
         r.delivered += t.delivered
-        r.failed += t.failed
+        r.not_sent += t.not_sent
+        r.unknown += t.unknown
         for p, lo in t.first_offsets.items():
             r.first_offsets[p] = min(lo, r.first_offsets.get(p, lo))
         for p, hi in t.last_offsets.items():
