@@ -69,9 +69,12 @@ def plan_files(
     if fields.headers and len(set(fields.headers)) != len(fields.headers):
         raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
     for s, f in plan:
-        names = READERS[f].columns(s, options)
+        reader = READERS[f]
+        names = reader.columns(s, options)
         if names is not None:
-            check_columns(s.name, names, fields)
+            # A reader may say how a missing field is put (records need not share fields).
+            how = getattr(reader, "missing_field", "is not a column; columns are")
+            check_columns(s.name, names, fields, how)
     return plan
 
 

@@ -75,13 +75,14 @@ class Reader(Protocol):
         ...
 
 
-def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
-    """Every field the user named is a column of ``name``."""
+def check_columns(
+    name: str, names: Sequence[str], fields: Fields, what: str = "is not a column; columns are"
+) -> None:
+    """Every field the user named is a column of ``name`` (``what``: how the error
+    says where it looked)."""
     for flag, field in fields.named():
         if field not in names:
-            raise ImportInputError(
-                f"{name}: {flag} {field!r} is not a column; columns are {list(names)}"
-            )
+            raise ImportInputError(f"{name}: {flag} {field!r} {what} {list(names)}")
 
 
 def skip_to(f: Any, offset: int) -> None:

@@ -1,0 +1,70 @@
+"""`cykafka import` checks the input before reading it for real: a field absent from
+the first block of JSON Lines, a .json file that is one JSON array, corrupt or
+truncated compressed input, text in another encoding.  A clear error naming the file,
+no traceback, exit status 2 (or 1 once rows were sent), and nothing sent up front."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cykafka.cli import main
+
+
+def _import(broker, *args: str) -> int:
+    return main(["import", "-b", broker.bootstrap_servers, "--no-progress", *args])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "cykafka.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def _high_watermark(broker, read_back, name: str) -> int:
+    return sum(len(v) for v in read_back(broker.bootstrap_servers, name, timeout=10).values())
+
+
+def test_jsonl_key_field_in_no_record_is_refused(broker, topic, read_back, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "orders.jsonl"
+    f.write_text("".join(json.dumps({"id": i, "user": f"u{i % 3}"}) + "\n" for i in range(100)))
+    assert _import(broker, str(f), "-t", name, "--key-field", "usr") == 2
+    err = capsys.readouterr().err
+    assert f"{f}: --key-field 'usr' is in no record of the first block" in err, err
+    assert "['id', 'user']" in err
+    assert _high_watermark(broker, read_back, name) == 0
+    # A field only some records of the first block have is fine (records need not
+    # share fields): the others get a NULL key.
+    g = tmp_path / "sparse.jsonl"
+    g.write_text('{"id": 1}\n{"id": 2, "user": "a"}\n')
+    assert _import(broker, str(g), "-t", name, "--key-field", "user") == 0
+    keys = [r.key for r in read_back(broker.bootstrap_servers, name, expected=2)[0]]
+    assert keys == [None, b"a"]
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_json_array_file_is_refused_with_a_hint(broker, topic, read_back, tmp_path, pretty):
+    name = topic()
+    f = tmp_path / "export.json"
+    rows = [{"id": i} for i in range(50)]
+    f.write_text(json.dumps(rows, indent=2 if pretty else None))
+    p = _cli("import", "-b", broker.bootstrap_servers, "-t", name, "--no-progress", str(f))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr
+    assert f"{f}: this is one JSON document (an array), not JSON Lines" in p.stderr
+    assert "jq -c '.[]'" in p.stderr
+    assert _high_watermark(broker, read_back, name) == 0
+    # One JSON array per line is JSON Lines: each array is a record.
+    g = tmp_path / "arrays.jsonl"
+    g.write_text("[1, 2]\n[3]\n")
+    assert _import(broker, str(g), "-t", name) == 0
