@@ -68,3 +68,74 @@ def test_json_array_file_is_refused_with_a_hint(broker, topic, read_back, tmp_pa
     g = tmp_path / "arrays.jsonl"
     g.write_text("[1, 2]\n[3]\n")
     assert _import(broker, str(g), "-t", name) == 0
+
+
+def _csv_bytes(n: int) -> bytes:
+    return b"id,user,amount\n" + b"".join(b"%d,u%d,%d\n" % (i, i % 7, i * 3) for i in range(n))
+
+
+def _zstd(b: bytes) -> bytes:
+    import pyarrow as pa
+
+    return pa.Codec("zstd").compress(b).to_pybytes()
+
+
+def _damaged(kind: str) -> tuple[str, bytes]:
+    import gzip
+
+    data = _csv_bytes(300_000)
+    if kind == "truncated-gz":
+        z = gzip.compress(data)
+        return "rows.csv.gz", z[: len(z) // 2]
+    if kind == "corrupt-gz":
+        z = bytearray(gzip.compress(data))
+        for i in range(2000, 2100):
+            z[i] ^= 0x5A
+        return "rows.csv.gz", bytes(z)
+    if kind == "not-gz":
+        return "rows.csv.gz", data[:5000]
+    if kind == "truncated-zst":
+        z = _zstd(data)
+        return "rows.csv.zst", z[: len(z) // 2]
+    assert kind == "corrupt-zst-header"
+    z = bytearray(_zstd(data))
+    z[5] ^= 0xFF
+    z[6] ^= 0xFF
+    return "rows.csv.zst", bytes(z)
+
+
+@pytest.mark.parametrize(
+    "kind", ["truncated-gz", "corrupt-gz", "not-gz", "truncated-zst", "corrupt-zst-header"]
+)
+def test_damaged_compressed_input_is_refused_before_sending(
+    broker, topic, read_back, tmp_path, kind
+):
+    name = topic()
+    fname, blob = _damaged(kind)
+    f = tmp_path / fname
+    f.write_bytes(blob)
+    p = _cli("import", "-b", broker.bootstrap_servers, "-t", name, "--no-progress", str(f))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr
+    codec = "gzip" if fname.endswith(".gz") else "zstd"
+    assert f"{f}: corrupt or truncated {codec} data after " in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert _high_watermark(broker, read_back, name) == 0
+
+
+def test_compressed_progress_counts_decompressed_bytes(broker, topic, read_back, tmp_path):
+    """Progress and the summary count the bytes the reader goes through (decompressed)
+    against a total in the same unit: never past 100 %."""
+    import gzip
+    import re
+
+    name = topic()
+    data = _csv_bytes(200_000)
+    f = tmp_path / "rows.csv.gz"
+    f.write_bytes(gzip.compress(data))
+    p = _cli("import", "-b", broker.bootstrap_servers, "-t", name, "--no-progress", str(f))
+    assert p.returncode == 0, p.stdout + p.stderr
+    pcts = [int(x) for x in re.findall(r"cykafka import: (\d+)%", p.stderr)]
+    assert pcts and max(pcts) == 100, p.stderr
+    assert f"reading {f} (csv, {len(data) / 1e6:.1f} MB)" in p.stderr, p.stderr
+    assert f"rows read   200,000  ({len(data) / 1e6:,.1f} MB)" in p.stdout, p.stdout

@@ -53,7 +53,7 @@ def plan_files(
     import reads it."""
     if fmt is not None and fmt not in FORMATS:
         raise ImportInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    sources = expand(list(paths))
+    sources = [s.checked() for s in expand(list(paths))]
     plan: list[tuple[Source, str]] = []
     for s in sources:
         if s.path is None and fmt is None:
