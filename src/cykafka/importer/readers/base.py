@@ -34,6 +34,8 @@ class ReadOptions:
     # CSV
     delimiter: Optional[str] = None  # None: "," ("\t" for .tsv)
     quote_char: Optional[str] = '"'  # None or "": no quoting
+    #: quote_char was not given: detect it (' or ") with the delimiter (csv_sniff.py).
+    sniff_quote: bool = False
     encoding: str = "utf-8"
     header: bool = True
     column_names: Optional[tuple[str, ...]] = None

@@ -21,7 +21,15 @@ from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, first_records, line_ends, record_starts
 from .csv_decode import _decode
 from .csv_fast import fast_columns
-from .encoding import utf8_stream
+from .csv_sniff import (
+    SNIFF_BYTES,
+    check_encoding,
+    check_sample,
+    first_record,
+    header_looks_like_data,
+    sniff,
+)
+from .encoding import is_utf8, prefixed, utf8_stream
 
 __all__ = ["READER"]
 
@@ -33,9 +41,7 @@ _OTHER_DELIMITERS = (";", "\t", "|", ",")
 
 
 def _delimiter(source: Source, options: ReadOptions) -> str:
-    if options.delimiter:
-        return options.delimiter
-    return "\t" if source.stem.lower().endswith(".tsv") else ","
+    return options.delimiter or _default_delimiter(source)
 
 
 def _quote(options: ReadOptions) -> Optional[str]:
@@ -54,15 +60,96 @@ def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
     return rows[0] if rows else []
 
 
+def _default_delimiter(source: Source) -> str:
+    return "\t" if source.stem.lower().endswith(".tsv") else ","
+
+
+def _prepared(
+    source: Source, options: ReadOptions, sample: bytes, at_eof: bool
+) -> tuple[ReadOptions, Optional[str]]:
+    """``options`` with the dialect of the input's first ``sample`` bytes (UTF-8, no
+    BOM) settled: the delimiter (and quote) detected when not given; and the sample
+    checked (encoding, consistent records, a header that is not data).  Also the note
+    saying what was detected, when it is not the default."""
+    import dataclasses
+
+    if is_utf8(options.encoding):
+        check_encoding(source.name, sample, at_eof)
+    text = sample.decode("utf-8", "replace")
+    default = _default_delimiter(source)
+    dia = sniff(
+        text,
+        at_eof,
+        default,
+        options.delimiter,
+        _quote(options),
+        quote_given=not options.sniff_quote,
+    )
+    note = None
+    detected = []
+    if options.delimiter is None and dia.delimiter != default:
+        detected.append(f"delimiter {dia.delimiter!r}")
+    if options.sniff_quote and dia.quote != '"':
+        detected.append(f"quote {dia.quote!r}")
+    if detected:
+        agree = dia.counts.count(dia.columns)
+        note = (
+            f"detected {' and '.join(detected)} ({dia.columns} fields in {agree:,} of the "
+            f"first {len(dia.counts):,} records); pass --delimiter/--quote-char to say otherwise"
+        )
+    options = dataclasses.replace(
+        options, delimiter=dia.delimiter, quote_char=dia.quote or "", sniff_quote=False
+    )
+    check_sample(
+        source.name,
+        dia,
+        options.header,
+        "pass the right --delimiter/--quote-char (or --encoding), or fix the file",
+    )
+    if options.header and not options.column_names and dia.counts:
+        first = first_record(text, dia.delimiter, dia.quote)
+        if header_looks_like_data(first):
+            raise ImportInputError(
+                f"{source.name}: the first row {first[:5]} looks like data, not a header (all "
+                "numbers): pass --no-header (and --column-names a,b,...), or --column-names "
+                "to name the columns"
+            )
+    return options, note
+
+
+def _sample(f: Any) -> tuple[bytes, bool]:
+    """Up to SNIFF_BYTES from ``f`` and whether that is all of it."""
+    parts: list[bytes] = []
+    n = 0
+    while n < SNIFF_BYTES:
+        got = f.read(SNIFF_BYTES - n)
+        if not got:
+            return b"".join(parts), True
+        parts.append(got)
+        n += len(got)
+    return b"".join(parts), False
+
+
 class CsvReader:
     name = "csv"
     extensions: tuple[str, ...] = (".csv", ".tsv")
     has_fields = True
 
+    def dialect(self, source: Source, options: ReadOptions) -> tuple[ReadOptions, Optional[str]]:
+        """``options`` with the dialect settled from the start of ``source`` (a regular
+        file: read on its own), and the note saying what was detected."""
+        with source.open() as f:
+            stream, _ = utf8_stream(f, source.name, options.encoding)
+            sample, at_eof = _sample(stream)
+        return _prepared(source, options, sample, at_eof)
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        if not source.is_regular:
+            return list(options.column_names) if options.column_names else None
+        options, _ = self.dialect(source, options)
         if options.column_names:
             return list(options.column_names)
-        if not source.is_regular or not options.header:
+        if not options.header:
             return None
         with source.open() as f:
             stream, bom = utf8_stream(f, source.name, options.encoding)
@@ -114,6 +201,9 @@ class CsvReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
+        note = None
+        if source.is_regular:
+            options, note = self.dialect(source, options)
         delimiter = _delimiter(source, options)
         quote = self._q(options)
         names: Optional[list[str]] = list(options.column_names) if options.column_names else None
@@ -141,6 +231,13 @@ class CsvReader:
                 stream, bom = f, at
             else:
                 stream, bom = utf8_stream(f, source.name, options.encoding)
+            if not source.is_regular and at is None:  # read once: sample the stream's start
+                sample, at_eof = _sample(stream)
+                options, note = _prepared(source, options, sample, at_eof)
+                delimiter, quote = _delimiter(source, options), self._q(options)
+                stream = prefixed(sample, stream)
+            if note is not None:
+                report(Problem(source.name, "note", note, line=1))
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom, _CR):
                 if not isinstance(b, Block):
                     report(

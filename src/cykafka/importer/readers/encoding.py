@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from ..model import ImportInputError
 
-__all__ = ["is_utf8", "utf8_stream"]
+__all__ = ["is_utf8", "prefixed", "utf8_stream"]
 
 _BOM = codecs.BOM_UTF8
 
@@ -46,6 +46,11 @@ class _Prefixed:
             head, self._head = self._head, b""
             return head + self._rest.read(max(n - len(head), 1))
         return self._rest.read(n)
+
+
+def prefixed(head: bytes, rest: Any) -> Any:
+    """``rest`` with ``head`` (already read from it) put back in front."""
+    return _Prefixed(head, rest)
 
 
 def is_utf8(encoding: str) -> bool:
