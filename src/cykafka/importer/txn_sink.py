@@ -22,12 +22,17 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from .identity import block_digest
-from .model import Chunk, Problem
-from .progress_topic import Progress
+from .model import Chunk, ImportInputError, Problem
+from .progress_topic import Progress, committed_progress
 from .sink import Sink
 from .summary import ImportResult
 
-__all__ = ["PERMANENT_ERRORS", "TransactionalSink"]
+__all__ = ["PERMANENT_ERRORS", "BrokerDoesNotFence", "TransactionalSink"]
+
+
+class BrokerDoesNotFence(ImportInputError):
+    """A commit the broker acknowledged is not what its committed log shows."""
+
 
 #: Delivery errors no retry can fix: the row is reported and skipped.
 PERMANENT_ERRORS = frozenset(
@@ -65,6 +70,7 @@ class TransactionalSink:
         dead_letter: Any = None,
         names: Optional[list[str]] = None,
         slice_rows: Optional[int] = None,
+        client: Optional[dict[str, Any]] = None,
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -86,6 +92,11 @@ class TransactionalSink:
         self._released: list[tuple[str, int]] = []  # skipped rows reported by this commit
         self.transactions = 0
         self.open_rows = 0  # rows in the open transaction
+        #: Where each commit is confirmed from the committed view (None: not confirmed).
+        self.client = client
+        #: The committed progress records of this import when this producer started
+        #: (after init_transactions fenced any earlier one): each commit must add one.
+        self._seen = self._committed() if client is not None else []
         self._began: Optional[float] = None
         self._fresh()
 
@@ -161,6 +172,8 @@ class TransactionalSink:
                 new.dead_letter_bytes = self.dead_letter.size()
             self.producer.produce(self.progress_topic, new.to_json(), key=self.key.encode())
             self.producer._commit_or_abort(self.timeout)
+            if self.client is not None:
+                self._confirm(new)
         except KafkaError:
             # Not committed: these problems come again with the rows.  (The dead-letter
             # file is cut back when the transaction is tried again.)
@@ -179,6 +192,36 @@ class TransactionalSink:
         self.open_rows = 0
         self._began = None
         self._fresh()
+
+    def _committed(self) -> list[Optional[bytes]]:
+        assert self.client is not None
+        return committed_progress(self.client, self.progress_topic, self.key, self.timeout)
+
+    def _confirm(self, new: Progress) -> None:
+        """After a commit the broker acknowledged: the committed view of the progress
+        topic must be what it was plus this commit's record, exactly.  On Kafka it is
+        (KIP-98: a producer fenced by a newer one of the same transactional.id cannot
+        write or commit).  A broker that accepts a fenced producer's writes, or
+        acknowledges a commit its log shows aborted, fails here: the import stops
+        instead of counting rows that may be missing or twice in the topic."""
+        seen = self._committed()
+        mine = new.to_json()
+        if seen == [*self._seen, mine]:
+            self._seen = seen
+            return
+        self.result.unknown += self.open_rows  # committed or not: the log cannot say
+        if mine not in seen[len(self._seen) :]:
+            what = "its progress record is not in the committed log (the log shows it aborted)"
+        else:
+            what = "another producer of this import committed progress in between"
+        raise BrokerDoesNotFence(
+            f"the broker acknowledged the commit of transaction {self.transactions + 1} of "
+            f"transactional.id {self.key!r}, but {what}: this broker does not fence "
+            "transactional producers as Kafka does (KIP-98), or another run of this "
+            "import is going on.  Stopped; rows of this transaction may be missing or "
+            "twice in the topic (cykafka verify checks).  Run one import at a time, on a "
+            "broker that fences (docs/tansu.md)"
+        )
 
     def _release(self, index: int, row: int, done: bool) -> list[Problem]:
         """The problems of rows this commit covers: found by the readers, refused for
