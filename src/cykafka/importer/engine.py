@@ -155,8 +155,9 @@ def import_files(
     bar (True), log lines (False) or a bar only when ``log`` is a terminal (None).  Bad
     input (missing file, unknown format or field) raises :class:`ImportInputError`
     before anything is produced.  ``producer``: an open :class:`cykafka.Producer` to
-    use (and leave open) instead of a new one made from ``config`` and ``preset``
-    (which then only feed the summary).  ``inspect``: also show the producer's
+    use (and leave open, except after Ctrl-C: then it is closed, which purges what it
+    still holds so that every row gets its fate) instead of a new one made from
+    ``config`` and ``preset`` (which then only feed the summary).  ``inspect``: also show the producer's
     accumulator view.  ``partition``: send every row to this partition.  ``rate``: at
     most this many rows per second.  ``static_headers``: added to every message.
     ``sink``: a :class:`Sink` (subclass) to send through, e.g. one that records
