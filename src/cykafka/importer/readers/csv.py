@@ -130,6 +130,11 @@ def _sample(f: Any) -> tuple[bytes, bool]:
     return b"".join(parts), False
 
 
+#: Dialects settled, by file identity and options (the check before a broker starts,
+#: the one in import_files and the read itself sniff once).
+_DIALECTS: dict[tuple[Any, ...], tuple[ReadOptions, Optional[str]]] = {}
+
+
 class CsvReader:
     name = "csv"
     extensions: tuple[str, ...] = (".csv", ".tsv")
@@ -137,11 +142,24 @@ class CsvReader:
 
     def dialect(self, source: Source, options: ReadOptions) -> tuple[ReadOptions, Optional[str]]:
         """``options`` with the dialect settled from the start of ``source`` (a regular
-        file: read on its own), and the note saying what was detected."""
-        with source.open() as f:
-            stream, _ = utf8_stream(f, source.name, options.encoding)
-            sample, at_eof = _sample(stream)
-        return _prepared(source, options, sample, at_eof)
+        file: read on its own, once per file and options), and the note saying what
+        was detected."""
+        import dataclasses
+        import os
+
+        st = os.stat(source.path or "")
+        # (encoders, e.g. Schema Registry serializers, do not change the dialect)
+        key = (source.path, st.st_ino, st.st_size, st.st_mtime_ns,
+               dataclasses.replace(options, encoders=None))  # fmt: skip
+        if key not in _DIALECTS:
+            with source.open() as f:
+                stream, _ = utf8_stream(f, source.name, options.encoding)
+                sample, at_eof = _sample(stream)
+            _DIALECTS[key] = _prepared(
+                source, dataclasses.replace(options, encoders=None), sample, at_eof
+            )
+        found, note = _DIALECTS[key]
+        return dataclasses.replace(found, encoders=options.encoders), note
 
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         if not source.is_regular:
