@@ -111,6 +111,9 @@ def interrupt_import(broker, read_back, name, rows_file: Path, tmp: Path, mode: 
         assert "interrupted (Ctrl-C)" in out and took < 15, (took, out)
         if delivered:
             assert "a plain rerun sends the" in out and "--exactly-once" in out
+            # where the rest starts: the first row not read (lines: row = line)
+            where = f"rows.txt from row {read + 1:,} (line {read + 1:,}, byte {read * 13:,})"
+            assert f"Without duplicates: import {where};" in out, out
     else:
         assert read == delivered == ROWS
     return Run(mode, delay, proc.returncode, read, delivered, not_sent, unknown,

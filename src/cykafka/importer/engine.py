@@ -273,13 +273,15 @@ def import_files(
                                 if ctrl_c is not None:
                                     ctrl_c.check()
                                 result.rows_read += len(part)
+                                result.read_to = part.end  # these rows get a fate now
                                 sink.send(part, partition)
                         else:
                             result.rows_read += len(chunk)
+                            result.read_to = chunk.end  # these rows get a fate now
                             sink.send(chunk, partition)
+                        result.bytes_read = done_bytes + chunk.bytes_done
                         if ctrl_c is not None:
                             ctrl_c.check()
-                        result.bytes_read = done_bytes + chunk.bytes_done
                         bar.update(result.rows_read, result.bytes_read, result.delivered)
                     done_bytes += source.size or result.bytes_read - done_bytes
                     result.bytes_read = done_bytes

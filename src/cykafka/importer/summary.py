@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .model import Problem
+from .model import Problem, SourcePosition
 
 __all__ = ["ImportResult"]
 
@@ -46,6 +46,8 @@ class ImportResult:
     dead_letter_error: Optional[str] = None
     #: What an ``--exactly-once`` import did: where it resumed, its transactions.
     exactly_once: list[str] = field(default_factory=list)
+    #: The first row not handed to the producer (a plain import stopped early).
+    read_to: Optional[SourcePosition] = None
 
     @property
     def failed(self) -> int:
@@ -76,10 +78,19 @@ class ImportResult:
         if self.exactly_once or not self.delivered:
             return []
         where = f"in {self.dead_letter}" if self.dead_letter else "listed above"
+        rest = f"the input after the {self.rows_read:,} rows read"
+        at = self.read_to
+        if at is not None:
+            rest = f"{os.path.basename(at.file)} from row {at.row:,}"
+            if at.line is not None:
+                rest += f" (line {at.line:,}, byte {at.offset or 0:,})"
+            elif at.row_group is not None:
+                rest += f" (row group {at.row_group}, row {at.group_row})"
+            if at.file != self.files[-1]:
+                rest += " and the inputs after it"
         out = [
             f"  to finish   a plain rerun sends the {self.delivered:,} delivered rows again.",
-            "              Without duplicates: import the input after the "
-            f"{self.rows_read:,} rows read;",
+            f"              Without duplicates: import {rest};",
         ]
         if self.not_sent:
             out.append(f"              send again the {self.not_sent:,} rows not sent ({where});")

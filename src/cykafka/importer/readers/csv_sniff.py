@@ -87,7 +87,7 @@ def sniff(
     # Only candidates the sample holds (a delimiter or quote it lacks cannot win).
     delims = (delimiter,) if delimiter else tuple(d for d in _DELIMITERS if d in text)
     delims = delims or (default_delimiter,)
-    quotes = (quote,) if quote_given else tuple(q for q in _QUOTES if q == '"' or q in text)
+    quotes = (quote,) if quote_given else tuple(q for q in _QUOTES if q == '"' or (q and q in text))
     best: Optional[tuple[tuple[object, ...], Dialect]] = None
     for i, d in enumerate(delims):
         for j, q in enumerate(quotes):
