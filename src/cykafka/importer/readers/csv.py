@@ -20,16 +20,9 @@ from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, first_records, line_ends, record_starts
 from .csv_decode import _decode
+from .csv_dialect import default_delimiter, dialect_of, quote_of, sample_of, settle
 from .csv_fast import fast_columns
-from .csv_sniff import (
-    SNIFF_BYTES,
-    check_encoding,
-    check_sample,
-    first_record,
-    header_looks_like_data,
-    sniff,
-)
-from .encoding import is_utf8, prefixed, utf8_stream
+from .encoding import prefixed, utf8_stream
 
 __all__ = ["READER"]
 
@@ -41,11 +34,11 @@ _OTHER_DELIMITERS = (";", "\t", "|", ",")
 
 
 def _delimiter(source: Source, options: ReadOptions) -> str:
-    return options.delimiter or _default_delimiter(source)
+    return options.delimiter or default_delimiter(source)
 
 
 def _quote(options: ReadOptions) -> Optional[str]:
-    return options.quote_char or None
+    return quote_of(options)
 
 
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
@@ -60,111 +53,15 @@ def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
     return rows[0] if rows else []
 
 
-def _default_delimiter(source: Source) -> str:
-    return "\t" if source.stem.lower().endswith(".tsv") else ","
-
-
-def _prepared(
-    source: Source, options: ReadOptions, sample: bytes, at_eof: bool
-) -> tuple[ReadOptions, Optional[str]]:
-    """``options`` with the dialect of the input's first ``sample`` bytes (UTF-8, no
-    BOM) settled: the delimiter (and quote) detected when not given; and the sample
-    checked (encoding, consistent records, a header that is not data).  Also the note
-    saying what was detected, when it is not the default."""
-    import dataclasses
-
-    if is_utf8(options.encoding):
-        check_encoding(source.name, sample, at_eof)
-    text = sample.decode("utf-8", "replace")
-    default = _default_delimiter(source)
-    dia = sniff(
-        text,
-        at_eof,
-        default,
-        options.delimiter,
-        _quote(options),
-        quote_given=not options.sniff_quote,
-    )
-    note = None
-    detected = []
-    if options.delimiter is None and dia.delimiter != default:
-        detected.append(f"delimiter {dia.delimiter!r}")
-    if options.sniff_quote and dia.quote != '"':
-        detected.append(f"quote {dia.quote!r}")
-    if detected:
-        agree = dia.counts.count(dia.columns)
-        note = (
-            f"detected {' and '.join(detected)} ({dia.columns} fields in {agree:,} of the "
-            f"first {len(dia.counts):,} records); pass --delimiter/--quote-char to say otherwise"
-        )
-    options = dataclasses.replace(
-        options, delimiter=dia.delimiter, quote_char=dia.quote or "", sniff_quote=False
-    )
-    check_sample(
-        source.name,
-        dia,
-        options.header,
-        "pass the right --delimiter/--quote-char (or --encoding), or fix the file",
-    )
-    if options.header and not options.column_names and dia.counts:
-        first = first_record(text, dia.delimiter, dia.quote)
-        if header_looks_like_data(first):
-            raise ImportInputError(
-                f"{source.name}: the first row {first[:5]} looks like data, not a header (all "
-                "numbers): pass --no-header (and --column-names a,b,...), or --column-names "
-                "to name the columns"
-            )
-    return options, note
-
-
-def _sample(f: Any) -> tuple[bytes, bool]:
-    """Up to SNIFF_BYTES from ``f`` and whether that is all of it."""
-    parts: list[bytes] = []
-    n = 0
-    while n < SNIFF_BYTES:
-        got = f.read(SNIFF_BYTES - n)
-        if not got:
-            return b"".join(parts), True
-        parts.append(got)
-        n += len(got)
-    return b"".join(parts), False
-
-
-#: Dialects settled, by file identity and options (the check before a broker starts,
-#: the one in import_files and the read itself sniff once).
-_DIALECTS: dict[tuple[Any, ...], tuple[ReadOptions, Optional[str]]] = {}
-
-
 class CsvReader:
     name = "csv"
     extensions: tuple[str, ...] = (".csv", ".tsv")
     has_fields = True
 
-    def dialect(self, source: Source, options: ReadOptions) -> tuple[ReadOptions, Optional[str]]:
-        """``options`` with the dialect settled from the start of ``source`` (a regular
-        file: read on its own, once per file and options), and the note saying what
-        was detected."""
-        import dataclasses
-        import os
-
-        st = os.stat(source.path or "")
-        # (encoders, e.g. Schema Registry serializers, do not change the dialect)
-        key = (source.path, st.st_ino, st.st_size, st.st_mtime_ns,
-               dataclasses.replace(options, encoders=None))  # fmt: skip
-        if key not in _DIALECTS:
-            with source.open() as f:
-                stream, _ = utf8_stream(f, source.name, options.encoding)
-                sample, at_eof = _sample(stream)
-            _DIALECTS[key] = _prepared(
-                source, dataclasses.replace(options, encoders=None), sample, at_eof
-            )
-        found, note = _DIALECTS[key]
-        return dataclasses.replace(found, encoders=options.encoders), note
-
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         if not source.is_regular:
             return list(options.column_names) if options.column_names else None
-        options, _ = self.dialect(source, options)
+        options, _ = dialect_of(source, options)
         if options.column_names:
             return list(options.column_names)
         if not options.header:
@@ -221,7 +118,7 @@ class CsvReader:
     ) -> Iterator[Chunk]:
         note = None
         if source.is_regular:
-            options, note = self.dialect(source, options)
+            options, note = dialect_of(source, options)
         delimiter = _delimiter(source, options)
         quote = self._q(options)
         names: Optional[list[str]] = list(options.column_names) if options.column_names else None
@@ -250,8 +147,8 @@ class CsvReader:
             else:
                 stream, bom = utf8_stream(f, source.name, options.encoding)
             if not source.is_regular and at is None:  # read once: sample the stream's start
-                sample, at_eof = _sample(stream)
-                options, note = _prepared(source, options, sample, at_eof)
+                sample, at_eof = sample_of(stream)
+                options, note = settle(source, options, sample, at_eof)
                 delimiter, quote = _delimiter(source, options), self._q(options)
                 stream = prefixed(sample, stream)
             if note is not None:
