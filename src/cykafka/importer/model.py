@@ -187,13 +187,15 @@ class Problem:
     raw: Optional[bytes] = None  # the raw row when it is not valid text
     offset: Optional[int] = None  # byte offset of the row's start
     #: A delivery problem's fate (see :mod:`cykafka.importer.fates`): "not sent" or
-    #: "unknown" (may be in the topic).
+    #: "unknown" (may be in the topic).  Parse problems are "not sent" in the file.
     fate: Optional[str] = None
 
     def to_json(self) -> str:
         d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
-        if self.fate is not None:
-            d["fate"] = self.fate
+        # A row that could not be read was never produced: not sent (see fates.py).
+        fate = self.fate or ("not sent" if self.stage == "parse" else None)
+        if fate is not None:
+            d["fate"] = fate
         for name in ("line", "row", "offset", "text"):
             v = getattr(self, name)
             if v is not None:
