@@ -139,3 +139,19 @@ def test_compressed_progress_counts_decompressed_bytes(broker, topic, read_back,
     assert pcts and max(pcts) == 100, p.stderr
     assert f"reading {f} (csv, {len(data) / 1e6:.1f} MB)" in p.stderr, p.stderr
     assert f"rows read   200,000  ({len(data) / 1e6:,.1f} MB)" in p.stdout, p.stdout
+
+
+def test_jsonl_in_cp1252_is_refused_with_the_conversion(broker, topic, read_back, tmp_path):
+    name = topic()
+    f = tmp_path / "legacy.jsonl"
+    rows = "".join(
+        json.dumps({"id": i, "name": f"Müller {i}"}, ensure_ascii=False) + "\n" for i in range(50)
+    )
+    f.write_bytes(rows.encode("cp1252"))
+    p = _cli("import", "-b", broker.bootstrap_servers, "-t", name, "--no-progress", str(f))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"{f}: not UTF-8 text: 50 of the first 50 lines are not valid UTF-8" in p.stderr
+    assert (
+        f"JSON Lines must be UTF-8: convert it first, e.g. iconv -f cp1252 -t utf-8 {f}" in p.stderr
+    )
+    assert _high_watermark(broker, read_back, name) == 0

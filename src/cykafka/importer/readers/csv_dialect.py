@@ -12,13 +12,12 @@ from ..sources import Source
 from .base import ReadOptions
 from .csv_sniff import (
     SNIFF_BYTES,
-    check_encoding,
     check_sample,
     first_record,
     header_looks_like_data,
     sniff,
 )
-from .encoding import is_utf8, utf8_stream
+from .encoding import check_encoding, is_utf8, utf8_stream
 
 __all__ = ["default_delimiter", "dialect_of", "quote_of", "sample_of", "settle"]
 

@@ -5,8 +5,7 @@ quote, when none was given) parses the sample with Python's csv module (quoted l
 ends included); the dialect whose records agree on one field count, with more than one
 field, wins.  Then the sample is checked as the import will read it: a file whose
 records do not parse consistently (most of them disagree with the header's field
-count), a header that looks like data (all numbers), or text that is not in the
-encoding (most non-ASCII lines undecodable) is refused, naming the file and the flag
+count) or a header that looks like data (all numbers) is refused, naming the file and the flag
 that fixes it, instead of being imported as rows that are not the file's records.
 """
 
@@ -23,7 +22,6 @@ from ..model import ImportInputError
 __all__ = [
     "SNIFF_BYTES",
     "Dialect",
-    "check_encoding",
     "check_sample",
     "first_record",
     "header_looks_like_data",
@@ -166,38 +164,3 @@ def first_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
 def header_looks_like_data(names: list[str]) -> bool:
     """Every name is a number: the first row is data, not a header."""
     return bool(names) and all(n.strip() and _is_number(n.strip()) for n in names)
-
-
-def check_encoding(name: str, sample: bytes, at_eof: bool) -> None:
-    """Refuse text that is mostly not UTF-8 (a cp1252 or Latin-1 export read as UTF-8:
-    every row would fail on its own), naming an encoding that reads it.  A few bad
-    lines among good ones are left to the import, which reports each."""
-    lines = sample.split(b"\n")
-    if not at_eof and len(lines) > 1:
-        lines.pop()  # may be cut inside a character
-    bad: list[tuple[int, bytes]] = []
-    non_ascii = 0
-    for i, line in enumerate(lines, 1):
-        if line.isascii():
-            continue
-        non_ascii += 1
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            bad.append((i, line))
-    if len(bad) < 2 or len(bad) * 2 < non_ascii:
-        return
-    guess = "latin-1"
-    try:
-        for _, line in bad:
-            line.decode("cp1252")
-        guess = "cp1252"
-    except UnicodeDecodeError:
-        pass
-    line_no, text = bad[0]
-    n = sum(1 for line in lines if line.strip())
-    raise ImportInputError(
-        f"{name}: not UTF-8 text: {len(bad):,} of the first {n:,} lines are not valid "
-        f"UTF-8 (line {line_no}: {text[:60]!r}); it reads as {guess}: pass --encoding "
-        f"{guess} (or the file's own encoding)"
-    )

@@ -13,6 +13,7 @@ from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosi
 from ..sources import Source
 from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
+from .encoding import check_encoding
 
 __all__ = ["READER"]
 
@@ -80,6 +81,15 @@ class JsonlReader:
         with source.open() as f:
             for b in blocks(f, options.block_bytes, options.max_record_bytes, start=0):
                 if isinstance(b, Block):
+                    # JSON is UTF-8 (RFC 8259): text in another encoding is refused with
+                    # the conversion, not reported as invalid JSON on every line.
+                    check_encoding(
+                        source.name,
+                        b.data[: b.end],
+                        at_eof=False,
+                        fix="JSON Lines must be UTF-8: convert it first, e.g. "
+                        "iconv -f {guess} -t utf-8 {name}",
+                    )
                     return _first_block_fields(source, b)
                 if b.head.lstrip().startswith(b"["):  # one huge line: a JSON array?
                     raise ImportInputError(_one_document(source))
