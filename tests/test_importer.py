@@ -720,3 +720,29 @@ def _buf_and_end(draw: Any) -> tuple[bytes, int]:
 def test_lines_array_fuzz(case: tuple[bytes, int]) -> None:
     buf, end = case
     _check_lines(buf, end)
+
+
+def test_interrupted_summary_says_how_to_finish_without_duplicates(tmp_path) -> None:
+    """What an interrupted plain import tells its user (rendered from its result): a rerun
+    duplicates, where the rest starts, and where the rows not delivered are listed."""
+    from cykafka.importer import ImportResult
+    from cykafka.importer.model import SourcePosition
+
+    r = ImportResult("t", ["/d/rows.csv"], "csv", "b:9092", rows_read=1000, delivered=900)
+    r.not_sent, r.unknown, r.problem_count, r.interrupted = 60, 40, 100, True
+    r.read_to = SourcePosition("/d/rows.csv", 1001, 52_000, 1002)
+    lines = r.summary_lines()
+    assert "  to finish   a plain rerun sends the 900 delivered rows again." in lines
+    assert (
+        "              Without duplicates: import rows.csv from row 1,001 (line 1,002, "
+        "byte 52,000);" in lines
+    )
+    assert (
+        "              send again the 60 rows not sent (not all listed: no --dead-letter "
+        "FILE was given);" in lines
+    )
+    r.dead_letter = "dead.jsonl"
+    lines = r.summary_lines()
+    assert "              send again the 60 rows not sent (in dead.jsonl);" in lines
+    assert any("the 40 unknown rows (in dead.jsonl) may be in the topic" in x for x in lines)
+    assert lines[-1] == "  result      NOT OK: some rows were not delivered (exit status 130)"

@@ -77,7 +77,12 @@ class ImportResult:
         """After Ctrl-C of a plain import: a rerun would duplicate what was delivered."""
         if self.exactly_once or not self.delivered:
             return []
-        where = f"in {self.dead_letter}" if self.dead_letter else "listed above"
+        shown = self.problem_count <= _SHOW_PROBLEMS
+        where = (
+            f"in {self.dead_letter}"
+            if self.dead_letter
+            else ("listed above" if shown else "not all listed: no --dead-letter FILE was given")
+        )
         rest = f"the input after the {self.rows_read:,} rows read"
         at = self.read_to
         if at is not None:
