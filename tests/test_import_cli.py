@@ -99,7 +99,13 @@ def test_ctrl_c_with_stalled_broker_stops_fast_with_status_130(fresh_broker, tmp
     assert 0 < read < 200_000 and delivered < read
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
     assert len(entries) == read - delivered
-    assert all("unconfirmed: interrupted (Ctrl-C)" in e["error"] for e in entries)
+    # The broker is stopped: what librdkafka still queued is "not sent" (_PURGE_QUEUE),
+    # what was in flight "unknown" (_PURGE_INFLIGHT: the broker may still append it).
+    fates = {e["fate"] for e in entries}
+    assert fates <= {"not sent", "unknown"} and fates, entries[:3]
+    for e in entries:
+        want = "_PURGE_QUEUE" if e["fate"] == "not sent" else "_PURGE_INFLIGHT"
+        assert e["error"].startswith(want), e
 
 
 def test_dead_letter_that_is_an_input_is_refused(broker, topic, tmp_path, capsys):
@@ -203,3 +209,51 @@ def test_x_bad_secret_value_is_not_echoed(tmp_path, capsys):
     assert rc in (1, 2)
     captured = capsys.readouterr()
     assert "hunter2secret" not in captured.err + captured.out
+
+
+def test_partition_that_does_not_exist_is_refused_before_reading(broker, topic, tmp_path, capsys):
+    """-p 7 on a 3-partition topic: one clear error, exit status 2, nothing sent (not
+    one _UNKNOWN_PARTITION per row after reading the whole input)."""
+    name = topic(partitions=3)
+    f = tmp_path / "a.txt"
+    f.write_text("x\n" * 1000)
+    assert _import(broker, str(f), "-t", name, "-p", "7") == 2
+    err = capsys.readouterr().err
+    assert f"-p 7: topic {name!r} has 3 partitions (0..2); nothing was sent" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert _import(broker, str(f), "-t", name, "-p", "2") == 0
+
+
+def test_partition_beyond_the_embedded_topic_is_refused(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    p = _cli("import", "-t", "t", "--no-progress", "-p", "3", str(f))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "-p 3: topic 't' has 3 partitions (0..2)" in p.stderr
+    assert "embedded broker" not in p.stderr  # refused before it started
+
+
+def test_existing_dead_letter_file_is_never_overwritten(broker, topic, tmp_path, capsys):
+    name = topic()
+    f = tmp_path / "rows.csv"
+    f.write_text("id,n\n1,a\n2,b,EXTRA\n")
+    dead = tmp_path / "dead.jsonl"
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 1
+    before = dead.read_text()
+    assert "EXTRA" in before
+    capsys.readouterr()
+    assert _import(broker, str(f), "-t", name, "--dead-letter", str(dead)) == 2
+    err = capsys.readouterr().err
+    assert f"--dead-letter {dead} already exists" in err and "never overwritten" in err
+    assert dead.read_text() == before
+
+
+def test_plain_rerun_into_a_topic_with_records_says_it_duplicates(broker, topic, tmp_path, capsys):
+    name = topic(partitions=2)
+    f = tmp_path / "a.txt"
+    f.write_text("x\ny\nz\n")
+    assert _import(broker, str(f), "-t", name) == 0
+    assert "already holds" not in capsys.readouterr().err
+    assert _import(broker, str(f), "-t", name) == 0
+    err = capsys.readouterr().err
+    assert f"topic {name!r} already holds records" in err and "sends them again" in err

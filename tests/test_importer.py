@@ -47,7 +47,8 @@ def test_lines_byte_exact_with_summary(broker, topic, read_back, tmp_path, capsy
     recs = read_back(broker.bootstrap_servers, name, expected=1000)
     assert sorted(r.value for r in _all(recs)) == sorted(lines)
     assert all(r.key is None for r in _all(recs))
-    assert "rows read   1,000" in out and "delivered   1,000" in out and "failed      0" in out
+    assert "rows read   1,000" in out and "delivered   1,000" in out and "not sent    0" in out
+    assert "unknown     0" in out
     for p, rs in recs.items():
         if rs:  # keyless messages may all land in one partition
             assert f"{p}: {rs[0].offset}..{rs[-1].offset}" in out
@@ -200,11 +201,12 @@ def test_delivery_failures_go_to_dead_letter(broker, topic, read_back, tmp_path,
     )
     assert rc == 1
     out = capsys.readouterr().out
-    assert "delivered   2" in out and "failed      1" in out
+    assert "delivered   2" in out and "not sent    1  (never written: safe to send again)" in out
     assert f"{f}:2: MSG_SIZE_TOO_LARGE" in out  # line 2 of the file
     (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
     assert entry["stage"] == "delivery" and entry["row"] == entry["line"] == 2
     assert entry["value"] == "x" * 5000 and "MSG_SIZE_TOO_LARGE" in entry["error"]
+    assert entry["fate"] == "not sent"  # refused before it was sent
     assert [r.value for r in read_back(broker.bootstrap_servers, name, expected=2)[0]] == [
         b"ok1",
         b"ok2",
@@ -227,6 +229,9 @@ class _StopsAt:
     def flush(self, timeout: Any = None) -> int:
         return 0  # the caller closes it (purging what never got a report)
 
+    def close(self, timeout: Any = None) -> Any:
+        return self.producer.close(timeout)  # after Ctrl-C the import purges it
+
 
 def _lines_file(tmp_path: Path, n: int) -> Path:
     f = tmp_path / "rows.txt"
@@ -236,8 +241,9 @@ def _lines_file(tmp_path: Path, n: int) -> Path:
 
 def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch) -> None:
     """Ctrl-C while batches wait for delivery reports that never come (a broker that
-    is not there): every row read ends in the dead-letter file as unconfirmed, the
-    queued ones and the one never sent, with their line numbers and values."""
+    is not there): every row read ends in the dead-letter file with its fate, line
+    number and value: the queued ones "not sent" (purged from librdkafka's queue:
+    _PURGE_QUEUE), the batch the Ctrl-C stopped "unknown" (no proof either way)."""
     from cykafka import importer
 
     monkeypatch.setattr(importer.engine, "INTERRUPT_WAIT_S", 0.2)
@@ -259,17 +265,20 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     finally:
         real.close(0)
     assert result.interrupted and not result.ok
-    assert (result.rows_read, result.delivered, result.failed) == (20, 0, 0)
+    assert (result.rows_read, result.delivered, result.not_sent, result.unknown) == (20, 0, 15, 5)
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
     assert [(e["line"], e["value"]) for e in entries] == [
         (i + 1, f"row-{i:03d}") for i in range(20)
     ]
     assert all(e["stage"] == "delivery" for e in entries)
-    waited = "unconfirmed: interrupted (Ctrl-C); no delivery report within 0.2 s"
-    assert [e["error"] for e in entries] == [waited] * 15 + [waited + "; never sent"] * 5
+    assert [e["fate"] for e in entries] == ["not sent"] * 15 + ["unknown"] * 5
+    assert all(e["error"].startswith("_PURGE_QUEUE: ") for e in entries[:15])
+    unknown = "no delivery report: the batch stopped without saying which rows it queued"
+    assert all(e["error"] == unknown for e in entries[15:])
     lines = result.summary_lines()
-    assert "  failed      0  (+20 never confirmed)" in lines
-    assert f"    {f}:1: {waited}" in lines and "  problems    20 rows not delivered:" in lines
+    assert "  not sent    15  (never written: safe to send again)" in lines
+    assert "  unknown     5  (sent, never acknowledged: may be in the topic)" in lines
+    assert "  problems    20 rows not delivered:" in lines
 
 
 def test_fatal_error_writes_unsent_rows_to_dead_letter(
@@ -297,11 +306,11 @@ def test_fatal_error_writes_unsent_rows_to_dead_letter(
     finally:
         real.close()
     assert result.fatal == "RuntimeError: boom" and not result.ok
-    assert (result.rows_read, result.delivered, result.failed) == (15, 10, 0)
+    assert (result.rows_read, result.delivered, result.not_sent, result.unknown) == (15, 10, 0, 5)
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
-    assert [(e["line"], e["value"], e["error"]) for e in entries] == [
-        (i + 1, f"row-{i:03d}", "unconfirmed: RuntimeError: boom; never sent")
-        for i in range(10, 15)
+    why = "no delivery report: the batch stopped without saying which rows it queued"
+    assert [(e["line"], e["value"], e["error"], e["fate"]) for e in entries] == [
+        (i + 1, f"row-{i:03d}", why, "unknown") for i in range(10, 15)
     ]
     got = read_back(broker.bootstrap_servers, name, expected=10)[0]
     assert [r.value for r in got] == [b"row-%03d" % i for i in range(10)]
@@ -711,3 +720,29 @@ def _buf_and_end(draw: Any) -> tuple[bytes, int]:
 def test_lines_array_fuzz(case: tuple[bytes, int]) -> None:
     buf, end = case
     _check_lines(buf, end)
+
+
+def test_interrupted_summary_says_how_to_finish_without_duplicates(tmp_path) -> None:
+    """What an interrupted plain import tells its user (rendered from its result): a rerun
+    duplicates, where the rest starts, and where the rows not delivered are listed."""
+    from cykafka.importer import ImportResult
+    from cykafka.importer.model import SourcePosition
+
+    r = ImportResult("t", ["/d/rows.csv"], "csv", "b:9092", rows_read=1000, delivered=900)
+    r.not_sent, r.unknown, r.problem_count, r.interrupted = 60, 40, 100, True
+    r.read_to = SourcePosition("/d/rows.csv", 1001, 52_000, 1002)
+    lines = r.summary_lines()
+    assert "  to finish   a plain rerun sends the 900 delivered rows again." in lines
+    assert (
+        "              Without duplicates: import rows.csv from row 1,001 (line 1,002, "
+        "byte 52,000);" in lines
+    )
+    assert (
+        "              send again the 60 rows not sent (not all listed: no --dead-letter "
+        "FILE was given);" in lines
+    )
+    r.dead_letter = "dead.jsonl"
+    lines = r.summary_lines()
+    assert "              send again the 60 rows not sent (in dead.jsonl);" in lines
+    assert any("the 40 unknown rows (in dead.jsonl) may be in the topic" in x for x in lines)
+    assert lines[-1] == "  result      NOT OK: some rows were not delivered (exit status 130)"

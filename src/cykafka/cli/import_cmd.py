@@ -101,8 +101,14 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         'JSON null, or the strings "NaN", "Infinity", "-Infinity"',
     )
     c = p.add_argument_group("CSV")
-    c.add_argument("--delimiter", metavar="C", help="field delimiter (default ',', '\\t' for .tsv)")
-    c.add_argument("--quote-char", metavar="C", default='"', help="quote character ('' for none)")
+    c.add_argument(
+        "--delimiter",
+        metavar="C",
+        help="field delimiter (default: detected among , ; tab |; else ',', tab for .tsv)",
+    )
+    c.add_argument(
+        "--quote-char", metavar="C", help="quote character ('' for none; default: \" or ' detected)"
+    )
     c.add_argument("--encoding", default="utf-8", help="text encoding (utf-8 BOM is skipped)")
     c.add_argument("--no-header", action="store_true", help="the first row is data")
     c.add_argument("--column-names", metavar="A,B,C", help="column names (replace the header)")
@@ -177,7 +183,10 @@ def _read_options(args: argparse.Namespace) -> Any:
         key_delim = args.key_delimiter.encode("utf-8")
     return ReadOptions(
         delimiter=_char("--delimiter", args.delimiter),
-        quote_char=_char("--quote-char", args.quote_char, empty_ok=True),
+        quote_char=_char("--quote-char", args.quote_char, empty_ok=True)
+        if args.quote_char is not None
+        else '"',
+        sniff_quote=args.quote_char is None,
         encoding=args.encoding,
         header=not args.no_header,
         column_names=names,

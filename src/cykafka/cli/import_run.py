@@ -26,7 +26,7 @@ def run_import(
     exactly_once: Any = None,
 ) -> int:
     from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
-    from ..importer.cluster import ClusterError, prepare_topic
+    from ..importer.cluster import ClusterError, check_partition, prepare_topic, records_in
 
     broker = None
     producer = None
@@ -36,9 +36,13 @@ def run_import(
         if bootstrap is None:
             from ..broker import LocalBroker
 
+            partitions = args.partitions or 3
+            try:
+                check_partition(args.topic, args.partition, partitions)
+            except ClusterError as e:
+                raise UsageError(str(e)) from None
             broker = LocalBroker()
             broker.start()
-            partitions = args.partitions or 3
             broker.create_topic(args.topic, partitions=partitions)
             bootstrap = broker.bootstrap_servers
             print(
@@ -48,12 +52,24 @@ def run_import(
             )
         else:
             try:
-                if prepare_topic(bootstrap, config, args.topic, args.partitions):
+                if prepare_topic(
+                    bootstrap, config, args.topic, args.partitions, partition=args.partition
+                ):
                     print(
                         f"cykafka import: created topic {args.topic!r} with {args.partitions} "
                         "partitions",
                         file=sys.stderr,
                     )
+                elif exactly_once is None:
+                    held = records_in(bootstrap, config, args.topic)
+                    if held:
+                        print(
+                            f"cykafka import: note: topic {args.topic!r} already holds "
+                            "records; if an earlier run of this import delivered "
+                            "some of them, this run sends them again (--exactly-once resumes "
+                            "without duplicates)",
+                            file=sys.stderr,
+                        )
             except ClusterError as e:
                 if e.usage:
                     raise UsageError(str(e)) from None

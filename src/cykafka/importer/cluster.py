@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from .model import ImportInputError
 
-__all__ = ["ClusterError", "check_topic_name", "prepare_topic"]
+__all__ = ["ClusterError", "check_partition", "check_topic_name", "prepare_topic", "records_in"]
 
 #: Seconds to wait for the cluster's first answer.
 CONNECT_TIMEOUT_S = 6.0
@@ -47,15 +47,28 @@ def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return {**passthrough, "bootstrap.servers": bootstrap, "log_level": 0}
 
 
+def check_partition(topic: str, partition: Optional[int], count: int) -> None:
+    """``-p N`` names a partition ``topic`` has (else every row would fail with
+    _UNKNOWN_PARTITION, after the whole input was read)."""
+    if partition is not None and not 0 <= partition < count:
+        raise ClusterError(
+            f"-p {partition}: topic {topic!r} has {count} partition{'s' if count != 1 else ''} "
+            f"(0..{count - 1}); nothing was sent",
+            usage=True,
+        )
+
+
 def prepare_topic(
     bootstrap: str,
     config: Mapping[str, Any],
     topic: str,
     partitions: Optional[int] = None,
     timeout: float = CONNECT_TIMEOUT_S,
+    partition: Optional[int] = None,
 ) -> bool:
     """Check that the cluster answers and ``topic`` exists; create it with
-    ``partitions`` when it is missing and that is given.  True if it was created."""
+    ``partitions`` when it is missing and that is given; check that ``partition`` (-p)
+    is one of its partitions.  True if it was created."""
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -76,6 +89,7 @@ def prepare_topic(
         ) from None
     t = md.topics.get(topic)
     if t is not None and t.error is None:
+        check_partition(topic, partition, len(t.partitions))
         return False
     if partitions is None:
         raise ClusterError(
@@ -83,9 +97,32 @@ def prepare_topic(
             "--partitions N to create it with N partitions",
             usage=True,
         )
+    check_partition(topic, partition, partitions)
     fut = admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic]
     try:
         fut.result(30)
     except KafkaException as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
     return True
+
+
+def records_in(
+    bootstrap: str, config: Mapping[str, Any], topic: str, timeout: float = CONNECT_TIMEOUT_S
+) -> Optional[int]:
+    """The sum of ``topic``'s high watermarks (0: it holds no records; Tansu's can be
+    lower than the record count, see docs/tansu.md), None when the cluster does not say.  A plain import into a topic that holds records may be the
+    rerun of one that delivered some of them: it sends them again."""
+    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    try:
+        admin = AdminClient(_admin_config(bootstrap, config))
+        md = admin.list_topics(topic, timeout=timeout)
+        t = md.topics.get(topic)
+        if t is None or t.error is not None:
+            return None
+        want = {TopicPartition(topic, p): OffsetSpec.latest() for p in t.partitions}
+        futs = admin.list_offsets(want, request_timeout=timeout)
+        return sum(max(f.result(timeout).offset, 0) for f in futs.values())
+    except (KafkaException, ValueError, TypeError):
+        return None

@@ -2,7 +2,8 @@
 
 An exactly-once import opens it to append and cuts it back to the size its last commit
 recorded (:meth:`size`, :meth:`truncate`), so a resumed run neither loses nor repeats rows.
-It is refused when it is one of the inputs (opening it would empty that input), and a
+It is refused when it is one of the inputs (opening it would empty that input) or when
+it already holds rows (an earlier run's list of what it did not deliver), and a
 write that fails (a full disk) never goes unnoticed: the rows it should have held are
 kept in :attr:`DeadLetter.lost` and the import stops and says so.
 """
@@ -10,6 +11,7 @@ kept in :attr:`DeadLetter.lost` and the import stops and says so.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import Optional, TextIO
 
@@ -39,6 +41,13 @@ class DeadLetter:
                         f"--dead-letter {path} is the input {s.name}: writing it would "
                         "destroy that input"
                     )
+        if st is not None and not append and stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            # An earlier run's rows (the only list of what it did not deliver): never
+            # overwritten without a word.
+            raise ImportInputError(
+                f"--dead-letter {path} already exists ({st.st_size:,} bytes, from an earlier "
+                "run?) and is never overwritten: move it away or name another file"
+            )
         try:
             self._f: Optional[TextIO] = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
         except OSError as e:

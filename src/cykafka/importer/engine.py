@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .deadletter import DeadLetter
+from .interrupt import CtrlC
 from .model import Chunk, Fields, ImportInputError, Problem
 from .progress import PlainProgress, RichProgress, isatty
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
@@ -52,7 +53,7 @@ def plan_files(
     import reads it."""
     if fmt is not None and fmt not in FORMATS:
         raise ImportInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    sources = expand(list(paths))
+    sources = [s.checked() for s in expand(list(paths))]
     plan: list[tuple[Source, str]] = []
     for s in sources:
         if s.path is None and fmt is None:
@@ -68,13 +69,18 @@ def plan_files(
     if fields.headers and len(set(fields.headers)) != len(fields.headers):
         raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
     for s, f in plan:
-        names = READERS[f].columns(s, options)
+        reader = READERS[f]
+        names = reader.columns(s, options)
         if names is not None:
-            check_columns(s.name, names, fields)
+            # A reader may say how a missing field is put (records need not share fields).
+            how = getattr(reader, "missing_field", "is not a column; columns are")
+            check_columns(s.name, names, fields, how)
     return plan
 
 
-def _prefetch(chunks: Iterator[Chunk], depth: int = 2) -> Iterator[Chunk]:
+def _prefetch(
+    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[CtrlC] = None
+) -> Iterator[Chunk]:
     """Read the next chunks in a thread while the current one is being queued: the
     readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so
     reading and producing overlap.  A reader's exception is re-raised here."""
@@ -104,6 +110,8 @@ def _prefetch(chunks: Iterator[Chunk], depth: int = 2) -> Iterator[Chunk]:
     reader.start()
     try:
         while True:
+            if ctrl_c is not None:
+                ctrl_c.check()
             try:
                 item = q.get(timeout=0.1)  # short waits: Ctrl-C is seen at once
             except queue.Empty:
@@ -147,8 +155,9 @@ def import_files(
     bar (True), log lines (False) or a bar only when ``log`` is a terminal (None).  Bad
     input (missing file, unknown format or field) raises :class:`ImportInputError`
     before anything is produced.  ``producer``: an open :class:`cykafka.Producer` to
-    use (and leave open) instead of a new one made from ``config`` and ``preset``
-    (which then only feed the summary).  ``inspect``: also show the producer's
+    use (and leave open, except after Ctrl-C: then it is closed, which purges what it
+    still holds so that every row gets its fate) instead of a new one made from
+    ``config`` and ``preset`` (which then only feed the summary).  ``inspect``: also show the producer's
     accumulator view.  ``partition``: send every row to this partition.  ``rate``: at
     most this many rows per second.  ``static_headers``: added to every message.
     ``sink``: a :class:`Sink` (subclass) to send through, e.g. one that records
@@ -213,8 +222,19 @@ def import_files(
         from .resume import ResumeRefused, import_plan
     t0 = time.monotonic()
     done_bytes = 0
+
+    # A plain import stops on Ctrl-C between batches (an exactly-once one at any point:
+    # its transactions say what happened).
+    def purge() -> None:
+        if producer is not None and exactly_once is None:
+            producer.close(0)
+
+    ctrl_c = CtrlC(log, purge, INTERRUPT_WAIT_S) if exactly_once is None else None
+    sink.stop = ctrl_c.requested if ctrl_c is not None else None
     try:
         with contextlib.ExitStack() as stack:
+            if ctrl_c is not None:
+                stack.enter_context(ctrl_c)
             if live_view is not None:
                 stack.enter_context(live_view(0.25, file=log))
             try:
@@ -240,7 +260,7 @@ def import_files(
                 for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
                     reader = READERS[f].read(source, fields, options, report)
-                    for chunk in _prefetch(reader):
+                    for chunk in _prefetch(reader, ctrl_c=ctrl_c):
                         if result.dead_letter_error:
                             raise _Stop(result.dead_letter_error)
                         if len(chunk) == 0:
@@ -250,12 +270,18 @@ def import_files(
                             for lo in range(0, len(chunk), step):
                                 part = chunk.slice(lo, min(lo + step, len(chunk)))
                                 _pace(result.rows_read + len(part), rate, t0)
+                                if ctrl_c is not None:
+                                    ctrl_c.check()
                                 result.rows_read += len(part)
+                                result.read_to = part.end  # these rows get a fate now
                                 sink.send(part, partition)
                         else:
                             result.rows_read += len(chunk)
+                            result.read_to = chunk.end  # these rows get a fate now
                             sink.send(chunk, partition)
                         result.bytes_read = done_bytes + chunk.bytes_done
+                        if ctrl_c is not None:
+                            ctrl_c.check()
                         bar.update(result.rows_read, result.bytes_read, result.delivered)
                     done_bytes += source.size or result.bytes_read - done_bytes
                     result.bytes_read = done_bytes
@@ -268,9 +294,22 @@ def import_files(
                     raise
                 result.fatal = str(e)
             except Exception as e:  # a fatal producer error: report what happened so far
-                result.fatal = f"{type(e).__name__}: {e}"
-            # Every queued row gets an outcome: delivered, failed, or unconfirmed.
-            sink.finish(INTERRUPT_WAIT_S if result.interrupted else None)
+                if ctrl_c is not None and ctrl_c.requested.is_set():
+                    result.interrupted = True  # the producer was closed after Ctrl-C
+                else:
+                    result.fatal = f"{type(e).__name__}: {e}"
+            # Every row handed over gets its fate: delivered, not sent, or unknown.  After
+            # Ctrl-C the producer (the caller's too) is purged once INTERRUPT_WAIT_S is
+            # up: what it still holds comes back _PURGE_QUEUE (not sent) or
+            # _PURGE_INFLIGHT (unknown) instead of all being unknown.
+            if ctrl_c is not None and ctrl_c.requested.is_set():
+                result.interrupted = True
+            sink.finish(
+                INTERRUPT_WAIT_S if result.interrupted else None,
+                purge=purge if result.interrupted or ctrl_c is not None else None,
+                stop=None if result.interrupted or ctrl_c is None else ctrl_c.requested,
+                stop_wait_s=INTERRUPT_WAIT_S,
+            )
         result.elapsed = time.monotonic() - t0
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:

@@ -186,9 +186,16 @@ class Problem:
     value: Optional[bytes] = None
     raw: Optional[bytes] = None  # the raw row when it is not valid text
     offset: Optional[int] = None  # byte offset of the row's start
+    #: A delivery problem's fate (see :mod:`cykafka.importer.fates`): "not sent" or
+    #: "unknown" (may be in the topic).  Parse problems are "not sent" in the file.
+    fate: Optional[str] = None
 
     def to_json(self) -> str:
         d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
+        # A row that could not be read was never produced: not sent (see fates.py).
+        fate = self.fate or ("not sent" if self.stage == "parse" else None)
+        if fate is not None:
+            d["fate"] = fate
         for name in ("line", "row", "offset", "text"):
             v = getattr(self, name)
             if v is not None:
@@ -209,7 +216,7 @@ class Problem:
             where += f":{self.line}"
         elif self.row is not None:
             where += f" row {self.row}"
-        return f"{where}: {self.error}"
+        return f"{where}: {self.error}" + (f" [{self.fate}]" if self.fate else "")
 
 
 #: How a reader hands a malformed row to the import (counted, listed, dead-lettered).

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
     "FileProgress",
     "Progress",
+    "committed_progress",
     "ensure_progress_topic",
     "read_progress",
 ]
@@ -151,17 +152,22 @@ def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float =
             raise RuntimeError(f"cannot create the progress topic {name!r}: {e}") from None
 
 
+def committed_progress(
+    client: Mapping[str, Any], name: str, key: str, timeout: float = 60.0
+) -> list[Optional[bytes]]:
+    """Every committed progress record of ``key``, in log order (None: a tombstone),
+    as a read_committed consumer on Kafka sees them (:mod:`.committed`)."""
+    from .committed import committed_messages
+
+    want = key.encode()
+    return [m.value for m in committed_messages(client, name, timeout=timeout) if m.key == want]
+
+
 def read_progress(
     client: Mapping[str, Any], name: str, key: str, timeout: float = 60.0
 ) -> Optional[Progress]:
     """The last committed progress record of ``key`` in the progress topic, or None."""
-    from .committed import committed_messages
-
-    want = key.encode()
-    last: Optional[bytes] = None
-    for msg in committed_messages(client, name, timeout=timeout):
-        if msg.key == want:
-            last = msg.value  # None: a tombstone (progress deleted)
-    if last is None:
+    seen = committed_progress(client, name, key, timeout)
+    if not seen or seen[-1] is None:
         return None
-    return Progress.from_json(last)
+    return Progress.from_json(seen[-1])

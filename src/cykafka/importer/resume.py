@@ -224,6 +224,7 @@ def run_exactly_once(
                 dead_letter=dead_letter,
                 names=[i.name for i in inputs],
                 slice_rows=slice_rows,
+                client=client,
             )
             try:
                 _run_inputs(tx, inputs, on_file)

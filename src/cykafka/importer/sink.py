@@ -2,16 +2,21 @@
 
 A bounded number of batches wait for their delivery reports (the memory kept for
 dead-letter rows stays bounded; librdkafka's own queue limit bounds the rest).  Every
-row handed in ends delivered, failed with its error, or -- when its report cannot be
-had (Ctrl-C, a fatal error) -- reported unconfirmed: nothing is lost silently.
+row handed in ends with one of the three fates of :mod:`~cykafka.importer.fates`:
+delivered, not sent, or unknown.  After Ctrl-C the producer is purged
+(:meth:`Sink.finish`'s ``purge``) so that the rows still queued come back as "not sent"
+with proof, instead of all being guessed at: nothing is lost silently, and nothing is
+called "not sent" that may be in the topic.
 """
 
 from __future__ import annotations
 
 import collections
+import threading
 import time
 from typing import Any, Callable, Optional
 
+from .fates import NOT_SENT, UNKNOWN, fate_of
 from .model import Chunk, Problem
 from .summary import ImportResult
 
@@ -46,7 +51,11 @@ class Sink:
         self.on_delivered = on_delivered
         self.pending: collections.deque[tuple[Any, Chunk]] = collections.deque()
         self.pending_rows = 0  # rows of the chunks in pending (send's bound; finish ignores it)
-        self.unsent: Optional[Chunk] = None  # read, but not queued when produce_batch raised
+        #: Read and handed to produce_batch, which raised without saying which rows it
+        #: queued: their fate is unknown.
+        self.unsent: Optional[Chunk] = None
+        #: Set on Ctrl-C (:class:`~cykafka.importer.interrupt.CtrlC`): stop waiting.
+        self.stop: Optional[threading.Event] = None
         #: Headers added to every message (``-H``).
         self.static_headers: list[tuple[str, bytes]] = []
 
@@ -85,6 +94,14 @@ class Sink:
             or self.pending_rows > MAX_PENDING_ROWS
             or self.pending[0][0].done()
         ):
+            fut = self.pending[0][0]
+            while self.stop is not None and not fut.done():
+                if self.stop.is_set():
+                    return  # stopping: finish() settles the rest
+                try:  # short waits: Ctrl-C is seen at once
+                    fut.result(0.1)
+                except TimeoutError:
+                    pass
             self._settle(*self.pending[0])  # popped only once settled: Ctrl-C may come
             self.pending_rows -= len(self.pending.popleft()[1])
 
@@ -92,7 +109,6 @@ class Sink:
         rep = fut.result(timeout)
         r = self.result
         r.delivered += rep.delivered
-        r.failed += rep.failed
         for p, lo in rep.first_offsets.items():
             if p not in r.first_offsets or lo < r.first_offsets[p]:
                 r.first_offsets[p] = lo
@@ -100,6 +116,11 @@ class Sink:
             if p not in r.last_offsets or hi > r.last_offsets[p]:
                 r.last_offsets[p] = hi
         for index, exc in rep.errors:
+            fate = fate_of(exc)
+            if fate == NOT_SENT:
+                r.not_sent += 1
+            else:
+                r.unknown += 1
             pos = chunk.position(index)
             self.report(
                 Problem(
@@ -111,60 +132,98 @@ class Sink:
                     offset=pos.offset,
                     key=chunk.item(chunk.keys, index),
                     value=chunk.item(chunk.values, index),
+                    fate=fate,
                 )
             )
         if self.on_delivered is not None:
             self.on_delivered(chunk, rep)
 
     def _unconfirmed(self, chunk: Chunk, reason: str) -> None:
-        """Rows read whose outcome is unknown: each goes to the problems (and the
-        dead-letter file).  Some may still have been delivered: their delivery report
-        never arrived."""
+        """Rows handed over whose report cannot be had: each goes to the problems (and
+        the dead-letter file) as "unknown".  Some may be in the topic."""
         keys, values = chunk.items(chunk.keys), chunk.items(chunk.values)
+        self.result.unknown += len(chunk)
         for i in range(len(chunk)):
             self.report(
                 Problem(
                     chunk.file,
                     "delivery",
-                    f"unconfirmed: {reason}",
+                    f"no delivery report: {reason}",
                     line=chunk.line_of(i),
                     row=chunk.row_of(i),
                     offset=chunk.offset_of(i),
                     key=keys[i],
                     value=values[i],
+                    fate=UNKNOWN,
                 )
             )
 
-    def finish(self, wait_s: Optional[float]) -> None:
-        """Settle every queued batch (waiting at most ``wait_s`` in all, None: for
-        ever); the rest is reported unconfirmed."""
+    def _settle_all(
+        self, deadline: Optional[float], stop: Optional[threading.Event] = None
+    ) -> Optional[str]:
+        """Settle queued batches in order until ``deadline`` (or ``stop`` is set); None
+        when all are, else why the rest are not: "timeout", "stop" or an error."""
         r = self.result
-        deadline = None if wait_s is None else time.monotonic() + wait_s
-        waited_out = False
         while self.pending:
             fut, chunk = self.pending[0]
-            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             try:
+                while True:
+                    left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                    if stop is None:
+                        break
+                    if stop.is_set():
+                        return "stop"
+                    if fut.done() or left == 0.0:
+                        break
+                    try:  # short waits: Ctrl-C is seen at once
+                        fut.result(0.1 if left is None else min(left, 0.1))
+                    except TimeoutError:
+                        continue
                 self._settle(fut, chunk, left)
             except TimeoutError:
-                waited_out = True
-                break
+                return "timeout"
             except KeyboardInterrupt:
                 r.interrupted = True
-                break
+                return "interrupted (Ctrl-C) again while waiting"
             except Exception as e:  # the delivery reports cannot be had
                 if r.fatal is None:
                     r.fatal = f"{type(e).__name__}: {e}"
-                break
+                return r.fatal
             self.pending.popleft()
-        if r.interrupted:
-            why = "interrupted (Ctrl-C)"
-            if waited_out:
-                why += f"; no delivery report within {wait_s:g} s"
-        else:
-            why = r.fatal or "no delivery report"
+        return None
+
+    def finish(
+        self,
+        wait_s: Optional[float],
+        purge: Optional[Callable[[], Any]] = None,
+        stop: Optional[threading.Event] = None,
+        stop_wait_s: float = 2.0,
+    ) -> None:
+        """Settle every queued batch, waiting at most ``wait_s`` in all (None: for ever,
+        or until ``stop`` is set: then ``stop_wait_s`` more).  Then, with ``purge`` (a
+        call that purges the producer: every message it still holds gets its report,
+        _PURGE_QUEUE for those never sent), settle the rest from those reports; what
+        still has none is reported unknown."""
+        r = self.result
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        why = self._settle_all(deadline, stop)
+        if why == "stop":  # Ctrl-C while waiting for the last reports
+            r.interrupted = True
+            wait_s = stop_wait_s
+            why = self._settle_all(time.monotonic() + wait_s)
+        if why == "timeout" and purge is not None:
+            try:
+                purge()
+                why = self._settle_all(time.monotonic() + 10.0)
+            except KeyboardInterrupt:
+                r.interrupted = True
+                why = "interrupted (Ctrl-C) again while purging"
+            except Exception as e:
+                why = f"the producer could not be purged ({type(e).__name__}: {e})"
+        if why == "timeout":
+            why = f"none within {wait_s:g} s" if wait_s is not None else "none"
         while self.pending:
-            self._unconfirmed(self.pending.popleft()[1], why)
+            self._unconfirmed(self.pending.popleft()[1], why or "none")
         if self.unsent is not None:  # after the queued ones: it was read last
-            self._unconfirmed(self.unsent, why + "; never sent")
+            self._unconfirmed(self.unsent, "the batch stopped without saying which rows it queued")
             self.unsent = None

@@ -9,6 +9,7 @@ once, front to back: nothing peeks at them before the import reads them.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import stat
@@ -32,6 +33,8 @@ class Source:
     name: str
     path: Optional[str]  # None: standard input
     compression: Optional[str] = None
+    #: Decompressed bytes of a compressed regular file, once :meth:`checked` read it.
+    plain_size: Optional[int] = None
 
     @property
     def stem(self) -> str:
@@ -55,10 +58,34 @@ class Source:
 
     @property
     def size(self) -> int:
-        """Bytes on disk (0 when unknown), for progress."""
+        """Bytes the readers go through (0 when unknown), for progress: on disk, or
+        decompressed once :meth:`checked` knows it (readers count decompressed bytes)."""
+        if self.plain_size is not None:
+            return self.plain_size
         if not self.is_regular:
             return 0
         return os.path.getsize(self.path or "")
+
+    def checked(self) -> Source:
+        """A compressed regular file read through once before anything is sent: corrupt
+        or truncated data is refused up front (a clear error naming the file) instead of
+        stopping the import half way, and its decompressed size is known for progress.
+        Others are returned as they are (pipes and standard input are never read twice)."""
+        if self.compression is None or not self.is_regular or self.plain_size is not None:
+            return self
+        st = os.stat(self.path or "")
+        key = (self.path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        n = _CHECKED.get(key)
+        if n is None:
+            n = 0
+            with self.open() as f:
+                while True:
+                    got = f.read(1 << 20)
+                    if not got:
+                        break
+                    n += len(got)
+            _CHECKED[key] = n
+        return dataclasses.replace(self, plain_size=n)
 
     def inode(self) -> Optional[tuple[int, int]]:
         try:
@@ -82,22 +109,48 @@ class Source:
         if self.compression == "xz":
             import lzma
 
-            return _Both(lzma.open(raw, "rb"), raw)
+            return _Both(lzma.open(raw, "rb"), raw, self)
         import pyarrow as pa
 
         stream = pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), self.compression)
-        return _Both(stream, raw)
+        return _Both(stream, raw, self)
+
+
+#: Decompressed sizes of the compressed files already read through, by identity (the
+#: check runs before a broker starts and again in import_files: read once).
+_CHECKED: dict[tuple[Any, ...], int] = {}
 
 
 class _Both:
-    """A decompressing stream that also closes the file under it."""
+    """A decompressing stream that also closes the file under it.  Data the codec
+    cannot decode (corrupt, truncated, not compressed at all) raises ImportInputError
+    naming the file and where, never a codec's traceback."""
 
-    def __init__(self, stream: Any, raw: IO[bytes]) -> None:
+    def __init__(self, stream: Any, raw: IO[bytes], source: Source) -> None:
         self._stream = stream
         self._raw = raw
+        self._source = source
+        self._done = 0
 
     def read(self, n: int = -1) -> bytes:
-        return bytes(self._stream.read(n))
+        try:
+            got = bytes(self._stream.read(n))
+        except (OSError, EOFError, ValueError) as e:  # lzma.LZMAError is an Exception
+            raise self._error(e) from None
+        except Exception as e:
+            if type(e).__name__ != "LZMAError":
+                raise
+            raise self._error(e) from None
+        self._done += len(got)
+        return got
+
+    def _error(self, e: BaseException) -> ImportInputError:
+        s = self._source
+        why = str(e) or type(e).__name__
+        return ImportInputError(
+            f"{s.name}: corrupt or truncated {s.compression} data after {self._done:,} "
+            f"decompressed bytes ({why})"
+        )
 
     def close(self) -> None:
         try:

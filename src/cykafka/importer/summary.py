@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .model import Problem
+from .model import Problem, SourcePosition
 
 __all__ = ["ImportResult"]
 
@@ -24,8 +24,10 @@ class ImportResult:
     bootstrap_servers: str
     rows_read: int = 0
     bytes_read: int = 0
+    #: The three fates of the rows handed to the producer (see :mod:`.fates`).
     delivered: int = 0
-    failed: int = 0  # delivery failures
+    not_sent: int = 0  # provably not in the topic: safe to send again
+    unknown: int = 0  # handed over, no acknowledgement: may be in the topic
     malformed: int = 0  # rows that could not be parsed (never produced)
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
@@ -44,6 +46,13 @@ class ImportResult:
     dead_letter_error: Optional[str] = None
     #: What an ``--exactly-once`` import did: where it resumed, its transactions.
     exactly_once: list[str] = field(default_factory=list)
+    #: The first row not handed to the producer (a plain import stopped early).
+    read_to: Optional[SourcePosition] = None
+
+    @property
+    def failed(self) -> int:
+        """Rows handed to the producer and not delivered (not sent + unknown)."""
+        return self.not_sent + self.unknown
 
     @property
     def ok(self) -> bool:
@@ -64,6 +73,43 @@ class ImportResult:
             return 130
         return 0 if self.ok else 1
 
+    def _how_to_finish(self) -> list[str]:
+        """After Ctrl-C of a plain import: a rerun would duplicate what was delivered."""
+        if self.exactly_once or not self.delivered:
+            return []
+        shown = self.problem_count <= _SHOW_PROBLEMS
+        where = (
+            f"in {self.dead_letter}"
+            if self.dead_letter
+            else ("listed above" if shown else "not all listed: no --dead-letter FILE was given")
+        )
+        rest = f"the input after the {self.rows_read:,} rows read"
+        at = self.read_to
+        if at is not None:
+            rest = f"{os.path.basename(at.file)} from row {at.row:,}"
+            if at.line is not None:
+                rest += f" (line {at.line:,}, byte {at.offset or 0:,})"
+            elif at.row_group is not None:
+                rest += f" (row group {at.row_group}, row {at.group_row})"
+            if at.file != self.files[-1]:
+                rest += " and the inputs after it"
+        out = [
+            f"  to finish   a plain rerun sends the {self.delivered:,} delivered rows again.",
+            f"              Without duplicates: import {rest};",
+        ]
+        if self.not_sent:
+            out.append(f"              send again the {self.not_sent:,} rows not sent ({where});")
+        if self.unknown:
+            out.append(
+                f"              the {self.unknown:,} unknown rows ({where}) may be in the topic: "
+                "check them first (cykafka verify).",
+            )
+        out.append(
+            "              Or use --exactly-once (into a topic without this run's rows): a run "
+            "stopped anywhere resumes without duplicates."
+        )
+        return out
+
     @property
     def rows_per_second(self) -> float:
         return self.rows_read / self.elapsed if self.elapsed > 0 else 0.0
@@ -74,14 +120,15 @@ class ImportResult:
 
     def summary_lines(self) -> list[str]:
         names = ", ".join(os.path.basename(f) for f in self.files) or "-"
-        lost = self.rows_read - self.delivered - self.failed
         out = [
             f"Imported {names} ({self.fmt}) into topic {self.topic!r} on {self.bootstrap_servers}",
             f"  rows read   {self.rows_read:,}  ({self.bytes_read / 1e6:,.1f} MB)"
             + (f", {self.malformed:,} malformed rows skipped" if self.malformed else ""),
             f"  delivered   {self.delivered:,}",
-            f"  failed      {self.failed:,}"
-            + (f"  (+{lost:,} never confirmed)" if lost > 0 else ""),
+            f"  not sent    {self.not_sent:,}"
+            + ("  (never written: safe to send again)" if self.not_sent else ""),
+            f"  unknown     {self.unknown:,}"
+            + ("  (sent, never acknowledged: may be in the topic)" if self.unknown else ""),
         ]
         if self.last_offsets:
             ranges = "  ".join(
@@ -125,6 +172,7 @@ class ImportResult:
             out.append(f"  stopped     {self.fatal}")
         if self.interrupted:
             out.append("  stopped     interrupted (Ctrl-C) before the end of the input")
+            out.extend(self._how_to_finish())
         if self.ok:
             out.append("  result      OK: every row was delivered")
         else:

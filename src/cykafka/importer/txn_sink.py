@@ -22,12 +22,17 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from .identity import block_digest
-from .model import Chunk, Problem
-from .progress_topic import Progress
+from .model import Chunk, ImportInputError, Problem
+from .progress_topic import Progress, committed_progress
 from .sink import Sink
 from .summary import ImportResult
 
-__all__ = ["PERMANENT_ERRORS", "TransactionalSink"]
+__all__ = ["PERMANENT_ERRORS", "BrokerDoesNotFence", "TransactionalSink"]
+
+
+class BrokerDoesNotFence(ImportInputError):
+    """A commit the broker acknowledged is not what its committed log shows."""
+
 
 #: Delivery errors no retry can fix: the row is reported and skipped.
 PERMANENT_ERRORS = frozenset(
@@ -65,6 +70,7 @@ class TransactionalSink:
         dead_letter: Any = None,
         names: Optional[list[str]] = None,
         slice_rows: Optional[int] = None,
+        client: Optional[dict[str, Any]] = None,
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -86,6 +92,11 @@ class TransactionalSink:
         self._released: list[tuple[str, int]] = []  # skipped rows reported by this commit
         self.transactions = 0
         self.open_rows = 0  # rows in the open transaction
+        #: Where each commit is confirmed from the committed view (None: not confirmed).
+        self.client = client
+        #: The committed progress records of this import when this producer started
+        #: (after init_transactions fenced any earlier one): each commit must add one.
+        self._seen = self._committed() if client is not None else []
         self._began: Optional[float] = None
         self._fresh()
 
@@ -150,7 +161,7 @@ class TransactionalSink:
         if self._began is None:
             self.producer.begin_transaction()
         r = self.result
-        counts = (r.problem_count, r.malformed, len(r.problems), r.failed)
+        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown)
         try:
             # Every delivery report first: failed rows are reported with this commit.
             self.producer.flush(self.timeout)
@@ -161,10 +172,13 @@ class TransactionalSink:
                 new.dead_letter_bytes = self.dead_letter.size()
             self.producer.produce(self.progress_topic, new.to_json(), key=self.key.encode())
             self.producer._commit_or_abort(self.timeout)
+            if self.client is not None:
+                self._confirm(new)
         except KafkaError:
             # Not committed: these problems come again with the rows.  (The dead-letter
             # file is cut back when the transaction is tried again.)
-            r.problem_count, r.malformed, r.failed = counts[0], counts[1], counts[3]
+            r.problem_count, r.malformed = counts[0], counts[1]
+            r.not_sent, r.unknown = counts[3], counts[4]
             del r.problems[counts[2] :]
             self._released.clear()
             self._learn_permanent_failures()
@@ -179,6 +193,36 @@ class TransactionalSink:
         self._began = None
         self._fresh()
 
+    def _committed(self) -> list[Optional[bytes]]:
+        assert self.client is not None
+        return committed_progress(self.client, self.progress_topic, self.key, self.timeout)
+
+    def _confirm(self, new: Progress) -> None:
+        """After a commit the broker acknowledged: the committed view of the progress
+        topic must be what it was plus this commit's record, exactly.  On Kafka it is
+        (KIP-98: a producer fenced by a newer one of the same transactional.id cannot
+        write or commit).  A broker that accepts a fenced producer's writes, or
+        acknowledges a commit its log shows aborted, fails here: the import stops
+        instead of counting rows that may be missing or twice in the topic."""
+        seen = self._committed()
+        mine = new.to_json()
+        if seen == [*self._seen, mine]:
+            self._seen = seen
+            return
+        self.result.unknown += self.open_rows  # committed or not: the log cannot say
+        if mine not in seen[len(self._seen) :]:
+            what = "its progress record is not in the committed log (the log shows it aborted)"
+        else:
+            what = "another producer of this import committed progress in between"
+        raise BrokerDoesNotFence(
+            f"the broker acknowledged the commit of transaction {self.transactions + 1} of "
+            f"transactional.id {self.key!r}, but {what}: this broker does not fence "
+            "transactional producers as Kafka does (KIP-98), or another run of this "
+            "import is going on.  Stopped; rows of this transaction may be missing or "
+            "twice in the topic (cykafka verify checks).  Run one import at a time, on a "
+            "broker that fences (docs/tansu.md)"
+        )
+
     def _release(self, index: int, row: int, done: bool) -> list[Problem]:
         """The problems of rows this commit covers: found by the readers, refused for
         good earlier (skipped rows), and this transaction's delivery failures."""
@@ -192,7 +236,7 @@ class TransactionalSink:
         for key, (i, refused) in self.skip.items():
             if refused is not None and covered(i, refused):
                 out.append(refused)
-                self.result.failed += 1
+                self.result.not_sent += 1  # refused for good: not written
                 self._released.append(key)
         out.extend(self._problems)
         return sorted(out, key=lambda p: (p.file, p.row or 0))
@@ -200,7 +244,8 @@ class TransactionalSink:
     def _merge(self) -> None:
         r, t = self.result, self._res
         r.delivered += t.delivered
-        r.failed += t.failed
+        r.not_sent += t.not_sent
+        r.unknown += t.unknown
         for p, lo in t.first_offsets.items():
             r.first_offsets[p] = min(lo, r.first_offsets.get(p, lo))
         for p, hi in t.last_offsets.items():

@@ -34,6 +34,8 @@ class ReadOptions:
     # CSV
     delimiter: Optional[str] = None  # None: "," ("\t" for .tsv)
     quote_char: Optional[str] = '"'  # None or "": no quoting
+    #: quote_char was not given: detect it (' or ") with the delimiter (csv_sniff.py).
+    sniff_quote: bool = False
     encoding: str = "utf-8"
     header: bool = True
     column_names: Optional[tuple[str, ...]] = None
@@ -77,13 +79,14 @@ class Reader(Protocol):
         ...
 
 
-def check_columns(name: str, names: Sequence[str], fields: Fields) -> None:
-    """Every field the user named is a column of ``name``."""
+def check_columns(
+    name: str, names: Sequence[str], fields: Fields, what: str = "is not a column; columns are"
+) -> None:
+    """Every field the user named is a column of ``name`` (``what``: how the error
+    says where it looked)."""
     for flag, field in fields.named():
         if field not in names:
-            raise ImportInputError(
-                f"{name}: {flag} {field!r} is not a column; columns are {list(names)}"
-            )
+            raise ImportInputError(f"{name}: {flag} {field!r} {what} {list(names)}")
 
 
 def skip_to(f: Any, offset: int) -> None:

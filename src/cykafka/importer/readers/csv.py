@@ -20,8 +20,9 @@ from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, first_records, line_ends, record_starts
 from .csv_decode import _decode
+from .csv_dialect import default_delimiter, dialect_of, quote_of, sample_of, settle
 from .csv_fast import fast_columns
-from .encoding import utf8_stream
+from .encoding import prefixed, utf8_stream
 
 __all__ = ["READER"]
 
@@ -33,13 +34,11 @@ _OTHER_DELIMITERS = (";", "\t", "|", ",")
 
 
 def _delimiter(source: Source, options: ReadOptions) -> str:
-    if options.delimiter:
-        return options.delimiter
-    return "\t" if source.stem.lower().endswith(".tsv") else ","
+    return options.delimiter or default_delimiter(source)
 
 
 def _quote(options: ReadOptions) -> Optional[str]:
-    return options.quote_char or None
+    return quote_of(options)
 
 
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
@@ -60,9 +59,12 @@ class CsvReader:
     has_fields = True
 
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
+        if not source.is_regular:
+            return list(options.column_names) if options.column_names else None
+        options, _ = dialect_of(source, options)
         if options.column_names:
             return list(options.column_names)
-        if not source.is_regular or not options.header:
+        if not options.header:
             return None
         with source.open() as f:
             stream, bom = utf8_stream(f, source.name, options.encoding)
@@ -114,6 +116,9 @@ class CsvReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
+        note = None
+        if source.is_regular:
+            options, note = dialect_of(source, options)
         delimiter = _delimiter(source, options)
         quote = self._q(options)
         names: Optional[list[str]] = list(options.column_names) if options.column_names else None
@@ -141,6 +146,13 @@ class CsvReader:
                 stream, bom = f, at
             else:
                 stream, bom = utf8_stream(f, source.name, options.encoding)
+            if not source.is_regular and at is None:  # read once: sample the stream's start
+                sample, at_eof = sample_of(stream)
+                options, note = settle(source, options, sample, at_eof)
+                delimiter, quote = _delimiter(source, options), self._q(options)
+                stream = prefixed(sample, stream)
+            if note is not None:
+                report(Problem(source.name, "note", note, line=1))
             for b in blocks(stream, options.block_bytes, options.max_record_bytes, quote, bom, _CR):
                 if not isinstance(b, Block):
                     report(

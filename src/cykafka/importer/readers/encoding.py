@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from ..model import ImportInputError
 
-__all__ = ["is_utf8", "utf8_stream"]
+__all__ = ["check_encoding", "is_utf8", "prefixed", "utf8_stream"]
 
 _BOM = codecs.BOM_UTF8
 
@@ -48,6 +48,11 @@ class _Prefixed:
         return self._rest.read(n)
 
 
+def prefixed(head: bytes, rest: Any) -> Any:
+    """``rest`` with ``head`` (already read from it) put back in front."""
+    return _Prefixed(head, rest)
+
+
 def is_utf8(encoding: str) -> bool:
     """Whether text in ``encoding`` is read as it is (byte offsets are file offsets)."""
     return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
@@ -61,3 +66,40 @@ def utf8_stream(f: IO[bytes], name: str, encoding: str) -> tuple[Any, int]:
     if head == _BOM:
         return f, len(_BOM)
     return _Prefixed(head, f), 0
+
+
+def check_encoding(name: str, sample: bytes, at_eof: bool, fix: str = "") -> None:
+    """Refuse text that is mostly not UTF-8 (a cp1252 or Latin-1 export read as UTF-8:
+    every row would fail on its own), naming an encoding that reads it.  A few bad
+    lines among good ones are left to the import, which reports each."""
+    lines = sample.split(b"\n")
+    if not at_eof and len(lines) > 1:
+        lines.pop()  # may be cut inside a character
+    bad: list[tuple[int, bytes]] = []
+    non_ascii = 0
+    for i, line in enumerate(lines, 1):
+        if line.isascii():
+            continue
+        non_ascii += 1
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append((i, line))
+    if len(bad) < 2 or len(bad) * 2 < non_ascii:
+        return
+    guess = "latin-1"
+    try:
+        for _, line in bad:
+            line.decode("cp1252")
+        guess = "cp1252"
+    except UnicodeDecodeError:
+        pass
+    line_no, text = bad[0]
+    n = sum(1 for line in lines if line.strip())
+    fix = (fix or "pass --encoding {guess} (or the file's own encoding)").format(
+        guess=guess, name=name
+    )
+    raise ImportInputError(
+        f"{name}: not UTF-8 text: {len(bad):,} of the first {n:,} lines are not valid "
+        f"UTF-8 (line {line_no}: {text[:60]!r}); it reads as {guess}: {fix}"
+    )

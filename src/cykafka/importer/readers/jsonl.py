@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ..encode import json_record_fields, records_chunk
-from ..model import Chunk, Fields, Problem, Report, SourcePosition
+from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, skip_to
 from .blocks import Block, blocks
+from .encoding import check_encoding
 
 __all__ = ["READER"]
 
@@ -26,13 +27,74 @@ def _problem(source: Source, msg: str, line: int, row: int, offset: int, text: b
         return Problem(source.name, "parse", msg, line=line, row=row, offset=offset, raw=text)
 
 
+def _one_document(source: Source) -> str:
+    return (
+        f"{source.name}: this is one JSON document (an array), not JSON Lines (one record "
+        f"per line); convert it first, e.g. jq -c '.[]' {source.name} > "
+        f"{source.stem.rsplit('.', 1)[0]}.jsonl"
+    )
+
+
+def _first_block_fields(source: Source, b: Block) -> Optional[list[str]]:
+    names: dict[str, None] = {}
+    objects = 0
+    data = b.data[: b.end]
+    head = data.lstrip()
+    if head.startswith(b"["):
+        first = head.split(b"\n", 1)[0].strip()
+        try:
+            whole_line = isinstance(json.loads(first), list)
+        except ValueError:
+            whole_line = False
+        lines = sum(1 for line in data.split(b"\n") if line.strip())
+        if not whole_line or (lines == 1 and source.stem.lower().endswith(".json")):
+            # A line that is a JSON array is a record; "[" alone, or a .json file that is
+            # a single array, is one JSON document.
+            raise ImportInputError(_one_document(source))
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue  # reported as the import reads it
+        if isinstance(rec, dict):
+            objects += 1
+            names.update(dict.fromkeys(rec))
+    return list(names) if objects else None
+
+
 class JsonlReader:
     name = "jsonl"
     extensions: tuple[str, ...] = (".jsonl", ".ndjson", ".json")
     has_fields = True
 
+    #: Records need not share fields, so a field is only refused up front when no
+    #: record of the first block has it (a misspelled --key-field: every key NULL).
+    missing_field = "is in no record of the first block; the fields there are"
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
-        return None  # every record has its own fields
+        """The fields of the records of the first block (regular files only).  A
+        ``.json`` file holding one JSON array (not one record per line) is refused."""
+        if not source.is_regular:
+            return None
+        with source.open() as f:
+            for b in blocks(f, options.block_bytes, options.max_record_bytes, start=0):
+                if isinstance(b, Block):
+                    # JSON is UTF-8 (RFC 8259): text in another encoding is refused with
+                    # the conversion, not reported as invalid JSON on every line.
+                    check_encoding(
+                        source.name,
+                        b.data[: b.end],
+                        at_eof=False,
+                        fix="JSON Lines must be UTF-8: convert it first, e.g. "
+                        "iconv -f {guess} -t utf-8 {name}",
+                    )
+                    return _first_block_fields(source, b)
+                if b.head.lstrip().startswith(b"["):  # one huge line: a JSON array?
+                    raise ImportInputError(_one_document(source))
+                return None
+        return None
 
     def read(
         self,

@@ -1,0 +1,129 @@
+"""Two `cykafka import --exactly-once` runs of one input at once (one transactional.id):
+on Kafka the second fences the first (KIP-98).  The embedded broker (Tansu) does not
+fence as Kafka does: a fenced producer's writes and commits can be accepted.  So the
+import confirms each commit from the committed view of the log, and a run that cannot
+(its progress record did not land, or another run committed in between) stops with a
+clear error instead of reporting OK.  Whatever the broker does, no run that exits 0
+leaves the topic with a row twice or missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from cykafka.testing import committed_view, read_raw_log
+
+ROWS = 3000
+
+
+def _cli(bootstrap: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "cykafka.cli", "import", "-b", bootstrap, "--no-progress", *args]
+
+
+def _committed_ids(bootstrap: str, topic: str) -> list[int]:
+    return [int(r.value.split(b"-")[1]) for r in committed_view(read_raw_log(bootstrap, topic, 1))]
+
+
+def _two_runs(broker, tmp_path, name: str, second_after: float) -> tuple[list, list[int]]:
+    """Start one run, a second one of the same input ``second_after`` s later; both
+    (status, stdout, stderr), and the ids in the committed view afterwards."""
+    f = tmp_path / "rows.txt"
+    if not f.exists():
+        f.write_text("".join(f"row-{i}\n" for i in range(ROWS)))
+    args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100", "--rate", "1500"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    first = subprocess.Popen(_cli(broker.bootstrap_servers, *args), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    time.sleep(second_after)
+    second = subprocess.Popen(_cli(broker.bootstrap_servers, *args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    outs = []
+    for p in (first, second):
+        out, err = p.communicate(timeout=120)
+        outs.append((p.returncode, out, err))
+    return outs, _committed_ids(broker.bootstrap_servers, name)
+
+
+def _check(outs: list, ids: list[int]) -> str:
+    twice = sum(1 for n in Counter(ids).values() if n > 1)
+    missing = ROWS - len(set(ids))
+    ok = [rc == 0 for rc, _, _ in outs]
+    for rc, out, err in outs:
+        assert "Traceback" not in err, err
+        if rc != 0:
+            assert "does not fence" in out + err or "fenced" in out + err, out + err
+    if any(ok):
+        # A run that says OK: the topic holds every row exactly once.
+        assert twice == 0 and missing == 0, (twice, missing, [o[:2] for o in outs])
+    return f"exit {[rc for rc, _, _ in outs]}, rows twice {twice}, missing {missing}"
+
+
+def test_second_run_of_one_input_never_leaves_a_false_ok(broker, topic, tmp_path) -> None:
+    outs, ids = _two_runs(broker, tmp_path, topic(), 0.8)
+    print(_check(outs, ids))
+
+
+@pytest.mark.slow
+def test_concurrent_runs_at_random_points(fresh_broker, tmp_path) -> None:
+    import random
+
+    rng = random.Random(int(os.environ.get("CYKAFKA_FENCING_SEED", random.randrange(1 << 30))))
+    for i in range(20):
+        name = fresh_broker.create_topic(f"twice-{i}", partitions=1)
+        outs, ids = _two_runs(fresh_broker, tmp_path, name, rng.uniform(0.0, 1.5))
+        print(i, _check(outs, ids))
+
+
+def test_a_commit_the_committed_log_does_not_confirm_stops_the_import(broker, topic, tmp_path):
+    """What a broker that does not fence lets happen: another producer commits progress
+    for this import between two of its commits.  Here that producer is real (another
+    transactional.id writing a committed record under this import's key, as the
+    fenced twin would on such a broker); the import must notice it from the committed
+    log, stop with a clear error and exit non-zero, not report OK."""
+    from cykafka import Producer
+    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC as PROGRESS
+
+    def progress() -> list[bytes]:  # this import's committed progress records
+        from cykafka.importer.committed import committed_messages
+
+        try:
+            msgs = committed_messages({"bootstrap.servers": broker.bootstrap_servers}, PROGRESS)
+            return [m.value for m in msgs if m.key == tid.encode()]
+        except LookupError:  # the import has not created the progress topic yet
+            return []
+
+    name = topic()
+    f = tmp_path / "rows.txt"
+    f.write_text("".join(f"row-{i}\n" for i in range(ROWS)))
+    tid = f"twin-{name}"
+    args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100", "--rate", "1500",
+            "--transactional-id", tid]  # fmt: skip
+    proc = subprocess.Popen(_cli(broker.bootstrap_servers, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    client = {"bootstrap.servers": broker.bootstrap_servers}
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(progress()) < 2:
+            time.sleep(0.05)
+        last = progress()[-1]
+        twin = Producer({**client, "transactional.id": f"{tid}-other"}, preset="exactly_once")
+        twin.init_transactions(10)
+        twin.begin_transaction()
+        twin.produce(PROGRESS, last, key=tid.encode())
+        twin.commit_transaction(10)
+        twin.close()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in err
+    assert "this broker does not fence transactional producers as Kafka does (KIP-98)" in out
+    assert "another producer of this import committed progress in between" in out
+    assert "result      NOT OK" in out
