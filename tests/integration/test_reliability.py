@@ -29,7 +29,7 @@ import pytest
 import cykafka
 from cykafka.testing import MockCluster
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 QUIET = {"log_level": 0}  # outages make librdkafka log every refused connect
 
 

@@ -7,6 +7,12 @@ import sys
 from typing import Any, Optional
 
 from .exactly_once import add_exactly_once, exactly_once_from_args
+from .input_options import (
+    add_input_options,
+    fields_from,
+    read_options_from,
+    static_headers_from,
+)
 from .options import (
     BOOTSTRAP_ENV,
     UsageError,
@@ -80,148 +86,6 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
-def add_input_options(p: argparse.ArgumentParser) -> None:
-    """How input files become records (also ``cykafka verify``'s, which must match)."""
-    p.add_argument("--format", choices=["csv", "jsonl", "parquet", "lines"], help="input format")
-    f = p.add_argument_group("fields (csv, jsonl, parquet)")
-    f.add_argument("--key-field", metavar="F", help="field that becomes the message key")
-    f.add_argument(
-        "--value-field", metavar="F", help="field that becomes the value (default: record as JSON)"
-    )
-    f.add_argument("--partition-field", metavar="F", help="integer field: the partition")
-    f.add_argument(
-        "--timestamp-field", metavar="F", help="field with the timestamp (ms or RFC 3339)"
-    )
-    f.add_argument("--header-fields", metavar="F,G", help="fields sent as message headers")
-    f.add_argument(
-        "--nan",
-        choices=["refuse", "null", "string"],
-        default="refuse",
-        help="NaN and infinities (Parquet): refuse the row (dead letters, the default), "
-        'JSON null, or the strings "NaN", "Infinity", "-Infinity"',
-    )
-    c = p.add_argument_group("CSV")
-    c.add_argument(
-        "--delimiter",
-        metavar="C",
-        help="field delimiter (default: detected among , ; tab |; else ',', tab for .tsv)",
-    )
-    c.add_argument(
-        "--quote-char", metavar="C", help="quote character ('' for none; default: \" or ' detected)"
-    )
-    c.add_argument("--encoding", default="utf-8", help="text encoding (utf-8 BOM is skipped)")
-    c.add_argument("--no-header", action="store_true", help="the first row is data")
-    c.add_argument("--column-names", metavar="A,B,C", help="column names (replace the header)")
-    c.add_argument("--null-value", metavar="S", help="a field with exactly this text is null")
-    c.add_argument(
-        "--csv-types",
-        choices=["infer", "string"],
-        default="infer",
-        help="in JSON records: numbers and true/false as JSON values (infer), or all text",
-    )
-    r = p.add_argument_group("Schema Registry (csv, jsonl, parquet)")
-    r.add_argument(
-        "--value-format",
-        choices=["avro", "json-schema", "protobuf"],
-        help="serialize the value (the record, or --value-field) for a Confluent registry",
-    )
-    r.add_argument(
-        "--key-format",
-        choices=["avro", "json-schema", "protobuf"],
-        help="serialize the --key-field likewise",
-    )
-    r.add_argument("--schema-registry", metavar="URL", help="the registry (http://host:8081)")
-    r.add_argument(
-        "--value-schema",
-        metavar="FILE",
-        help="Avro/JSON schema file (Avro: default derived from the input's columns); "
-        "protobuf: module:Message",
-    )
-    r.add_argument("--key-schema", metavar="FILE", help="likewise for the key")
-    m = p.add_argument_group("messages (kcat / console-producer habits)")
-    m.add_argument("-K", dest="key_delimiter", metavar="DELIM", help="lines: KEY<DELIM>VALUE")
-    m.add_argument(
-        "-H",
-        dest="static_headers",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="header on every message (repeatable)",
-    )
-    m.add_argument("-p", dest="partition", type=int, metavar="N", help="send to partition N")
-
-
-def _char(flag: str, value: Optional[str], empty_ok: bool = False) -> Optional[str]:
-    if value is None:
-        return None
-    value = {"\\t": "\t", "tab": "\t"}.get(value, value)
-    if value == "" and empty_ok:
-        return ""
-    if len(value) != 1:
-        raise UsageError(f"{flag} must be one character, not {value!r}")
-    return value
-
-
-def _read_options(args: argparse.Namespace) -> Any:
-    import codecs
-
-    from ..importer import ReadOptions
-
-    try:
-        codecs.lookup(args.encoding)
-    except LookupError:
-        raise UsageError(f"--encoding {args.encoding!r} is not a known encoding") from None
-    names = None
-    if args.column_names is not None:
-        names = tuple(n.strip() for n in args.column_names.split(","))
-        if any(not n for n in names) or len(set(names)) != len(names):
-            raise UsageError(f"--column-names {args.column_names!r}: empty or repeated names")
-    key_delim = None
-    if args.key_delimiter is not None:
-        if args.key_delimiter == "":
-            raise UsageError("-K needs a non-empty delimiter")
-        key_delim = args.key_delimiter.encode("utf-8")
-    return ReadOptions(
-        delimiter=_char("--delimiter", args.delimiter),
-        quote_char=_char("--quote-char", args.quote_char, empty_ok=True)
-        if args.quote_char is not None
-        else '"',
-        sniff_quote=args.quote_char is None,
-        encoding=args.encoding,
-        header=not args.no_header,
-        column_names=names,
-        null_value=args.null_value,
-        csv_types=args.csv_types,
-        key_delimiter=key_delim,
-        nonfinite=args.nan,
-    )
-
-
-def _fields(args: argparse.Namespace) -> Any:
-    from ..importer import Fields
-
-    headers = tuple(h.strip() for h in args.header_fields.split(",")) if args.header_fields else ()
-    if any(not h for h in headers):
-        raise UsageError(f"--header-fields {args.header_fields!r} has an empty field name")
-    return Fields(
-        key=args.key_field,
-        value=args.value_field,
-        partition=args.partition_field,
-        headers=headers,
-        timestamp=args.timestamp_field,
-    )
-
-
-def _static_headers(args: argparse.Namespace) -> list[tuple[str, bytes]]:
-    out = []
-    for h in args.static_headers:
-        name, sep, value = h.partition("=")
-        if not sep or not name:
-            raise UsageError(f"-H {h!r}: expected NAME=VALUE")
-        out.append((name, value.encode("utf-8")))
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -231,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, args.config_file)
     bootstrap = bootstrap_from(args, config)
     preset = None if args.preset in ("", "none") else args.preset
-    fields = _fields(args)
-    options = _read_options(args)
+    fields = fields_from(args)
+    options = read_options_from(args)
     if args.key_delimiter is not None and args.key_field:
         raise UsageError("-K (key from each line) and --key-field cannot be combined")
     if args.partitions is not None and args.partitions < 1:
@@ -282,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 options=options,
                 guarantees=guarantees,
                 partition=args.partition,
-                static_headers=_static_headers(args),
+                static_headers=static_headers_from(args),
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
@@ -297,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         options,
         fmt,
         files,
-        _static_headers(args),
+        static_headers_from(args),
         exactly_once,
     )
 

@@ -6,6 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .input_options import (
+    add_input_options,
+    fields_from,
+    read_options_from,
+    static_headers_from,
+)
 from .options import (
     BOOTSTRAP_ENV,
     UsageError,
@@ -21,7 +27,6 @@ NAME = "verify"
 
 
 def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from .import_cmd import add_input_options
 
     p = sub.add_parser(
         "verify",
@@ -48,7 +53,6 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..importer import ImportInputError
     from ..verify import verify_files
-    from .import_cmd import _fields, _read_options, _static_headers
 
     config = config_from_args(args, args.config_file)
     bootstrap = bootstrap_from(args, config)
@@ -61,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
             args.topic,
             config,
             fmt=args.format,
-            fields=_fields(args),
-            options=_read_options(args),
+            fields=fields_from(args),
+            options=read_options_from(args),
             partition=args.partition,
-            static_headers=_static_headers(args),
+            static_headers=static_headers_from(args),
             tmp_dir=args.tmp_dir,
         )
     except (ImportInputError, LookupError) as e:

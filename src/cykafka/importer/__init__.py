@@ -19,8 +19,9 @@ summary and written to the dead-letter file when one is given.
 
 from __future__ import annotations
 
-from .engine import IMPORT_DEFAULTS, import_files, open_producer, plan_files, resolve_import
+from .engine import import_files
 from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
+from .pipeline import IMPORT_DEFAULTS, open_producer, plan_files, resolve_import
 from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
 from .resume import ExactlyOnce, ResumeRefused
 from .sample import write_sample_csv

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional, TextIO
 
-from .engine import _DEFAULT_OPTIONS, _NO_FIELDS, plan_files
 from .model import Fields, Problem
+from .pipeline import DEFAULT_OPTIONS, NO_FIELDS, plan_files
 from .readers import READERS, ReadOptions
 
 __all__ = ["dry_run"]
@@ -29,8 +29,8 @@ def dry_run(
     out: TextIO,
     *,
     fmt: Optional[str] = None,
-    fields: Fields = _NO_FIELDS,
-    options: ReadOptions = _DEFAULT_OPTIONS,
+    fields: Fields = NO_FIELDS,
+    options: ReadOptions = DEFAULT_OPTIONS,
     guarantees: str = "",
     show: int = 5,
     partition: Optional[int] = None,

@@ -3,34 +3,31 @@
 from __future__ import annotations
 
 import contextlib
-import queue
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, TextIO
 
 from .deadletter import DeadLetter
 from .interrupt import CtrlC
-from .model import Chunk, Fields, ImportInputError, Problem
+from .model import Fields, ImportInputError, Problem
+from .pipeline import (
+    DEFAULT_OPTIONS,
+    NO_FIELDS,
+    pace,
+    plan_files,
+    prefetch,
+    resolve_import,
+    with_max_record,
+)
 from .progress import PlainProgress, RichProgress, isatty
-from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
+from .readers import READERS, ReadOptions
 from .sink import Sink
-from .sources import Source, expand
-from .summary import _SHOW_PROBLEMS, ImportResult
+from .summary import SHOW_PROBLEMS, ImportResult
 
-if TYPE_CHECKING:
-    from ..config import ResolvedConfig
+__all__ = ["import_files"]
 
-_NO_FIELDS = Fields()
-_DEFAULT_OPTIONS = ReadOptions()
-
-__all__ = ["IMPORT_DEFAULTS", "import_files", "open_producer", "plan_files", "resolve_import"]
-
-#: Config the import uses unless the user sets it: a bulk load trades latency for
-#: throughput (librdkafka's 5 ms linger makes small requests; with 5 in flight under
-#: the ordered preset that halved the rate on a busy 2-core machine).
-IMPORT_DEFAULTS: Mapping[str, str] = {"linger.ms": "20"}
 #: After Ctrl-C, how long to wait in all for the delivery reports of queued batches
 #: (and then for the producer to close): the import stops within 5 s.
 INTERRUPT_WAIT_S = 2.0
@@ -40,92 +37,6 @@ class _Stop(Exception):
     """The import cannot go on (the dead-letter file cannot be written)."""
 
 
-def plan_files(
-    paths: Sequence[str],
-    fmt: Optional[str] = None,
-    fields: Fields = _NO_FIELDS,
-    options: ReadOptions = _DEFAULT_OPTIONS,
-) -> list[tuple[Source, str]]:
-    """Check the input before anything is produced: each input exists and is readable,
-    has a known format, and (when it can be read twice) has the named fields.  Returns
-    ``[(source, format), ...]``; raises :class:`ImportInputError` naming the culprit.
-    Pipes, FIFOs and standard input are not touched: their header is checked as the
-    import reads it."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ImportInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    sources = [s.checked() for s in expand(list(paths))]
-    plan: list[tuple[Source, str]] = []
-    for s in sources:
-        if s.path is None and fmt is None:
-            raise ImportInputError("- (standard input) needs --format")
-        plan.append((s, fmt or detect_format(s)))
-    for s, f in plan:
-        if fields.any and not READERS[f].has_fields:
-            raise ImportInputError(
-                f"{s.name}: the {f} format has no fields; --key-field, --value-field, "
-                f"--partition-field, --timestamp-field and --header-fields need csv, "
-                f"jsonl or parquet"
-            )
-    if fields.headers and len(set(fields.headers)) != len(fields.headers):
-        raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
-    for s, f in plan:
-        reader = READERS[f]
-        names = reader.columns(s, options)
-        if names is not None:
-            # A reader may say how a missing field is put (records need not share fields).
-            how = getattr(reader, "missing_field", "is not a column; columns are")
-            check_columns(s.name, names, fields, how)
-    return plan
-
-
-def _prefetch(
-    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[CtrlC] = None
-) -> Iterator[Chunk]:
-    """Read the next chunks in a thread while the current one is being queued: the
-    readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so
-    reading and producing overlap.  A reader's exception is re-raised here."""
-    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def work() -> None:
-        try:
-            for chunk in chunks:
-                if not put(chunk):
-                    return
-            put(end)
-        except BaseException as exc:  # handed to the consumer, raised there
-            put((end, exc))
-
-    reader = threading.Thread(target=work, name="cykafka-import-reader", daemon=True)
-    reader.start()
-    try:
-        while True:
-            if ctrl_c is not None:
-                ctrl_c.check()
-            try:
-                item = q.get(timeout=0.1)  # short waits: Ctrl-C is seen at once
-            except queue.Empty:
-                continue
-            if item is end:
-                return
-            if isinstance(item, tuple) and item and item[0] is end:
-                raise item[1]
-            yield item
-    finally:
-        stop.set()
-        reader.join(1.0)
-
-
 def import_files(
     paths: Sequence[str],
     topic: str,
@@ -133,8 +44,8 @@ def import_files(
     *,
     preset: Any = "ordered",
     fmt: Optional[str] = None,
-    fields: Fields = _NO_FIELDS,
-    options: ReadOptions = _DEFAULT_OPTIONS,
+    fields: Fields = NO_FIELDS,
+    options: ReadOptions = DEFAULT_OPTIONS,
     dead_letter: Optional[str] = None,
     progress: Optional[bool] = None,
     inspect: bool = False,
@@ -180,7 +91,7 @@ def import_files(
         dead_letter=dead_letter,
     )
     result.guarantees = explain(resolved).summary()
-    options = _with_max_record(options, resolved.librdkafka())
+    options = with_max_record(options, resolved.librdkafka())
     resuming = exactly_once is not None and not exactly_once.restart
     dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None
     report_lock = threading.Lock()  # the reader thread reports too
@@ -193,7 +104,7 @@ def import_files(
             result.problem_count += 1
             if p.stage == "parse":
                 result.malformed += 1
-            if len(result.problems) < _SHOW_PROBLEMS:
+            if len(result.problems) < SHOW_PROBLEMS:
                 result.problems.append(p)
             if dl is not None and not dl.write(p):
                 result.dead_letter_error = dl.error
@@ -260,7 +171,7 @@ def import_files(
                 for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
                     reader = READERS[f].read(source, fields, options, report)
-                    for chunk in _prefetch(reader, ctrl_c=ctrl_c):
+                    for chunk in prefetch(reader, ctrl_c=ctrl_c):
                         if result.dead_letter_error:
                             raise _Stop(result.dead_letter_error)
                         if len(chunk) == 0:
@@ -269,7 +180,7 @@ def import_files(
                             step = max(1, int(rate / 10))
                             for lo in range(0, len(chunk), step):
                                 part = chunk.slice(lo, min(lo + step, len(chunk)))
-                                _pace(result.rows_read + len(part), rate, t0)
+                                pace(result.rows_read + len(part), rate, t0)
                                 if ctrl_c is not None:
                                     ctrl_c.check()
                                 result.rows_read += len(part)
@@ -325,38 +236,3 @@ def import_files(
             if dl.error and not result.dead_letter_error:
                 result.dead_letter_error = dl.error
     return result
-
-
-def _pace(rows: int, rate: float, t0: float) -> None:
-    """Sleep until ``rows`` rows are due at ``rate`` rows per second."""
-    ahead = rows / rate - (time.monotonic() - t0)
-    if ahead > 0:
-        time.sleep(ahead)
-
-
-def _with_max_record(options: ReadOptions, config: Mapping[str, Any]) -> ReadOptions:
-    """Records longer than message.max.bytes cannot be sent: readers skip them."""
-    import dataclasses
-
-    from ..config import canonical
-
-    for k, v in config.items():
-        if canonical(k) == "message.max.bytes":
-            return dataclasses.replace(options, max_record_bytes=int(v))
-    return options
-
-
-def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
-    """The :class:`cykafka.Producer` :func:`import_files` would make (``config`` plus
-    :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports."""
-    from ..producer import Producer
-
-    return Producer(resolve_import(config, preset))
-
-
-def resolve_import(config: Mapping[str, Any], preset: Any) -> ResolvedConfig:
-    """``config`` and ``preset`` through the one resolver, with :data:`IMPORT_DEFAULTS`
-    laid under the presets (recorded as defaults of ``cykafka import``)."""
-    from ..config import resolve
-
-    return resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")

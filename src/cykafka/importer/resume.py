@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from .pipeline import pace, prefetch, resolve_import
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     ensure_progress_topic,
@@ -177,7 +178,6 @@ def run_exactly_once(
     ensure_progress_topic(client, eo.progress_topic, eo.timeout)
     presets = [p for p in ([preset] if isinstance(preset, str) else list(preset or [])) if p]
     presets = [p for p in presets if p not in ("ordered", "exactly_once")] + ["exactly_once"]
-    from .engine import resolve_import
 
     resolved = resolve_import({**config, "transactional.id": key}, "+".join(presets))
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
@@ -270,7 +270,6 @@ def import_plan(
     import dataclasses
     import json
 
-    from .engine import _pace, _prefetch
     from .readers import READERS
     from .readers.encoding import is_utf8
 
@@ -295,12 +294,12 @@ def import_plan(
     for index, (source, fmt) in enumerate(plan):
 
         def rows(start: Any, held: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
-            return _prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
+            return prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
 
         def on_rows(n: int, done: int, base: int = starts[index]) -> None:
             result.rows_read += n
             if rate:
-                _pace(result.rows_read, rate, t0)
+                pace(result.rows_read, rate, t0)
             result.bytes_read = base + done
             bar.update(result.rows_read, result.bytes_read, result.delivered)
 

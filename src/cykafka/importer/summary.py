@@ -11,7 +11,7 @@ from .model import Problem, SourcePosition
 __all__ = ["ImportResult"]
 
 # The first N problems are listed on the terminal (all are in the dead-letter file).
-_SHOW_PROBLEMS = 10
+SHOW_PROBLEMS = 10
 
 
 @dataclass
@@ -77,7 +77,7 @@ class ImportResult:
         """After Ctrl-C of a plain import: a rerun would duplicate what was delivered."""
         if self.exactly_once or not self.delivered:
             return []
-        shown = self.problem_count <= _SHOW_PROBLEMS
+        shown = self.problem_count <= SHOW_PROBLEMS
         where = (
             f"in {self.dead_letter}"
             if self.dead_letter
@@ -146,10 +146,10 @@ class ImportResult:
             out.append(f"  exactly-once {line}")
         if self.problem_count:
             out.append(f"  problems    {self.problem_count:,} rows not delivered:")
-            for p in self.problems[:_SHOW_PROBLEMS]:
+            for p in self.problems[:SHOW_PROBLEMS]:
                 out.append(f"    {p.describe()}")
-            if self.problem_count > _SHOW_PROBLEMS:
-                more = self.problem_count - _SHOW_PROBLEMS
+            if self.problem_count > SHOW_PROBLEMS:
+                more = self.problem_count - SHOW_PROBLEMS
                 out.append(
                     f"    ... and {more:,} more"
                     + (f" (all in {self.dead_letter})" if self.dead_letter else "")
@@ -162,11 +162,11 @@ class ImportResult:
                 f"  unaccounted {self.lost_count:,} rows not delivered and not in the "
                 "dead-letter file:"
             )
-            for p in self.lost[:_SHOW_PROBLEMS]:
+            for p in self.lost[:SHOW_PROBLEMS]:
                 out.append(f"    {p.describe()}")
-            if self.lost_count > _SHOW_PROBLEMS:
-                out.append(f"    ... and {self.lost_count - _SHOW_PROBLEMS:,} more")
-        for p in self.notes[:_SHOW_PROBLEMS]:
+            if self.lost_count > SHOW_PROBLEMS:
+                out.append(f"    ... and {self.lost_count - SHOW_PROBLEMS:,} more")
+        for p in self.notes[:SHOW_PROBLEMS]:
             out.append(f"  note        {p.describe()}")
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")

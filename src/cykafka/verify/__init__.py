@@ -71,8 +71,8 @@ def verify_files(
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
     :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
     missing topic."""
+    from ..importer import plan_files
     from ..importer.committed import committed_messages, partitions_of
-    from ..importer.engine import plan_files
     from ..importer.model import Fields
     from ..importer.readers import ReadOptions
 

@@ -19,7 +19,7 @@ from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosi
 from ..sources import Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, first_records, line_ends, record_starts
-from .csv_decode import _decode
+from .csv_decode import decode
 from .csv_dialect import default_delimiter, dialect_of, quote_of, sample_of, settle
 from .csv_fast import fast_columns
 from .encoding import prefixed, utf8_stream
@@ -360,7 +360,7 @@ class CsvReader:
             hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
             return b.data[lo:hi].rstrip(b"\r\n")
 
-        batch, keep = _decode(batch, keep, row, positions, record, source, options, report)
+        batch, keep = decode(batch, keep, row, positions, record, source, options, report)
         next_row = row + n
         if batch.num_rows == 0:
             return None, next_row, line_after, names

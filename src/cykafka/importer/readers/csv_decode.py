@@ -9,10 +9,10 @@ from ..model import Problem, Report
 from ..sources import Source
 from .base import ReadOptions
 
-__all__ = ["_decode"]
+__all__ = ["decode"]
 
 
-def _decode(
+def decode(
     batch: Any,
     keep: Any,
     row: int,
