@@ -9,7 +9,12 @@ an example that raises, or whose output no longer matches, fails CI.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import cykafka
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "cykafka"
 author = "the cykafka developers"
@@ -23,6 +28,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.napoleon",
     "sphinxcontrib.programoutput",
+    "generated",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -44,7 +44,10 @@ SUITES = [
     ("tests/integration/test_security.py", {}),
 ]
 SOAK_SUITES = [
-    ("tests/integration/test_reliability.py -k mock_all_brokers", {"CYKAFKA_RELIABILITY_N": "1000000"}),
+    (
+        "tests/integration/test_reliability.py -k mock_all_brokers",
+        {"CYKAFKA_RELIABILITY_N": "1000000"},
+    ),
     ("tests/integration/test_fuzz.py -k fuzz_", {"CYKAFKA_FUZZ_EXAMPLES": "2000"}),
 ]
 

@@ -60,7 +60,8 @@ def kafka_batch_writer(
     """A ``foreachBatch`` function writing each micro-batch with :func:`write_kafka`.
 
     Args:
-        topic, bootstrap_servers, preset, **write_options: as for :func:`write_kafka`.
+        topic, bootstrap_servers, preset: as for :func:`write_kafka`, and so are the
+            other keyword arguments (``write_options``).
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.

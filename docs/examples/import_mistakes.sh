@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Mistakes about the cluster fail before any input is read, in one line.
+set -u
+exec 2>&1
+cd "$(mktemp -d)"
+printf 'id,user\n1,alice\n' > orders.csv
+echo '$ cykafka import orders.csv -t orders -b 127.0.0.1:1'
+cykafka import orders.csv -t orders -b 127.0.0.1:1
+echo "(exit status $?)"
+echo "\$ cykafka import orders.csv -t 'orders 2024'"
+cykafka import orders.csv -t 'orders 2024'
+echo "(exit status $?)"

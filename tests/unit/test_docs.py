@@ -1,0 +1,74 @@
+"""The README and CONTRIBUTING stay true to the code: what they show is run elsewhere
+(the docs build runs docs/examples), and the layout they describe is the tree's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def _lines(code: str) -> list[str]:
+    return [ln.strip() for ln in code.splitlines() if ln.strip()]
+
+
+def test_readme_fits_one_sitting() -> None:
+    assert len(README.splitlines()) <= 250
+
+
+def test_every_python_example_in_the_readme_is_one_the_docs_build_runs() -> None:
+    """Each block is a contiguous excerpt of a script in docs/examples, which the docs
+    build executes (a failing script fails ./run docs, and so CI)."""
+    scripts = {p.name: _lines(p.read_text()) for p in (ROOT / "docs" / "examples").glob("*.py")}
+    blocks = _blocks(README, "python")
+    assert blocks
+    for block in blocks:
+        want = _lines(block)
+        found = [
+            name
+            for name, have in scripts.items()
+            if any(have[i : i + len(want)] == want for i in range(len(have)))
+        ]
+        assert found, f"README block not in any docs/examples script:\n{block}"
+
+
+def test_readme_links_point_at_pages_that_exist() -> None:
+    for target in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md)\)", README):
+        assert (ROOT / target).is_file(), target
+
+
+def test_every_docs_page_is_in_the_site() -> None:
+    index = (ROOT / "docs" / "index.md").read_text()
+    listed = set(re.findall(r"^([a-z][\w-]*)$", index, flags=re.M))
+    pages = {p.stem for p in (ROOT / "docs").glob("*.md") if p.stem != "index"}
+    assert pages <= listed, f"pages missing from the toctree: {sorted(pages - listed)}"
+
+
+def test_contributing_describes_the_layout_as_it_is() -> None:
+    """Every module, package and extension file the layout section names exists."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    layout = text[text.index("## Layout") :]
+    named = set(re.findall(r"`([\w/]+(?:\.(?:py|pyx|pxi|pxd|h))?/?)`", layout))
+    src = ROOT / "src" / "cykafka"
+    missing = []
+    for name in sorted(named):
+        if not re.search(r"\.(py|pyx|pxi|pxd|h)$|/$", name):
+            continue  # a word in backticks, not a path
+        bare = name.rstrip("/")
+        candidates = [
+            src / bare,
+            ROOT / "ext" / bare,
+            ROOT / bare,
+            ROOT / "tests" / bare,
+            *src.glob(f"*/{bare}"),
+            *src.glob(f"*/*/{bare}"),
+        ]
+        if not any(c.exists() for c in candidates):
+            missing.append(name)
+    assert not missing, f"CONTRIBUTING names what the tree does not have: {missing}"
