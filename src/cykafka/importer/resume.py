@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ..presets import parse as parse_presets
 from .pipeline import pace, prefetch, resolve_import
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
@@ -176,10 +177,11 @@ def run_exactly_once(
     outcome = Outcome(transactional_id=key)
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     ensure_progress_topic(client, eo.progress_topic, eo.timeout)
-    presets = [p for p in ([preset] if isinstance(preset, str) else list(preset or [])) if p]
-    presets = [p for p in presets if p not in ("ordered", "exactly_once")] + ["exactly_once"]
-
-    resolved = resolve_import({**config, "transactional.id": key}, "+".join(presets))
+    # The user's presets, made transactional (exactly_once includes ordered; one that
+    # contradicts it, such as at_most_once, is refused by the resolver, naming both).
+    resolved = resolve_import(
+        {**config, "transactional.id": key}, [*parse_presets(preset), "exactly_once"]
+    )
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)

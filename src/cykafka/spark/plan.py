@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["BOOTSTRAP_ENV", "ORDERING_PRESETS", "WritePlan", "make_plan", "producer_options"]
+__all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
 
 #: Environment variable naming the brokers when ``bootstrap_servers`` is not given.
 BOOTSTRAP_ENV = "CYKAFKA_BOOTSTRAP_SERVERS"
-ORDERING_PRESETS = ("ordered", "strict_ordered", "exactly_once")
 # Helper columns added for ordered writes; never sent.
 SEQ, ROUTE, KPART = "__cykafka_seq", "__cykafka_route", "__cykafka_kpart"
 # Spark's Kafka sink options that cykafka cannot honour, with the reason.
@@ -275,11 +274,13 @@ def make_plan(
             f"bootstrap_servers is required (or kafka.bootstrap.servers, or ${BOOTSTRAP_ENV})"
         )
     config["bootstrap.servers"] = servers
-    transactional = "exactly_once" in preset_names
     user_txn = config.pop("transactional.id", None)
-    check = dict(config, **({"transactional.id": "x"} if transactional else {}))
-    # The one resolver (presets, Java names, defaults), as each task's Producer will do.
-    resolved = resolve(check, preset_names)
+    # The one resolver (presets, Java names, defaults), as each task's Producer will do;
+    # a transactional write gets its ids per work unit, on the executors.
+    resolved = resolve(config, preset_names)
+    transactional = resolved.wants_transactions
+    if transactional:
+        resolved = resolve(dict(config, **{"transactional.id": "x"}), preset_names)
     guarantees = explain(resolved)
     if guarantees.refused:
         raise ValueError(f"producer config refused: {guarantees.summary()}")
@@ -288,9 +289,9 @@ def make_plan(
     key, headers, partition, topic_col = _columns(df, key, value, headers, partition)
     if topic is None and topic_col is None:
         raise ValueError("topic is required (or a string 'topic' column)")
-    wants_order = (
-        bool(set(preset_names) & set(ORDERING_PRESETS)) if repartition is None else repartition
-    )
+    # Rows go to Kafka in a defined order when the config keeps each partition in order
+    # (the ordering presets, or idempotence set by hand), unless repartition= says.
+    wants_order = guarantees.ordering == "per-partition" if repartition is None else repartition
     ordered = wants_order and (key is not None or partition is not None)
     if writers is not None:
         if isinstance(writers, bool) or not isinstance(writers, int) or writers < 1:

@@ -71,10 +71,9 @@ def kafka_batch_writer(
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
     """
-    from .. import presets as _presets
+    from ..config import resolve
 
-    names = _presets.parse(preset) if preset else []
-    transactional = "exactly_once" in names
+    transactional = resolve({}, preset).wants_transactions
     if transactional and not query:
         raise ValueError(
             "preset='exactly_once' in foreachBatch needs query='<stable name>': it fences "
