@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 
 DEPLOYMENTS = ("local", "standalone", "connect")
+#: What PySpark sets in os.environ once a process has been a Spark Connect client.
+CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
 
 
 def _free_port() -> int:
@@ -157,6 +159,7 @@ def _connect(tmp: Path) -> Iterator[Any]:
         _env(),
     )  # fmt: skip
     session = None
+    saved = {k: os.environ.get(k) for k in CONNECT_ENV}
     try:
         server.wait_port(port)
         session = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
@@ -165,6 +168,14 @@ def _connect(tmp: Path) -> Iterator[Any]:
         if session is not None:
             session.stop()
         server.stop()
+        # PySpark's remote builder marks the whole process as a Connect client
+        # (SPARK_CONNECT_MODE_ENABLED=1 in os.environ): a classic session built later, or
+        # a Spark driver started as a subprocess, would then refuse to start.
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def start_cluster(tmp: Path, hosts: list[str], cores: int = 1) -> tuple[str, list[_Proc]]:

@@ -23,12 +23,18 @@ import pytest
 
 from cykafka.testing import committed_view, read_raw_log
 
+# What PySpark leaves in os.environ once this process was a Spark Connect client (the
+# connect deployment's fixture restores it; a subprocess must not inherit it either).
+CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+
 HERE = Path(__file__).resolve().parent
 
 
 def run_job(args: dict[str, Any], fault: Optional[dict[str, Any]] = None) -> tuple[int, Any, str]:
     """(exit status, the reports, stderr) of one eo_job.py run."""
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    for k in CONNECT_ENV:  # the job's driver picks its own master, never a Connect server
+        env.pop(k, None)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(HERE / "faults"), *filter(None, [env.get("PYTHONPATH")])]
     )
