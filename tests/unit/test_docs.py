@@ -72,3 +72,26 @@ def test_contributing_describes_the_layout_as_it_is() -> None:
         if not any(c.exists() for c in candidates):
             missing.append(name)
     assert not missing, f"CONTRIBUTING names what the tree does not have: {missing}"
+
+
+def test_readme_speed_table_is_the_published_run() -> None:
+    """Every row of the README's speed table is a row readme_tables.py prints from
+    bench/published/results.json."""
+    import subprocess
+    import sys
+
+    printed = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "readme_tables.py"),
+            str(ROOT / "bench" / "published" / "results.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    speed = README[README.index("## Speed") :]
+    speed = speed[: speed.index("\n## ")]
+    rows = [ln for ln in speed.splitlines() if ln.startswith("|")]
+    assert len(rows) > 3
+    assert [r for r in rows if r not in printed] == []
