@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import lzma
 import os
 import stat
 import sys
@@ -107,8 +108,6 @@ class Source:
         if self.compression is None:
             return raw
         if self.compression == "xz":
-            import lzma
-
             return _Both(lzma.open(raw, "rb"), raw, self)
         import pyarrow as pa
 
@@ -135,11 +134,7 @@ class _Both:
     def read(self, n: int = -1) -> bytes:
         try:
             got = bytes(self._stream.read(n))
-        except (OSError, EOFError, ValueError) as e:  # lzma.LZMAError is an Exception
-            raise self._error(e) from None
-        except Exception as e:
-            if type(e).__name__ != "LZMAError":
-                raise
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as e:
             raise self._error(e) from None
         self._done += len(got)
         return got
