@@ -24,9 +24,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_reliability import record
 
 import cykafka
+from reliability_log import record
 
 EXAMPLES = int(os.environ.get("CYKAFKA_FUZZ_EXAMPLES", "150"))
 MAX_BYTES = 20_000  # message.max.bytes of the fuzzed producer: oversize is cheap to hit

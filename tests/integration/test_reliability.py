@@ -28,19 +28,10 @@ import pytest
 
 import cykafka
 from cykafka.testing import MockCluster
+from reliability_log import record
 
 TESTS = Path(__file__).resolve().parents[1]
 QUIET = {"log_level": 0}  # outages make librdkafka log every refused connect
-
-
-def record(item: str, tried: int, lost: int, failed_reported: int = 0, **extra: Any) -> None:
-    """One row of the reliability table (see tests/soak/table.py)."""
-    row = {"item": item, "tried": tried, "lost": lost, "failed_reported": failed_reported, **extra}
-    print("RELIABILITY", json.dumps(row))
-    path = os.environ.get("CYKAFKA_RELIABILITY_LOG")
-    if path:
-        with open(path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
 
 
 def outcome_counts(futs: list[cykafka.DeliveryFuture]) -> collections.Counter[str]:

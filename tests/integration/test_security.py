@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_reliability import record
 
 import cykafka
 from cykafka.broker import _free_port, find_tansu
+from reliability_log import record
 
 SECRET = "Zebra-S3cr3t-7731"
 SECRET_KEYS = (

@@ -8,7 +8,7 @@
 
 Each reliability/fuzz/security test appends a JSON row (item, tried, lost,
 failed_reported, extras) to $CYKAFKA_RELIABILITY_LOG (see
-tests/integration/test_reliability.py:record); this script sets that, runs the tests, and
+tests/reliability_log.py:record); this script sets that, runs the tests, and
 prints a Markdown table with the command that produced each row.  "lost" counts
 messages that vanished: neither refused with an exception, nor failed through
 their future, nor found (delivered) in the broker's log where it is checked.
