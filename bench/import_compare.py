@@ -23,9 +23,10 @@ to the test broker).  Three pairs: *defaults* (``cykafka import`` is idempotent,
 enable.idempotence=true``) and *same settings* (``--preset none`` against plain kcat).
 Targets: >= 1.0 x kcat at 2 M lines and >= 1.2 x at 10 M, for both like-for-like
 pairs.  Each process's CPU seconds (user + system, all threads) are kept too: on a
-shared machine they move less than wall time.  cykafka's time is split into start-up (interpreter and imports, timed as a
-process that only imports them), the import as its summary times it (connecting,
-metadata, reading, producing, the final flush), and the rest (closing, exit).
+shared machine they move less than wall time.  cykafka's wall time is split into the
+phases ``--timings`` prints (start-up: interpreter and imports; the cluster check's
+metadata; producer start; waiting for input; handing over; the final flush) and the
+rest (closing the producer, exit).
 
 ``python bench/import_compare.py [BOOTSTRAP] --typed [--rows N] [--repeat R]`` and
 ``... --kcat [--lines N ...]`` print the dict as JSON.
@@ -221,17 +222,17 @@ def _timed(cmd: list[str], env: Optional[dict[str, str]] = None) -> tuple[float,
     return took, proc.stdout, cpu
 
 
-def _startup() -> float:
-    """Seconds for a process that only imports what ``cykafka import`` loads."""
-    took, _, _ = _timed(
-        [
-            sys.executable,
-            "-c",
-            "import cykafka.cli.main, cykafka.cli.import_cmd, cykafka.cli.import_run, "
-            "cykafka.importer, cykafka._arrow",
-        ]
-    )
-    return took
+def _phases(stdout: str) -> dict[str, float]:
+    """The ``--timings`` phases of a summary: {phase key: seconds}."""
+    from cykafka.importer.summary import PHASES
+
+    names = {label: key for key, label in PHASES.items()}
+    out: dict[str, float] = {}
+    for line in stdout.splitlines():
+        m = re.match(r"\s+(.+?)\s+([\d.]+) s\s+\d+%$", line)
+        if m and m.group(1) in names:
+            out[names[m.group(1)]] = float(m.group(2))
+    return out
 
 
 def kcat(
@@ -268,6 +269,7 @@ def kcat(
                 "-t",
                 "{topic}",
                 "--no-progress",
+                "--timings",
             ],  # fmt: skip
         }
         sides["cykafka_none"] = [*sides["cykafka"], "--preset", "none"]
@@ -276,21 +278,19 @@ def kcat(
             _write_lines(path, n)
             times: dict[str, list[float]] = {s: [] for s in sides}
             cpus: dict[str, list[float]] = {s: [] for s in sides}
-            inner: list[float] = []
-            starts: list[float] = []
+            phases: list[dict[str, float]] = []
             for _ in range(max(repeat, 1)):
-                starts.append(_startup())
                 for side, cmd in sides.items():
                     with _topic(bootstrap_servers, f"bench-{side}", 1) as topic:
                         argv = [a.format(topic=topic, file=path) for a in cmd]
                         took, stdout, cpu = _timed(argv, env if side.startswith("kcat") else None)
                     times[side].append(took)
                     cpus[side].append(cpu)
-                    m = re.search(r"elapsed\s+([\d.]+) s", stdout)
-                    if side == "cykafka" and m:
-                        inner.append(float(m.group(1)))
+                    if side == "cykafka":
+                        phases.append(_phases(stdout))
             os.unlink(path)
-            rest = [t - s - i for t, s, i in zip(times["cykafka"], starts, inner)]
+            for ph, took in zip(phases, times["cykafka"]):
+                ph["rest_close_and_exit"] = took - sum(ph.values())
 
             def ratio(k: str, c: str, times: dict[str, list[float]] = times) -> float:
                 return round(_med([a / b for a, b in zip(times[k], times[c])]), 2)
@@ -304,9 +304,7 @@ def kcat(
                 "same_guarantee_ratio": ratio("kcat_idempotent", "cykafka"),
                 "same_settings_ratio": ratio("kcat", "cykafka_none"),
                 "cykafka_phases_s": {
-                    "startup_imports": round(_med(starts), 2),
-                    "import_as_its_summary_times_it": round(_med(inner), 2),
-                    "rest_exit_and_unmeasured": round(_med(rest), 2),
+                    k: round(_med([ph.get(k, 0.0) for ph in phases]), 3) for k in phases[0]
                 },
                 "target": KCAT_TARGETS.get(n),
             }

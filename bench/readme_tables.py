@@ -133,6 +133,21 @@ def import_table(res: dict[str, Any]) -> str:
                     f"| {cpu['kcat_idempotent']:.2f} | {cpu['cykafka_none']:.2f} "
                     f"| {cpu['cykafka']:.2f} | | | |"
                 )
+        phased = [(int(n), v["cykafka_phases_s"]) for n, v in kc.items() if n.isdigit()]
+        phased = [(n, ph) for n, ph in sorted(phased) if "hand_over" in ph]
+        if phased:
+            keys = list(phased[0][1])
+            out += [
+                "",
+                "| where `cykafka import` (default) spends its wall time, s (median) | "
+                + " | ".join(k.replace("_", " ") for k in keys)
+                + " |",
+                "|---|" + "---:|" * len(keys),
+            ]
+            for n, ph in phased:
+                out.append(
+                    f"| {n:,} lines | " + " | ".join(f"{ph.get(k, 0.0):.3f}" for k in keys) + " |"
+                )
     return "\n".join(out)
 
 

@@ -238,3 +238,48 @@ def test_plain_rerun_into_a_topic_with_records_says_it_duplicates(broker, topic,
     assert _import(broker, str(f), "-t", name) == 0
     err = capsys.readouterr().err
     assert f"topic {name!r} already holds records" in err and "sends them again" in err
+
+
+def _timings(out: str) -> dict[str, float]:
+    from cykafka.importer.summary import PHASES
+
+    names = {label: key for key, label in PHASES.items()}
+    lines = out.split("  timings")[1].splitlines()[1:]
+    got = {}
+    for line in lines:
+        for name, key in names.items():
+            if line.strip().startswith(name):
+                got[key] = float(line.strip()[len(name) :].split()[0])
+    return got
+
+
+def test_timings_say_where_the_wall_time_went(broker, topic, read_back):
+    """--timings splits the run into phases that add up to no more than the process's
+    own wall time, and puts a slow input under "waiting for input", not elsewhere."""
+    t = topic()
+    # The input arrives over 1.5 s through a pipe: the producer side mostly waits.
+    writer = (
+        "import sys, time\n"
+        "for i in range(3):\n"
+        "    sys.stdout.write('line\\n' * 1000); sys.stdout.flush(); time.sleep(0.5)\n"
+    )
+    feed = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE)
+    started = time.monotonic()
+    proc = _cli(
+        "import", "-", "--format", "lines", "-b", broker.bootstrap_servers, "-t", t,
+        "--no-progress", "--timings", stdin=feed.stdout,
+    )  # fmt: skip
+    wall = time.monotonic() - started
+    feed.wait(10)
+    feed.stdout.close()
+    assert proc.returncode == 0, proc.stderr
+    phases = _timings(proc.stdout)
+    assert set(phases) == {
+        "startup", "cluster", "producer", "input_wait", "hand_over", "final_flush"
+    }, proc.stdout  # fmt: skip
+    assert all(v >= 0 for v in phases.values())
+    assert phases["startup"] > 0  # the interpreter and imports take some time
+    assert sum(phases.values()) <= wall
+    assert phases["input_wait"] >= 0.9, proc.stdout  # two 0.5 s pauses of the writer
+    assert phases["hand_over"] < phases["input_wait"]
+    assert len(read_back(broker.bootstrap_servers, t, expected=3000)[0]) == 3000

@@ -82,6 +82,12 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="import N generated sample orders (id,user,amount,ts; key field user) instead of FILEs",
     )
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="also show where the time went: start-up, cluster check, producer start, "
+        "waiting for input, handing over, final flush",
+    )
     add_exactly_once(p)
     p.set_defaults(handler=run)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any, Optional
 
 from .options import UsageError
@@ -32,6 +33,11 @@ def run_import(
     producer = None
     result = None
     sample: Optional[str] = None
+    phases: dict[str, float] = {}
+    startup = _process_age()
+    if startup is not None:
+        phases["startup"] = startup
+    t = time.monotonic()
     try:
         if bootstrap is None:
             from ..broker import LocalBroker
@@ -76,10 +82,13 @@ def run_import(
                 print(f"cykafka import: error: {e}", file=sys.stderr)
                 return 1
         config["bootstrap.servers"] = bootstrap
+        phases["cluster"] = time.monotonic() - t
+        t = time.monotonic()
         # The producer starts now, so its set-up (connection, metadata and, when
         # idempotent, the producer id) overlaps generating the sample.
         if exactly_once is None:  # (an exactly-once import makes transactional producers)
             producer = open_producer(config, preset)
+            phases["producer"] = time.monotonic() - t
         if args.sample is not None:
             print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
             sample = write_sample_csv(args.sample)
@@ -106,7 +115,8 @@ def run_import(
             raise UsageError(str(e)) from None
         if sample is not None:
             result.files = [f"sample of {args.sample:,} orders"]
-        for line in result.summary_lines():
+        result.phases = {**phases, **result.phases}
+        for line in result.summary_lines(timings=args.timings):
             print(line, flush=True)
         if broker is not None and not result.interrupted:
             if args.keep_broker:
@@ -152,3 +162,18 @@ def _wait_for_ctrl_c(broker: Any) -> None:
     finally:
         for sig, handler in restore:
             signal.signal(sig, handler)
+
+
+def _process_age() -> Optional[float]:
+    """Seconds since this process started (the interpreter's start-up and imports,
+    when called first thing), from Linux's /proc; None elsewhere.  /proc gives the
+    start in clock ticks since boot (proc(5), field 22 of /proc/self/stat), the
+    same clock as CLOCK_BOOTTIME, so the resolution is one tick (10 ms)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        start_ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return age if 0.0 <= age < 3600.0 else None

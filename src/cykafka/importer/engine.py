@@ -168,6 +168,8 @@ def import_files(
                         static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
                     )
+                loop_t = time.monotonic()
+                hand_over = 0.0
                 for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
                     reader = READERS[f].read(source, fields, options, report)
@@ -185,17 +187,24 @@ def import_files(
                                     ctrl_c.check()
                                 result.rows_read += len(part)
                                 result.read_to = part.end  # these rows get a fate now
+                                sent_t = time.monotonic()
                                 sink.send(part, partition)
+                                hand_over += time.monotonic() - sent_t
                         else:
                             result.rows_read += len(chunk)
                             result.read_to = chunk.end  # these rows get a fate now
+                            sent_t = time.monotonic()
                             sink.send(chunk, partition)
+                            hand_over += time.monotonic() - sent_t
                         result.bytes_read = done_bytes + chunk.bytes_done
                         if ctrl_c is not None:
                             ctrl_c.check()
                         bar.update(result.rows_read, result.bytes_read, result.delivered)
                     done_bytes += source.size or result.bytes_read - done_bytes
                     result.bytes_read = done_bytes
+                if exactly_once is None:
+                    result.phases["input_wait"] = time.monotonic() - loop_t - hand_over
+                    result.phases["hand_over"] = hand_over
             except KeyboardInterrupt:
                 result.interrupted = True
             except _Stop:
@@ -215,12 +224,14 @@ def import_files(
             # _PURGE_INFLIGHT (unknown) instead of all being unknown.
             if ctrl_c is not None and ctrl_c.requested.is_set():
                 result.interrupted = True
+            flush_t = time.monotonic()
             sink.finish(
                 INTERRUPT_WAIT_S if result.interrupted else None,
                 purge=purge if result.interrupted or ctrl_c is not None else None,
                 stop=None if result.interrupted or ctrl_c is None else ctrl_c.requested,
                 stop_wait_s=INTERRUPT_WAIT_S,
             )
+            result.phases["final_flush"] = time.monotonic() - flush_t
         result.elapsed = time.monotonic() - t0
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
     finally:

@@ -13,6 +13,18 @@ __all__ = ["ImportResult"]
 # The first N problems are listed on the terminal (all are in the dead-letter file).
 SHOW_PROBLEMS = 10
 
+#: The phases of :attr:`ImportResult.phases`, as ``--timings`` names them.  Reading runs
+#: in a thread of its own, beside handing over: "waiting for input" is only the time
+#: the producer side had nothing to send.
+PHASES = {
+    "startup": "start-up (interpreter and imports)",
+    "cluster": "cluster check (metadata)",
+    "producer": "producer start",
+    "input_wait": "waiting for input",
+    "hand_over": "handing over",
+    "final_flush": "final flush",
+}
+
 
 @dataclass
 class ImportResult:
@@ -48,6 +60,9 @@ class ImportResult:
     exactly_once: list[str] = field(default_factory=list)
     #: The first row not handed to the producer (a plain import stopped early).
     read_to: Optional[SourcePosition] = None
+    #: Where the wall time went, in seconds, in the order it was spent (see
+    #: :data:`PHASES`); ``cykafka import --timings`` prints it.
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -118,7 +133,16 @@ class ImportResult:
     def mb_per_second(self) -> float:
         return self.bytes_read / 1e6 / self.elapsed if self.elapsed > 0 else 0.0
 
-    def summary_lines(self) -> list[str]:
+    def timing_lines(self) -> list[str]:
+        """The ``--timings`` lines: each phase's seconds and share of the total."""
+        total = sum(self.phases.values())
+        out = [f"  timings     {total:.3f} s until this summary:"]
+        for key, took in self.phases.items():
+            share = took / total if total > 0 else 0.0
+            out.append(f"    {PHASES.get(key, key):<36} {took:7.3f} s  {share:4.0%}")
+        return out
+
+    def summary_lines(self, timings: bool = False) -> list[str]:
         names = ", ".join(os.path.basename(f) for f in self.files) or "-"
         out = [
             f"Imported {names} ({self.fmt}) into topic {self.topic!r} on {self.bootstrap_servers}",
@@ -140,6 +164,8 @@ class ImportResult:
             f"  elapsed     {self.elapsed:.2f} s  ({self.rows_per_second:,.0f} rows/s, "
             f"{self.mb_per_second:,.1f} MB/s)"
         )
+        if timings and self.phases:
+            out.extend(self.timing_lines())
         if self.guarantees:
             out.append(f"  guarantees  {self.guarantees}")
         for line in self.exactly_once:
