@@ -114,3 +114,47 @@ def test_bad_x_property_is_one_usage_line(
         main(["broker", "-X", "a=b"])
     assert exc.value.code == 2
     assert "unrecognized arguments: -X a=b" in capsys.readouterr().err
+
+
+def test_version_is_the_installed_distributions() -> None:
+    import subprocess
+    from importlib.metadata import version
+
+    out = subprocess.run(
+        [sys.executable, "-m", "cykafka.cli", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"cykafka {version('cykafka')}"
+
+
+@pytest.mark.parametrize(
+    "argv, expect",
+    [
+        (["import", "IN.txt", "--format", "lines", "-t", "t", "--dry-run"], "1"),
+        (["import", "IN.txt", "--format", "lines", "-t", "t", "--dry-run", "@user"], "4"),
+        (["top", "SCRIPT.py"], None),
+    ],
+)
+def test_openblas_threads_only_where_no_user_code_runs(
+    tmp_path: Path, argv: list[str], expect: str | None
+) -> None:
+    """The import never multiplies matrices: NumPy's OpenBLAS gets one thread (a value
+    the user set is kept).  `cykafka top` runs the user's script: left alone."""
+    import os
+    import subprocess
+
+    (tmp_path / "IN.txt").write_text("a\nb\n")
+    (tmp_path / "SCRIPT.py").write_text("pass\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if "@user" in argv:
+        argv = [a for a in argv if a != "@user"]
+        env["OPENBLAS_NUM_THREADS"] = "4"
+    code = (
+        "import os, sys; from cykafka.cli import main; main(sys.argv[1:]); "
+        "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=tmp_path,
+        env=env, timeout=120,
+    )  # fmt: skip
+    assert f"BLAS {expect}" in out.stdout.splitlines(), (out.stdout, out.stderr)
