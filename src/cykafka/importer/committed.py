@@ -78,11 +78,11 @@ class CommittedIndex:
 def _leaders(client: Mapping[str, Any], topic: str, timeout: float) -> dict[int, tuple[str, int]]:
     from confluent_kafka.admin import AdminClient
 
-    # All topics: a metadata request naming the topic may auto-create it.
-    md = AdminClient({**client, "log_level": 3}).list_topics(timeout=timeout)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None:
-        raise LookupError(f"topic {topic!r}: {t.error if t else 'no such topic'}")
+    from .._admin import topic_metadata
+
+    md, t = topic_metadata(AdminClient({**client, "log_level": 3}), topic, timeout)
+    if t is None:
+        raise LookupError(f"topic {topic!r}: no such topic")
     out: dict[int, tuple[str, int]] = {}
     for p, meta in t.partitions.items():
         b = md.brokers.get(meta.leader)

@@ -190,19 +190,19 @@ def partition_count(config: Mapping[str, Any], topic: str) -> int:
     """``topic``'s partition count from the cluster's metadata (one round trip)."""
     from confluent_kafka.admin import AdminClient
 
+    from .._admin import find_topic
+
     passthrough = {
         k: v
         for k, v in config.items()
         if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
     }
     admin = AdminClient({**passthrough, "bootstrap.servers": config["bootstrap.servers"]})
-    md = admin.list_topics(topic=topic, timeout=30)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None or not t.partitions:
-        why = t.error if t is not None else "not in the cluster's metadata"
+    t = find_topic(admin, topic, 30)
+    if t is None or not t.partitions:
         raise ValueError(
-            f"topic {topic!r} on {config['bootstrap.servers']}: {why}; create it first "
-            f"(write_kafka needs its partition count)"
+            f"topic {topic!r} on {config['bootstrap.servers']}: not in the cluster's "
+            f"metadata; create it first (write_kafka needs its partition count)"
         )
     return len(t.partitions)
 

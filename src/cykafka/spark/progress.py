@@ -31,7 +31,6 @@ from typing import Any, Optional
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
     "client_config",
-    "ensure",
     "progress_key",
     "progress_value",
     "read_job",
@@ -54,13 +53,6 @@ def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
     }
     client, _notes = translate(given)
     return dict(client)
-
-
-def ensure(client: Mapping[str, Any], topic: str) -> None:
-    """Create the (compacted, one-partition) progress topic unless it exists."""
-    from ..importer.progress_topic import ensure_progress_topic
-
-    ensure_progress_topic(client, topic)
 
 
 def progress_key(job: str, unit: int) -> bytes:

@@ -180,11 +180,12 @@ def _first_attempts_units(plan: WritePlan) -> WritePlan:
     one did (whatever the parallelism then and now)."""
     import dataclasses
 
+    from ..importer.progress_topic import ensure_progress_topic
     from . import progress
 
     assert plan.progress_topic is not None and plan.job is not None
     client = progress.client_config(plan.config)
-    progress.ensure(client, plan.progress_topic)
+    ensure_progress_topic(client, plan.progress_topic)
     if not plan.job_named:
         return plan  # a name made for this call: nothing of it can be committed yet
     first = progress.batch_units(

@@ -107,14 +107,14 @@ def read_raw_log(
     still shows aborted records.  Uncompressed and gzip batches only."""
     from confluent_kafka.admin import AdminClient
 
+    from .._admin import topic_metadata
+
     servers = mock.bootstrap_servers if isinstance(mock, MockCluster) else mock
     parts = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
-    md = AdminClient({"bootstrap.servers": servers, "log_level": 3}).list_topics(
-        topic, timeout=timeout
-    )
-    t = md.topics.get(topic)
-    if t is None or t.error is not None:
-        raise ValueError(f"read_raw_log: topic {topic!r}: {t.error if t else 'not found'}")
+    admin = AdminClient({"bootstrap.servers": servers, "log_level": 3})
+    md, t = topic_metadata(admin, topic, timeout)
+    if t is None:
+        raise ValueError(f"read_raw_log: topic {topic!r}: not found")
     out: list[RawRecord] = []
     for p in parts:
         if p not in t.partitions:
