@@ -81,8 +81,8 @@ class Producer(NativeProducer):
         config: Union[Mapping[str, Any], ResolvedConfig, None] = None,
         *,
         preset: _presets.PresetSpec = None,
-        on_error: Optional[Callable[[Exception], Any]] = None,
-        stats_cb: Optional[Callable[[str], Any]] = None,
+        on_error: Optional[Callable[[Exception], object]] = None,
+        stats_cb: Optional[Callable[[str], object]] = None,
         inspect_interval_ms: Optional[int] = None,
         exit_timeout: Optional[float] = DEFAULT_EXIT_TIMEOUT,
     ) -> None:

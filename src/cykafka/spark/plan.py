@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from ..presets import PresetSpec
+
 __all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
 
 #: Environment variable naming the brokers when ``bootstrap_servers`` is not given.
@@ -241,7 +243,7 @@ def make_plan(
     df: DataFrame,
     topic: Optional[str],
     bootstrap_servers: Optional[str],
-    preset: Any,
+    preset: PresetSpec,
     key: Optional[str],
     value: Optional[str],
     headers: Optional[str],

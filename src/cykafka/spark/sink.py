@@ -13,6 +13,8 @@ from .routing import ordered as _ordered
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from ..presets import PresetSpec
+
 __all__ = ["run_plan", "write_kafka"]
 
 
@@ -20,7 +22,7 @@ def write_kafka(
     df: DataFrame,
     topic: Optional[str] = None,
     bootstrap_servers: Optional[str] = None,
-    preset: Any = "ordered",
+    preset: PresetSpec = "ordered",
     key: Optional[str] = "key",
     value: Optional[str] = "value",
     headers: Optional[str] = None,

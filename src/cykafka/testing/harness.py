@@ -6,12 +6,15 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .._load import load_native
 from .log import LogRecord, RawRecord, read_log, read_raw_log
 from .mock import MockCluster
 from .report import OrderingReport, PartitionReport
+
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
 
 _native = load_native()
 
@@ -22,10 +25,10 @@ __all__ = ["FaultAction", "Faults", "verify_ordering"]
 # ---------------------------------------------------------------------------
 
 #: A fault action: called with the MockCluster (e.g. ``lambda m: m.set_broker_down(1)``).
-FaultAction = Callable[[MockCluster], Any]
+FaultAction = Callable[[MockCluster], object]
 #: ``[(after_n_messages, action), ...]`` or ``fn(mock, n_produced)`` called every
 #: ``fault_every`` messages.
-Faults = Union[Sequence[tuple[int, FaultAction]], Callable[[MockCluster, int], Any], None]
+Faults = Union[Sequence[tuple[int, FaultAction]], Callable[[MockCluster, int], object], None]
 
 
 def _keys_arg(keys: Union[int, Sequence[Any], None]) -> list[Optional[bytes]]:
@@ -79,7 +82,7 @@ def verify_ordering(
     topic: Optional[str] = None,
     partitions: int = 1,
     faults: Faults = None,
-    preset: Any = None,
+    preset: PresetSpec = None,
     *,
     fault_every: int = 100,
     flush_timeout: float = 60.0,
