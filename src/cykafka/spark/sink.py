@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .executor import shipped
 from .plan import WritePlan, make_plan
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ..presets import PresetSpec
+    from ..schema_registry.formats import RegistryLike
 
 __all__ = ["run_plan", "write_kafka"]
 
@@ -30,10 +32,10 @@ def write_kafka(
     on_error: str = "raise",
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
-    order_by: Any = None,
+    order_by: Union[str, Sequence[str], None] = None,
     value_format: Optional[str] = None,
     key_format: Optional[str] = None,
-    schema_registry: Any = None,
+    schema_registry: Optional[RegistryLike] = None,
     value_schema: Optional[str] = None,
     key_schema: Optional[str] = None,
     job_id: Optional[str] = None,
