@@ -25,14 +25,14 @@ broker, may not: see ``docs/spark.md``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, TASK_MARK, TaskResult
 
 if TYPE_CHECKING:
     from ..producer import Producer
+    from .progress import ProgressRecord
 
 __all__ = ["run_unit"]
 
@@ -107,7 +107,7 @@ def _record(producer: Producer, plan: WritePlan, unit: int, result: TaskResult) 
     fut.result()  # a lost progress record fails the unit (its transaction aborts)
 
 
-def _skip(plan: WritePlan, unit: int, done: Mapping[str, Any], result: TaskResult) -> Optional[str]:
+def _skip(plan: WritePlan, unit: int, done: ProgressRecord, result: TaskResult) -> Optional[str]:
     """An earlier attempt committed the unit: this one's transaction is aborted; report
     what the earlier one committed -- unless this attempt holds another number of rows
     for it (the batch's input changed), which is reported, never hidden."""
@@ -129,7 +129,7 @@ def _skip(plan: WritePlan, unit: int, done: Mapping[str, Any], result: TaskResul
         )
         return "input changed"
     result.delivered = result.rows
-    result.offsets = {(t, int(p)): (int(lo), int(hi)) for t, p, lo, hi in done["offsets"]}
+    result.offsets = {(str(t), int(p)): (int(lo), int(hi)) for t, p, lo, hi in done["offsets"]}
     return None
 
 
