@@ -23,21 +23,13 @@ __all__ = ["bootstrap_or_local", "fresh_topic", "wheel_librdkafka"]
 
 def fresh_topic(bootstrap_servers: str, prefix: str, partitions: int = 3) -> str:
     """Create a new uniquely named topic and wait until it has leaders."""
-    import time
+    from confluent_kafka.admin import AdminClient
 
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from cykafka._admin import ensure_topic
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
-    admin.create_topics([NewTopic(name, num_partitions=partitions)])[name].result(30)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        t = admin.list_topics(topic=name, timeout=5).topics.get(name)
-        if t is not None and t.error is None and len(t.partitions) == partitions:
-            if all(p.leader >= 0 for p in t.partitions.values()):
-                return name
-        time.sleep(0.05)
-    raise TimeoutError(f"topic {name} did not get leaders")
+    ensure_topic(AdminClient({"bootstrap.servers": bootstrap_servers}), name, partitions)
+    return name
 
 
 @contextlib.contextmanager

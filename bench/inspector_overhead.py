@@ -80,12 +80,12 @@ def run(
     inspected run right after it).  A 6-partition topic is created unless ``topic``
     names an existing one."""
     if topic is None:
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import AdminClient
+
+        from cykafka._admin import ensure_topic
 
         topic = f"bench-inspector-{uuid.uuid4().hex[:8]}"
-        admin = AdminClient({"bootstrap.servers": bootstrap_servers})
-        for fut in admin.create_topics([NewTopic(topic, 6, 1)]).values():
-            fut.result(30)
+        ensure_topic(AdminClient({"bootstrap.servers": bootstrap_servers}), topic, 6)
     _one(bootstrap_servers, topic, n, size, False)  # discarded: the broker warms up
     plain = []
     inspected = []

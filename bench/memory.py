@@ -226,27 +226,15 @@ def rss_over_batches(bootstrap: str, topic: str, total: int, size: int) -> dict:
 
 
 def _admin_topic(bootstrap: str, name: str, delete: bool = False) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
+
+    from cykafka._admin import ensure_topic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     if delete:
         admin.delete_topics([name], operation_timeout=30)[name].result(30)
         return
-    admin.create_topics(
-        [NewTopic(name, num_partitions=1, replication_factor=1)], operation_timeout=30
-    )[name].result(30)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        t = admin.list_topics(topic=name, timeout=5).topics.get(name)
-        if (
-            t is not None
-            and t.error is None
-            and t.partitions
-            and all(pm.leader >= 0 for pm in t.partitions.values())
-        ):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"topic {name} not ready")
+    ensure_topic(admin, name, 1, replication_factor=1)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -86,7 +86,9 @@ def _json_string(col: pa.Array) -> pa.Array:
     return esc if quoted else pc.binary_join_element_wise('"', esc, '"', "")
 
 
-def _refused(refusals: list[tuple[int, int, str]], cols: list[Any], names: list[str]) -> Refused:
+def _refused(
+    refusals: list[tuple[int, int, str]], cols: list[pa.Array], names: list[str]
+) -> Refused:
     """The C encoder's (row, column, value) as reasons a user can act on."""
     out: Refused = {}
     for row, c, value in refusals:
@@ -99,7 +101,7 @@ def _refused(refusals: list[tuple[int, int, str]], cols: list[Any], names: list[
 
 
 def record_json(
-    batch: Any, exclude: tuple[str, ...] = (), *, nonfinite: str = "refuse"
+    batch: pa.RecordBatch | pa.Table, exclude: tuple[str, ...] = (), *, nonfinite: str = "refuse"
 ) -> tuple[pa.Array, Refused]:
     """Each row of a RecordBatch/Table as a compact JSON object (UTF-8 large_string
     array), keys in column order, the same text as ``json.dumps(row, separators=(",",
@@ -126,7 +128,9 @@ def record_json(
     return out, _refused(refusals, cols, names)
 
 
-def as_message_column(col: Any, what: str, *, nonfinite: str = "refuse") -> tuple[Any, Refused]:
+def as_message_column(
+    col: pa.Array | pa.ChunkedArray, what: str, *, nonfinite: str = "refuse"
+) -> tuple[pa.Array, Refused]:
     """A column as something ``produce_batch`` takes, and the rows refused (row ->
     why): binary/string Arrow arrays as they are, numbers, booleans, times and
     durations as their text (no JSON quotes), nested values as JSON."""

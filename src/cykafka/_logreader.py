@@ -7,7 +7,15 @@ librdkafka's mock cluster and Tansu write the markers but send no such list, so
 to check "all or nothing" there we read the raw log with Fetch v4 and apply
 Kafka's read_committed rule to the markers ourselves (KIP-98): a transactional
 record is visible when the next marker of its producer in that partition is a
-COMMIT.  Used by :mod:`cykafka.testing`; not part of the producer.
+COMMIT.  Not part of the producer.
+
+This is the one module that reads a topic's log back; its names without a leading
+underscore are for the rest of the package: :func:`leaders` (where each partition is
+read), :func:`fetch_batches` (a partition's record batches up to its high watermark,
+over the Fetch API), :func:`read_partition` and :func:`committed_view` (the whole log
+in memory, for :mod:`cykafka.testing`), and :func:`consume_to` (a consumer's records
+of a partition up to a given offset).  :mod:`cykafka.importer.committed` streams a
+topic's committed records with them.
 """
 
 from __future__ import annotations
@@ -16,9 +24,12 @@ import socket
 import struct
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer, Message
 
 _FETCH, _FETCH_V = 1, 4
 _BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")  # magic-2 RecordBatch, 61 bytes
@@ -45,6 +56,22 @@ class RawRecord:
     #: already appended (DUPLICATE_SEQUENCE_NUMBER); so two copies of a record with
     #: the same triple are a retry that a real broker would have dropped.
     sequence: int = -1
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One record batch of a partition's log, as the broker sent it."""
+
+    partition: int
+    base: int  # its first offset
+    last: int  # its last offset (base + last offset delta)
+    producer_id: int
+    transactional: bool
+    control: bool  # its records are transaction markers
+    data: bytes  # the whole batch, header included (the header is never compressed)
+
+    def records(self) -> Iterator[RawRecord]:
+        return _records(self.partition, self.data)
 
 
 class _Reader:
@@ -133,6 +160,29 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
         pos = end
 
 
+def _batches(partition: int, body: bytes) -> Iterator[Batch]:
+    """The complete batches of a Fetch response's record set (a batch cut off at the
+    end is left out); their records are decoded only when asked for."""
+    pos = 0
+    while pos + 12 <= len(body):
+        (length,) = struct.unpack_from(">i", body, pos + 8)
+        end = pos + 12 + length
+        if end > len(body):
+            return
+        head = _BATCH_HEADER.unpack_from(body, pos)
+        base, attrs, last_delta, pid = head[0], head[5], head[6], head[9]
+        yield Batch(
+            partition,
+            base,
+            base + last_delta,
+            pid,
+            bool(attrs & 0x10),
+            bool(attrs & 0x20),
+            body[pos:end],
+        )
+        pos = end
+
+
 class _Connection:
     def __init__(self, host: str, port: int, timeout: float) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
@@ -183,6 +233,80 @@ class _Connection:
         raise ConnectionError(f"Fetch: no answer for {topic} [{partition}]")
 
 
+def leaders(
+    client: Union[Mapping[str, Union[str, int, float]], str], topic: str, timeout: float
+) -> dict[int, tuple[str, int]]:
+    """``topic``'s partitions and the (host, port) of each one's leader; LookupError
+    naming the topic when it does not exist or a partition has no leader.  ``client``:
+    a confluent-kafka client config, or the bootstrap servers."""
+    from confluent_kafka.admin import AdminClient
+
+    from ._admin import topic_metadata
+
+    conf = {"bootstrap.servers": client} if isinstance(client, str) else client
+    md, t = topic_metadata(AdminClient({**conf, "log_level": 3}), topic, timeout)
+    if t is None:
+        raise LookupError(f"topic {topic!r}: no such topic")
+    out: dict[int, tuple[str, int]] = {}
+    for p, meta in t.partitions.items():
+        b = md.brokers.get(meta.leader)
+        if b is None or b.host is None:
+            raise LookupError(f"topic {topic!r} partition {p} has no leader now")
+        out[p] = (b.host, b.port)
+    return out
+
+
+def fetch_batches(
+    host: str,
+    port: int,
+    topic: str,
+    partition: int,
+    *,
+    timeout: float = 30.0,
+    max_bytes: int = 1 << 20,
+) -> Iterator[tuple[int, Batch]]:
+    """Every batch of one partition from offset 0 to its high watermark, read from its
+    leader at ``host:port``, each with the high watermark its Fetch reported.
+
+    A batch cut off at the end of a response is fetched again from its start (with a
+    doubled ``max_bytes`` when it alone does not fit).  TimeoutError after ``timeout``
+    seconds without progress.  Tansu reports the high watermark as the last batch's base
+    offset + 1, short of the records after the first in that batch: the log ends at
+    ``last + 1`` of the last batch, which may be past that high watermark.
+    """
+    conn = _Connection(host, port, timeout)
+    offset = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            err, high, body = conn.fetch(topic, partition, offset, max_bytes)
+            if err:
+                raise ConnectionError(
+                    f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
+                )
+            moved = False
+            for batch in _batches(partition, body):
+                if batch.last >= offset:
+                    yield high, batch
+                    offset, moved = batch.last + 1, True
+            if offset >= high:
+                return
+            if moved:
+                deadline = time.monotonic() + timeout
+            elif body:  # one batch larger than asked for
+                if max_bytes >= 1 << 30:
+                    raise ValueError(f"{topic} [{partition}]: batch at {offset} over 1 GiB")
+                max_bytes *= 2
+            # else nothing yet below the high watermark: ask again until the deadline
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{topic} [{partition}]: no progress for {timeout:g} s at offset "
+                    f"{offset} (high watermark {high})"
+                )
+    finally:
+        conn.close()
+
+
 def read_partition(
     host: str,
     port: int,
@@ -194,36 +318,58 @@ def read_partition(
 ) -> list[RawRecord]:
     """Every entry of one partition, from offset 0 to the high watermark, read from
     its leader at ``host:port``."""
-    conn = _Connection(host, port, timeout)
     out: list[RawRecord] = []
     offset = 0
+    for _high, batch in fetch_batches(
+        host, port, topic, partition, timeout=timeout, max_bytes=max_bytes
+    ):
+        out.extend(rec for rec in batch.records() if rec.offset >= offset)
+        offset = batch.last + 1
+    return out
+
+
+def consume_to(
+    consumer: Consumer, topic: str, partition: int, end: int, timeout: float
+) -> Iterator[Message]:
+    """The records ``consumer`` returns for one partition, from offset 0 until it has
+    read to ``end`` (a high watermark read before), in offset order.
+
+    It must be made with ``enable.partition.eof``.  Done at an end-of-partition at or
+    past ``end``, or when the consumer's position (which moves past transaction
+    markers, never returned) reaches ``end``; the records that came in the same
+    ``consume()`` as the last are returned too, so a batch that straddles ``end`` comes
+    whole (Tansu's high watermark falls inside the last batch, docs/tansu.md).  A
+    caller that wants the log below ``end`` only filters by offset.  TimeoutError
+    after ``timeout`` seconds without a record.
+    """
+    from confluent_kafka import KafkaError, TopicPartition
+
+    # Offset 0, not OFFSET_BEGINNING: librdkafka resolves that to the reported low
+    # watermark, which Tansu may report as 1 while offset 0 exists (docs/tansu.md).
+    consumer.assign([TopicPartition(topic, partition, 0)])
+    tp = TopicPartition(topic, partition)
     deadline = time.monotonic() + timeout
-    try:
-        while True:
-            err, high, records = conn.fetch(topic, partition, offset, max_bytes)
-            if err:
-                raise ConnectionError(
-                    f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
-                )
-            got = [rec for rec in _records(partition, records) if rec.offset >= offset]
-            out.extend(got)
-            if got:
-                offset = got[-1].offset + 1
-            elif offset >= high:
-                return out
-            elif records:
-                # Only a cut-off batch came back: it is larger than we asked for.
-                if max_bytes >= 1 << 30:
-                    raise ValueError(f"{topic} [{partition}]: batch at {offset} over 1 GiB")
-                max_bytes *= 2
-            # else nothing yet below the high watermark: ask again until the deadline
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"read_raw_log: {topic} [{partition}] not read to its "
-                    f"high watermark {high} within {timeout} s (at {offset})"
-                )
-    finally:
-        conn.close()
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{topic} [{partition}]: no record for {timeout:g} s before offset {end}"
+            )
+        done = False
+        # consume() waits its whole timeout unless 10000 records come: short waits, so
+        # that the end (often a marker, never returned) is seen soon.
+        for msg in consumer.consume(10000, 0.02):
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    off = msg.offset()
+                    done = done or (off is not None and off >= end)
+                elif err.fatal():
+                    raise ConnectionError(f"reading {topic} [{partition}]: {err}")
+                continue
+            deadline = time.monotonic() + timeout
+            yield msg
+        if done or consumer.position([tp])[0].offset >= end:
+            return
 
 
 def committed_view(entries: Sequence[RawRecord]) -> list[RawRecord]:

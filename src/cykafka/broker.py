@@ -77,6 +77,27 @@ class TopicError(BrokerError):
     """Topic creation or deletion failed or did not become visible in metadata in time."""
 
 
+def _ensure_topic() -> Callable[..., bool]:
+    """:func:`cykafka._admin.ensure_topic`, the one way topics are made.  This module
+    also runs on its own, loaded from its file (tests of a tree whose extension is not
+    built): then ``_admin.py``, which needs nothing of the package either, is loaded
+    from beside it."""
+    if __package__:
+        from ._admin import ensure_topic
+
+        return ensure_topic
+    mod = sys.modules.get("cykafka_admin_standalone")
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(
+            "cykafka_admin_standalone", Path(__file__).with_name("_admin.py")
+        )
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+    return mod.ensure_topic
+
+
 def find_tansu() -> str:
     """Return the path of the ``tansu`` executable.
 
@@ -473,36 +494,25 @@ class LocalBroker:
     ) -> str:
         """Create ``name`` and wait until metadata shows every partition with a leader.
 
-        Returns the topic name. Raises :class:`TopicError` on failure or timeout.
+        Returns the topic name. Raises :class:`TopicError` on failure or timeout, and
+        when the topic exists already.
         """
-        from confluent_kafka.admin import NewTopic
-
-        new = NewTopic(
-            name,
-            num_partitions=partitions,
-            replication_factor=replication_factor,
-            config=dict(config or {}),
-        )
-        futures = self._admin().create_topics(
-            [new], operation_timeout=timeout, request_timeout=timeout
-        )
         try:
-            futures[name].result(timeout=timeout)
+            created = _ensure_topic()(
+                self._admin(),
+                name,
+                partitions,
+                config=config,
+                replication_factor=replication_factor,
+                check_existing=False,
+                timeout=timeout,
+            )
         except Exception as exc:
             raise TopicError(
                 f"creating topic {name!r} ({partitions} partitions) failed: {exc}"
             ) from exc
-
-        def ready() -> bool:
-            t = self._admin().list_topics(topic=name, timeout=5).topics.get(name)
-            return (
-                t is not None
-                and t.error is None
-                and len(t.partitions) == partitions
-                and all(p.leader >= 0 and p.error is None for p in t.partitions.values())
-            )
-
-        self._wait_for(ready, timeout, f"topic {name!r} with {partitions} led partitions")
+        if not created:
+            raise TopicError(f"creating topic {name!r}: it exists already")
         return name
 
     def delete_topic(self, name: str, timeout: float = 30.0) -> None:

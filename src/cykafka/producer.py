@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, SupportsIndex, TextIO, Union
 
 from . import inspector as _inspector
 from . import presets as _presets
@@ -31,7 +31,13 @@ from .config import (  # noqa: E402
 from .inspector.watchdog import EpochWatch  # noqa: E402
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    # The stub's names for what the native batch path takes (private: no runtime twin).
+    from ._native import _Headers, _OnBatchDelivery, _Timestamp
+    from .explain import Guarantees
     from .inspector import AccumulatorSnapshot
+    from .serialized import Data, Serializer
 
 __all__ = ["Producer"]
 
@@ -81,8 +87,8 @@ class Producer(NativeProducer):
         config: Union[Mapping[str, Any], ResolvedConfig, None] = None,
         *,
         preset: _presets.PresetSpec = None,
-        on_error: Optional[Callable[[Exception], Any]] = None,
-        stats_cb: Optional[Callable[[str], Any]] = None,
+        on_error: Optional[Callable[[Exception], object]] = None,
+        stats_cb: Optional[Callable[[str], object]] = None,
         inspect_interval_ms: Optional[int] = None,
         exit_timeout: Optional[float] = DEFAULT_EXIT_TIMEOUT,
     ) -> None:
@@ -183,7 +189,7 @@ class Producer(NativeProducer):
         return mask_secrets(self._config)
 
     @property
-    def guarantees(self) -> Any:
+    def guarantees(self) -> Guarantees:
         """What this producer's config guarantees (see :func:`cykafka.explain`)."""
         from .explain import explain
 
@@ -228,7 +234,7 @@ class Producer(NativeProducer):
         self,
         interval: float = 0.25,
         *,
-        console: Any = None,
+        console: Optional[Console] = None,
         file: Optional[TextIO] = None,
         log_interval: float = 5.0,
         max_rows: Optional[int] = 30,
@@ -275,15 +281,15 @@ class Producer(NativeProducer):
     def produce_batch(
         self,
         topic: str,
-        values: Any,
-        keys: Any = None,
+        values: Data,
+        keys: Optional[Data] = None,
         *,
-        partitions: Any = None,
-        timestamps: Any = None,
-        headers: Any = None,
-        on_delivery: Any = None,
-        value_serializer: Any = None,
-        key_serializer: Any = None,
+        partitions: Optional[Sequence[Optional[SupportsIndex]]] = None,
+        timestamps: Optional[Sequence[_Timestamp]] = None,
+        headers: Optional[Sequence[Optional[_Headers]]] = None,
+        on_delivery: Optional[_OnBatchDelivery] = None,
+        value_serializer: Optional[Serializer] = None,
+        key_serializer: Optional[Serializer] = None,
     ) -> BatchFuture:
         """Queue a whole column of messages in one C loop; return a
         :class:`BatchFuture`.  With ``value_serializer`` (e.g.

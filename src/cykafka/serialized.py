@@ -9,16 +9,21 @@ on it, the producer never imports a front door.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Optional
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable, Optional, Protocol, TypeGuard, Union
 
 import pyarrow as pa
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 __all__ = [
     "LIST_CHUNK",
+    "BatchSerializer",
     "Chunk",
+    "Column",
+    "Data",
     "Rejected",
+    "Serializer",
+    "Slice",
     "context",
     "is_arrow",
     "merge_rejects",
@@ -33,12 +38,35 @@ Chunk = tuple[pa.Array, Rejected]
 #: rows per chunk when the input is a list of records
 LIST_CHUNK = 65536
 
+#: what a serializer takes: pyarrow data (one message per row) or a list of records,
+#: each any value the serializer accepts
+ArrowData = Union[pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray]
+Data = Union[ArrowData, Sequence[Any]]
+#: a column lined up with the messages (keys, partitions, timestamps, headers)
+Column = Union[pa.Array, Sequence[object]]
 
-def context(topic: str, is_key: bool, headers: Any = None) -> SerializationContext:
-    return SerializationContext(topic, MessageField.KEY if is_key else MessageField.VALUE, headers)
+
+class BatchSerializer(Protocol):
+    """A serializer that encodes a whole batch (``cykafka.schema_registry``'s)."""
+
+    def serialize_batch(
+        self, data: Data, topic: str, *, is_key: bool = False
+    ) -> Iterator[Chunk]: ...
 
 
-def is_arrow(data: Any) -> bool:
+#: a cykafka serializer, or a confluent-style callable ``ser(obj, ctx)``
+Serializer = Union[BatchSerializer, Callable[[Any, SerializationContext], Optional[bytes]]]
+#: one lined-up slice: values, keys, partitions, timestamps, headers, rejected rows
+Slice = tuple[
+    Column, Optional[Column], Optional[Column], Optional[Column], Optional[Column], Rejected
+]
+
+
+def context(topic: str, is_key: bool) -> SerializationContext:
+    return SerializationContext(topic, MessageField.KEY if is_key else MessageField.VALUE)
+
+
+def is_arrow(data: object) -> TypeGuard[ArrowData]:
     return isinstance(data, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray))
 
 
@@ -54,18 +82,23 @@ def merge_rejects(a: Rejected, b: Rejected) -> Rejected:
     return sorted(seen.items())
 
 
-def _serialize(ser: Any, data: Any, topic: str, is_key: bool) -> Iterator[Chunk]:
+def _serialize(ser: Serializer, data: Data, topic: str, is_key: bool) -> Iterator[Chunk]:
     """Chunks from a cykafka serializer (serialize_batch), or from any confluent-style
     callable ``ser(obj, ctx)`` one record at a time (a record it raises on is rejected)."""
     batch = getattr(ser, "serialize_batch", None)
     if batch is not None:
-        return batch(data, topic, is_key=is_key)
+        chunks: Iterator[Chunk] = batch(data, topic, is_key=is_key)
+        return chunks
     if not callable(ser):
         raise TypeError(f"a serializer must be callable, not {type(ser).__name__}")
     return _per_record(ser, data, context(topic, is_key))
 
 
-def _per_record(ser: Any, data: Any, ctx: SerializationContext) -> Iterator[Chunk]:
+def _per_record(
+    ser: Callable[[Any, SerializationContext], Optional[bytes]],
+    data: Data,
+    ctx: SerializationContext,
+) -> Iterator[Chunk]:
     rows = data.to_pylist() if is_arrow(data) else list(data)
     for start in range(0, len(rows), LIST_CHUNK):
         out: list[Optional[bytes]] = []
@@ -79,24 +112,24 @@ def _per_record(ser: Any, data: Any, ctx: SerializationContext) -> Iterator[Chun
         yield pa.array(out, pa.large_binary()), rejected
 
 
-def _length(data: Any) -> int:
+def _length(data: Union[Data, Column]) -> int:
     return data.num_rows if isinstance(data, (pa.Table, pa.RecordBatch)) else len(data)
 
 
 def serialized_chunks(
     topic: str,
-    values: Any,
-    keys: Any,
-    value_serializer: Any,
-    key_serializer: Any,
-    partitions: Any = None,
-    timestamps: Any = None,
-    headers: Any = None,
-) -> Iterator[tuple[Any, Any, Any, Any, Any, Rejected]]:
+    values: Data,
+    keys: Optional[Data],
+    value_serializer: Optional[Serializer],
+    key_serializer: Optional[Serializer],
+    partitions: Optional[Column] = None,
+    timestamps: Optional[Column] = None,
+    headers: Optional[Column] = None,
+) -> Iterator[Slice]:
     """Serializes keys (all at once) and the first value chunk before returning, so a
     registry failure is raised before anything is produced; the rest is lazy."""
     n = _length(values)
-    key_col: Any = keys
+    key_col: Optional[Column] = keys
     key_rejects: Rejected = []
     if keys is not None:
         if _length(keys) != n:
@@ -124,12 +157,12 @@ def serialized_chunks(
 def _lined_up(
     first: Optional[Chunk],
     chunks: Iterator[Chunk],
-    keys: Any,
+    keys: Optional[Column],
     key_rejects: Rejected,
-    partitions: Any,
-    timestamps: Any,
-    headers: Any,
-) -> Iterator[tuple[Any, Any, Any, Any, Any, Rejected]]:
+    partitions: Optional[Column],
+    timestamps: Optional[Column],
+    headers: Optional[Column],
+) -> Iterator[Slice]:
     base = 0
     pending = [] if first is None else [first]
     while True:
@@ -140,7 +173,7 @@ def _lined_up(
         n = len(arr)
         end = base + n
 
-        def cut(col: Any, lo: int = base, hi: int = end) -> Any:
+        def cut(col: Optional[Column], lo: int = base, hi: int = end) -> Optional[Column]:
             return None if col is None else col[lo:hi]
 
         krej = [(r - base, why) for r, why in key_rejects if base <= r < end]

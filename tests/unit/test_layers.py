@@ -19,7 +19,16 @@ SRC = Path(cykafka.__file__).resolve().parent
 # Lower number = lower layer.  A module may import its own layer or lower ones.
 LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (0, ("cykafka._native", "cykafka._codecs", "cykafka._load")),
-    (1, ("cykafka.config", "cykafka.presets", "cykafka.partitioning", "cykafka._logreader")),
+    (
+        1,
+        (
+            "cykafka.config",
+            "cykafka.presets",
+            "cykafka.partitioning",
+            "cykafka._logreader",
+            "cykafka._admin",
+        ),
+    ),
     (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow")),
     (3, ("cykafka.producer", "cykafka.serialized", "cykafka.broker")),
     (4, ("cykafka.testing", "cykafka.schema_registry")),

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from ..importer import ExactlyOnce
 
 from .options import UsageError
 
@@ -58,7 +61,9 @@ def add_exactly_once(p: argparse.ArgumentParser) -> None:
     )
 
 
-def exactly_once_from_args(args: argparse.Namespace, config: Mapping[str, Any]) -> Optional[Any]:
+def exactly_once_from_args(
+    args: argparse.Namespace, config: Mapping[str, Any]
+) -> Optional[ExactlyOnce]:
     """The :class:`~cykafka.importer.resume.ExactlyOnce` options, or None without
     ``--exactly-once`` (then its other options are refused)."""
     from ..importer.resume import ExactlyOnce, parse_commit_every

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .exactly_once import add_exactly_once, exactly_once_from_args
 from .input_options import (
@@ -23,6 +23,9 @@ from .options import (
     check_config,
     config_from_args,
 )
+
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
 
 __all__ = ["NAME", "setup"]
 
@@ -210,7 +213,7 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
     return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
 
 
-def _guarantees(config: dict[str, Any], preset: Any) -> str:
+def _guarantees(config: dict[str, Any], preset: PresetSpec) -> str:
     try:
         from ..explain import explain
 

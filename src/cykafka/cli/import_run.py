@@ -7,9 +7,13 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .options import UsageError
+
+if TYPE_CHECKING:
+    from ..importer import ExactlyOnce, Fields, ReadOptions
+    from ..presets import PresetSpec
 
 __all__ = ["run_import"]
 
@@ -18,13 +22,13 @@ def run_import(
     args: argparse.Namespace,
     config: dict[str, Any],
     bootstrap: Optional[str],
-    preset: Any,
-    fields: Any,
-    options: Any,
+    preset: PresetSpec,
+    fields: Fields,
+    options: ReadOptions,
     fmt: Optional[str],
     files: list[str],
     static_headers: list[tuple[str, bytes]],
-    exactly_once: Any = None,
+    exactly_once: Optional[ExactlyOnce] = None,
 ) -> int:
     from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
     from ..importer.cluster import ClusterError, check_partition, prepare_topic, records_in

@@ -5,7 +5,10 @@ the key, value, partition, timestamp and headers."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ..importer import Fields, ReadOptions
 
 from .options import UsageError
 
@@ -94,7 +97,7 @@ def _char(flag: str, value: Optional[str], empty_ok: bool = False) -> Optional[s
     return value
 
 
-def read_options_from(args: argparse.Namespace) -> Any:
+def read_options_from(args: argparse.Namespace) -> ReadOptions:
     import codecs
 
     from ..importer import ReadOptions
@@ -129,7 +132,7 @@ def read_options_from(args: argparse.Namespace) -> Any:
     )
 
 
-def fields_from(args: argparse.Namespace) -> Any:
+def fields_from(args: argparse.Namespace) -> Fields:
     from ..importer import Fields
 
     headers = tuple(h.strip() for h in args.header_fields.split(",")) if args.header_fields else ()

@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
 
 __all__ = [
     "BOOTSTRAP_ENV",
@@ -64,7 +67,7 @@ def load_config_file(path: str) -> dict[str, Any]:
     return dict(parse_assignments(text.splitlines(), origin=path))
 
 
-def check_config(config: Mapping[str, Any], preset: Any = None) -> None:
+def check_config(config: Mapping[str, Any], preset: PresetSpec = None) -> None:
     """librdkafka's own verdict on every property (unknown keys, bad values), given
     before anything starts: a :class:`UsageError` naming the property, with the values
     of secret-like keys redacted.  Builds (and at once closes) a producer that is

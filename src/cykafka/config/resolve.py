@@ -13,13 +13,16 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from .. import presets as _presets
 from ..presets import INT32_MAX
 from .java import ConfigWarning, Note, translate_detailed
 from .properties import CYKAFKA_KEYS, canonical
 from .secrets import mask_secrets
+
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
 
 __all__ = [
     "DEFAULT_MAX_BLOCK_MS",
@@ -223,7 +226,7 @@ def number_property(value: Any, key: str) -> float:
 
 def resolve(
     config: Optional[Mapping[str, Any]] = None,
-    preset: Any = None,
+    preset: PresetSpec = None,
     *,
     defaults: Optional[Mapping[str, Any]] = None,
     defaults_origin: str = "cykafka",

@@ -70,8 +70,9 @@ def prepare_topic(
     ``partitions`` when it is missing and that is given; check that ``partition`` (-p)
     is one of its partitions.  True if it was created."""
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
+    from .._admin import TopicMismatchError, ensure_topic, find_topic
     from ..config import redact
 
     try:
@@ -81,14 +82,13 @@ def prepare_topic(
             redact(f"cannot connect to {bootstrap}: {e.args[0].str()}", config)
         ) from None
     try:
-        md = admin.list_topics(timeout=timeout)
+        t = find_topic(admin, topic, timeout)
     except KafkaException as e:
         raise ClusterError(
             f"cannot reach the Kafka cluster at {bootstrap} within {timeout:g} s "
             f"({e.args[0].str() if e.args else e}); check --bootstrap-servers"
         ) from None
-    t = md.topics.get(topic)
-    if t is not None and t.error is None:
+    if t is not None:
         check_partition(topic, partition, len(t.partitions))
         return False
     if partitions is None:
@@ -98,12 +98,13 @@ def prepare_topic(
             usage=True,
         )
     check_partition(topic, partition, partitions)
-    fut = admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic]
     try:
-        fut.result(30)
-    except KafkaException as e:
+        # --partitions N creates a missing topic; one that exists (made meanwhile by
+        # another client) is used with its own partition count, as documented.
+        created = ensure_topic(admin, topic, partitions, same_partitions=False)
+    except (KafkaException, TimeoutError, TopicMismatchError) as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
-    return True
+    return created
 
 
 def records_in(
@@ -115,11 +116,12 @@ def records_in(
     from confluent_kafka import KafkaException, TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
+    from .._admin import find_topic
+
     try:
         admin = AdminClient(_admin_config(bootstrap, config))
-        md = admin.list_topics(topic, timeout=timeout)
-        t = md.topics.get(topic)
-        if t is None or t.error is not None:
+        t = find_topic(admin, topic, timeout)
+        if t is None:
             return None
         want = {TopicPartition(topic, p): OffsetSpec.latest() for p in t.partitions}
         futs = admin.list_offsets(want, request_timeout=timeout)

@@ -22,12 +22,14 @@ whole logs held in memory, is :func:`cykafka.testing.committed_view`.
 from __future__ import annotations
 
 import bisect
-import struct
-import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
+    from confluent_kafka import Message as ConsumerMessage
 
 __all__ = ["CommittedIndex", "Message", "committed_messages", "partitions_of"]
 
@@ -75,91 +77,44 @@ class CommittedIndex:
         return j < len(offs) and commits[j]
 
 
-def _leaders(client: Mapping[str, Any], topic: str, timeout: float) -> dict[int, tuple[str, int]]:
-    from confluent_kafka.admin import AdminClient
-
-    # All topics: a metadata request naming the topic may auto-create it.
-    md = AdminClient({**client, "log_level": 3}).list_topics(timeout=timeout)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None:
-        raise LookupError(f"topic {topic!r}: {t.error if t else 'no such topic'}")
-    out: dict[int, tuple[str, int]] = {}
-    for p, meta in t.partitions.items():
-        b = md.brokers.get(meta.leader)
-        if b is None or b.host is None:
-            raise LookupError(f"topic {topic!r} partition {p} has no leader now")
-        out[p] = (b.host, b.port)
-    return out
-
-
 def partitions_of(client: Mapping[str, Any], topic: str, timeout: float = 30.0) -> list[int]:
     """The partition numbers of ``topic``; LookupError if it does not exist."""
-    return sorted(_leaders(client, topic, timeout))
+    from .._logreader import leaders
+
+    return sorted(leaders(client, topic, timeout))
 
 
 def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> CommittedIndex:
     """Pass 1: the batch headers of one partition, from offset 0 to the high watermark."""
-    from .._logreader import _BATCH_HEADER, _Connection, _records
+    from .._logreader import fetch_batches
 
     idx = CommittedIndex()
     marks: dict[int, tuple[array, list[bool]]] = {}
-    conn = _Connection(host, port, timeout)
-    offset, max_bytes = 0, 1 << 20
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            err, high, body = conn.fetch(topic, partition, offset, max_bytes)
-            if err:
-                raise ConnectionError(
-                    f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
-                )
-            idx.high = high
-            pos, moved = 0, False
-            while pos + 12 <= len(body):
-                (length,) = struct.unpack_from(">i", body, pos + 8)
-                end = pos + 12 + length
-                if end > len(body):
-                    break  # cut off: fetched again from its start
-                head = _BATCH_HEADER.unpack_from(body, pos)
-                base, attrs, last_delta, pid = head[0], head[5], head[6], head[9]
-                last = base + last_delta
-                if last >= offset:
-                    transactional, control = bool(attrs & 0x10), bool(attrs & 0x20)
-                    if control:
-                        for rec in _records(partition, body[pos:end]):
-                            offs, commits = marks.setdefault(rec.producer_id, (array("q"), []))
-                            offs.append(rec.offset)
-                            commits.append(rec.control == "COMMIT")
-                    elif transactional:
-                        idx.bases.append(base)
-                        idx.lasts.append(last)
-                        idx.pids.append(pid)
-                    offset, moved = last + 1, True
-                pos = end
-            if moved:
-                deadline = time.monotonic() + timeout  # without progress
-            if offset >= high:
-                break
-            if not moved:
-                if body:  # one batch larger than asked for
-                    if max_bytes >= 1 << 30:
-                        raise ValueError(f"{topic} [{partition}]: batch at {offset} over 1 GiB")
-                    max_bytes *= 2
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"{topic} [{partition}]: no progress for {timeout:g} s at offset "
-                    f"{offset} (high watermark {high})"
-                )
-    finally:
-        conn.close()
+    for high, batch in fetch_batches(host, port, topic, partition, timeout=timeout):
+        # The log ends where its last batch ends, which may be past Tansu's high watermark.
+        idx.high = max(idx.high, high, batch.last + 1)
+        if batch.control:
+            for rec in batch.records():
+                offs, commits = marks.setdefault(rec.producer_id, (array("q"), []))
+                offs.append(rec.offset)
+                commits.append(rec.control == "COMMIT")
+        elif batch.transactional:
+            idx.bases.append(batch.base)
+            idx.lasts.append(batch.last)
+            idx.pids.append(batch.producer_id)
     idx.markers = marks
-    # Tansu reports the high watermark as the last batch's base offset + 1, short of the
-    # records after the first in that batch: the end is where the last batch ends.
-    idx.high = max(idx.high, offset)
     return idx
 
 
-def _consumer(client: Mapping[str, Any], isolation: str = "read_uncommitted") -> Any:
+def _message(partition: int, offset: int, msg: ConsumerMessage) -> Message:
+    # A consumer's record has bytes (or None) key, value and header values; the wider
+    # types in confluent-kafka's stubs are what a producer accepts.
+    headers = cast("list[tuple[str, Optional[bytes]]]", msg.headers() or [])
+    key, value = cast("Optional[bytes]", msg.key()), cast("Optional[bytes]", msg.value())
+    return Message(partition, offset, key, value, tuple(headers))
+
+
+def _consumer(client: Mapping[str, Any], isolation: str = "read_uncommitted") -> Consumer:
     import uuid
 
     from confluent_kafka import Consumer
@@ -197,52 +152,29 @@ def committed_messages(
     partition, each in offset order.  ``client``: a confluent-kafka client config (at
     least ``bootstrap.servers``; producer-only keys are dropped).  Reads a snapshot: the
     high watermark of each partition when its headers were read."""
-    from confluent_kafka import KafkaError, TopicPartition
+    from .._logreader import consume_to, leaders
 
     client = {k: v for k, v in client.items() if isinstance(v, (str, int, float, bool))}
-    leaders = _leaders(client, topic, timeout)
-    parts = sorted(leaders) if partitions is None else list(partitions)
+    where = leaders(client, topic, timeout)
+    parts = sorted(where) if partitions is None else list(partitions)
     if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
         # The batch headers are read over a plain socket; a secured cluster is real
         # Kafka, which hides aborted transactions itself.
         yield from _broker_filtered(client, topic, parts, timeout)
         return
     for p in parts:
-        if p not in leaders:
+        if p not in where:
             raise LookupError(f"topic {topic!r} has no partition {p}")
-        host, port = leaders[p]
+        host, port = where[p]
         idx = _index(host, port, topic, p, timeout)
         if idx.high == 0:
             continue
         consumer = _consumer(client)
         try:
-            # Offset 0, not OFFSET_BEGINNING: Tansu may report a low watermark of 1
-            # while offset 0 exists.
-            consumer.assign([TopicPartition(topic, p, 0)])
-            deadline = time.monotonic() + timeout  # without progress
-            done = False
-            while not done:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"{topic} [{p}]: no record for {timeout:g} s before offset {idx.high}"
-                    )
-                # consume() waits its whole timeout unless 10000 records come: short
-                # waits, so that the end (often a marker, never returned) is seen soon.
-                for msg in consumer.consume(10000, 0.02):
-                    err = msg.error()
-                    off = msg.offset()
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            done = off is not None and off >= idx.high
-                        elif err.fatal():
-                            raise ConnectionError(f"reading {topic} [{p}]: {err}")
-                        continue
-                    deadline = time.monotonic() + timeout
-                    if idx.visible(off):
-                        yield Message(p, off, msg.key(), msg.value(), tuple(msg.headers() or ()))
-                    if off >= idx.high - 1:
-                        done = True
-                        break
+            for msg in consume_to(consumer, topic, p, idx.high, timeout):
+                off = msg.offset()
+                if off is not None and idx.visible(off):
+                    yield _message(p, off, msg)
         finally:
             consumer.close()
 
@@ -256,6 +188,8 @@ def _broker_filtered(
     producer's open transaction is not missed."""
     from confluent_kafka import TopicPartition
 
+    from .._logreader import consume_to
+
     consumer = _consumer(client, "read_committed")
     try:
         for p in parts:
@@ -263,16 +197,9 @@ def _broker_filtered(
             high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)[1]
             if high <= 0:
                 continue
-            consumer.assign([TopicPartition(topic, p, 0)])
-            deadline = time.monotonic() + timeout
-            while consumer.position([tp])[0].offset < high:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{topic} [{p}]: no progress for {timeout:g} s")
-                for msg in consumer.consume(10000, 0.2):
-                    if msg.error() is None:
-                        deadline = time.monotonic() + timeout
-                        yield Message(
-                            p, msg.offset(), msg.key(), msg.value(), tuple(msg.headers() or ())
-                        )
+            for msg in consume_to(consumer, topic, p, high, timeout):
+                off = msg.offset()
+                assert off is not None  # set on every record
+                yield _message(p, off, msg)
     finally:
         consumer.close()

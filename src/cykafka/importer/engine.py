@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .deadletter import DeadLetter
 from .interrupt import CtrlC
@@ -26,6 +26,9 @@ from .readers import READERS, ReadOptions
 from .sink import Sink
 from .summary import SHOW_PROBLEMS, ImportResult
 
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
+
 __all__ = ["import_files"]
 
 #: After Ctrl-C, how long to wait in all for the delivery reports of queued batches
@@ -42,7 +45,7 @@ def import_files(
     topic: str,
     config: Mapping[str, Any],
     *,
-    preset: Any = "ordered",
+    preset: PresetSpec = "ordered",
     fmt: Optional[str] = None,
     fields: Fields = NO_FIELDS,
     options: ReadOptions = DEFAULT_OPTIONS,

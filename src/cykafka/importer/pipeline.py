@@ -17,6 +17,7 @@ from .sources import Source, expand
 
 if TYPE_CHECKING:
     from ..config import ResolvedConfig
+    from ..presets import PresetSpec
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -144,7 +145,7 @@ def with_max_record(options: ReadOptions, config: Mapping[str, Any]) -> ReadOpti
     return options
 
 
-def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
+def open_producer(config: Mapping[str, Any], preset: PresetSpec = "ordered") -> Any:
     """The :class:`cykafka.Producer` :func:`import_files` would make (``config`` plus
     :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports."""
     from ..producer import Producer
@@ -152,7 +153,7 @@ def open_producer(config: Mapping[str, Any], preset: Any = "ordered") -> Any:
     return Producer(resolve_import(config, preset))
 
 
-def resolve_import(config: Mapping[str, Any], preset: Any) -> ResolvedConfig:
+def resolve_import(config: Mapping[str, Any], preset: PresetSpec) -> ResolvedConfig:
     """``config`` and ``preset`` through the one resolver, with :data:`IMPORT_DEFAULTS`
     laid under the presets (recorded as defaults of ``cykafka import``)."""
     from ..config import resolve

@@ -132,24 +132,27 @@ class Progress:
 
 def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> None:
     """Create the compacted progress topic unless it exists (one partition: every
-    import's record is small and written once per transaction)."""
-    from confluent_kafka import KafkaError
-    from confluent_kafka.admin import AdminClient, NewTopic
+    import's record is small and written once per transaction).  One that exists must be
+    compacted: under ``cleanup.policy=delete`` retention would drop the record of a
+    finished import, and a rerun would send everything again."""
+    from confluent_kafka.admin import AdminClient
+
+    from .._admin import TopicMismatchError, ensure_topic
 
     admin = AdminClient({**client, "log_level": 3})
-    # All topics, not list_topics(name): asking for one may auto-create it, unconfigured.
-    found = admin.list_topics(timeout=timeout).topics.get(name)
-    if found is not None and found.error is None:
-        return
-    fut = admin.create_topics(
-        [NewTopic(name, 1, config={"cleanup.policy": "compact"})], operation_timeout=timeout
-    )[name]
     try:
-        fut.result(timeout)
-    except Exception as e:  # noqa: BLE001 - the KafkaException carries a KafkaError
-        err = e.args[0] if e.args else None
-        if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise RuntimeError(f"cannot create the progress topic {name!r}: {e}") from None
+        ensure_topic(
+            admin,
+            name,
+            1,
+            config={"cleanup.policy": "compact"},
+            same_partitions=False,  # the readers read every partition
+            timeout=timeout,
+        )
+    except TopicMismatchError as e:
+        raise RuntimeError(f"the progress topic {name!r} cannot be used: {e}") from None
+    except Exception as e:  # noqa: BLE001 - KafkaException, TimeoutError
+        raise RuntimeError(f"cannot create the progress topic {name!r}: {e}") from None
 
 
 def committed_progress(

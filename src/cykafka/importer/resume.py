@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..presets import parse as parse_presets
 from .pipeline import pace, prefetch, resolve_import
@@ -46,6 +46,9 @@ from .resume_state import (
     unseekable,
 )
 from .txn_sink import TransactionalSink
+
+if TYPE_CHECKING:
+    from ..presets import PresetSpec
 
 __all__ = [
     "DEFAULT_COMMIT_ROWS",
@@ -138,7 +141,7 @@ def run_exactly_once(
     topic: str,
     config: Mapping[str, Any],
     *,
-    preset: Any,
+    preset: PresetSpec,
     fmt: str,
     fields: dict[str, Any],
     eo: ExactlyOnce,
@@ -254,7 +257,7 @@ def import_plan(
     config: Mapping[str, Any],
     eo: ExactlyOnce,
     *,
-    preset: Any,
+    preset: PresetSpec,
     fields: Any,
     options: Any,
     result: Any,

@@ -4,7 +4,7 @@ pace, and the epoch watch."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 __all__ = ["ThrottledStatsCallback", "stats_setup"]
 
@@ -16,7 +16,7 @@ class ThrottledStatsCallback:
     """The user's ``stats_cb``, called at the user's ``statistics.interval.ms`` although
     librdkafka emits at the (faster) interval the inspector asked for."""
 
-    def __init__(self, fn: Callable[[str], Any], user_ms: int, effective_ms: int) -> None:
+    def __init__(self, fn: Callable[[str], object], user_ms: int, effective_ms: int) -> None:
         self.fn = fn
         # Half an emit interval of slack: emits come every effective_ms with jitter, so a
         # strict ">= user_ms" would skip to the next emit about half the time.
@@ -33,9 +33,9 @@ class ThrottledStatsCallback:
 def stats_setup(
     user_ms: int,
     inspect_ms: int,
-    stats_cb: Optional[Callable[[str], Any]],
-    watch: Optional[Callable[[str], Any]] = None,
-) -> tuple[int, Optional[Callable[[str], Any]]]:
+    stats_cb: Optional[Callable[[str], object]],
+    watch: Optional[Callable[[str], object]] = None,
+) -> tuple[int, Optional[Callable[[str], object]]]:
     """(statistics.interval.ms to give librdkafka, callback to give the extension).
 
     The faster of the two intervals wins; the user's callback keeps librdkafka's meaning
@@ -43,7 +43,7 @@ def stats_setup(
     (e.g. :class:`~cykafka.inspector.watchdog.EpochWatch`) sees every emit."""
     intervals = [ms for ms in (user_ms, inspect_ms) if ms > 0]
     effective = min(intervals) if intervals else 0
-    user: Optional[Callable[[str], Any]] = None
+    user: Optional[Callable[[str], object]] = None
     if stats_cb is not None and user_ms > 0:
         user = (
             stats_cb
@@ -60,7 +60,7 @@ def stats_setup(
 class _Both:
     """The watch, then the user's callback (whose exceptions the extension logs)."""
 
-    def __init__(self, watch: Callable[[str], Any], user: Callable[[str], Any]) -> None:
+    def __init__(self, watch: Callable[[str], object], user: Callable[[str], object]) -> None:
         self.watch, self.user = watch, user
 
     def __call__(self, text: str) -> None:

@@ -8,10 +8,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Callable, Optional, TextIO
 
 from .registry import collect_new_producers
 from .source import Inspectable
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.live import Live
 
 __all__ = ["live_view", "watch_new_producers"]
 
@@ -26,7 +30,7 @@ class _LiveView:
         self,
         producers: Callable[[], list[Inspectable]],
         interval: float,
-        console: Any,
+        console: Optional[Console],
         file: Optional[TextIO],
         log_interval: float,
         max_rows: Optional[int] = 30,
@@ -43,11 +47,11 @@ class _LiveView:
         self.busy_s = 0.0  # what the view costs the producer, measured directly
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        self._live: Any = None
+        self._live: Optional[Live] = None
         out = file if file is not None else sys.stdout
         self.rich = console is not None or (hasattr(out, "isatty") and out.isatty())
 
-    def _renderable(self) -> Any:
+    def _renderable(self) -> RenderableType:
         from rich.console import Group
         from rich.text import Text
 
@@ -115,7 +119,7 @@ class _LiveView:
 def live_view(
     producers: Callable[[], list[Inspectable]],
     interval: float = 0.25,
-    console: Any = None,
+    console: Optional[Console] = None,
     file: Optional[TextIO] = None,
     log_interval: float = 5.0,
     max_rows: Optional[int] = 30,
@@ -133,7 +137,7 @@ def live_view(
 def watch_new_producers(
     interval: float = 0.25,
     stats_interval_ms: int = 250,
-    console: Any = None,
+    console: Optional[Console] = None,
     file: Optional[TextIO] = None,
     log_interval: float = 5.0,
 ) -> Iterator[_LiveView]:

@@ -7,11 +7,13 @@ but the state order, so the snapshot types can call it without an import circle.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .states import PARTITION_STATES
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from .snapshot import AccumulatorSnapshot
 
 __all__ = ["log_line", "render"]
@@ -49,7 +51,7 @@ def _bar(ratio: Optional[float], width: int = 24) -> tuple[str, str]:
 
 
 def _columns(
-    text: Any, header: list[str], rows: list[list[tuple[str, str]]], right: set[int]
+    text: Text, header: list[str], rows: list[list[tuple[str, str]]], right: set[int]
 ) -> None:
     """Append an aligned table to ``text`` (a rich Text).  Hand-made rather than a rich
     Table: a Table costs ~1 ms per row to lay out, which at 4 Hz would break the
@@ -69,7 +71,7 @@ def _columns(
             text.append("  " if i < len(row) - 1 else "\n")
 
 
-def render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Any:
+def render(snap: AccumulatorSnapshot, max_rows: Optional[int] = None) -> Text:
     from rich.text import Text
 
     t = Text(no_wrap=True, overflow="crop")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = ["AccumulatorSnapshot", "BrokerSnapshot", "EosSnapshot", "PartitionSnapshot"]
 
@@ -157,7 +160,7 @@ class AccumulatorSnapshot:
         d["eos"] = dataclasses.asdict(self.eos) if self.eos is not None else None
         return d
 
-    def table(self, max_rows: Optional[int] = None) -> Any:
+    def table(self, max_rows: Optional[int] = None) -> Text:
         """A rich renderable: fill gauges, partition table (the ``max_rows`` busiest
         partitions if given), broker table, eos line; colour-coded."""
         from .render import render

@@ -18,7 +18,7 @@ import logging
 import re
 import time
 from collections import deque
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 __all__ = ["EPOCH_BUMPS", "EPOCH_WINDOW_S", "EpochWatch"]
 
@@ -42,9 +42,9 @@ class EpochWatch:
 
     def __init__(
         self,
-        on_error: Optional[Callable[[Exception], Any]],
+        on_error: Optional[Callable[[Exception], object]],
         name: str = "",
-        hint: Optional[Callable[[Optional[str]], Any]] = None,
+        hint: Optional[Callable[[Optional[str]], object]] = None,
     ) -> None:
         self.on_error = on_error
         self.name = name

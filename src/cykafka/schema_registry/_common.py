@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import pyarrow as pa
 from confluent_kafka.schema_registry import RegisteredSchema, SchemaRegistryClient
 
 from ..serialized import LIST_CHUNK, Chunk, Rejected, context, is_arrow, merge_rejects
+
+if TYPE_CHECKING:
+    from confluent_kafka.schema_registry import Schema
+
+    from ..serialized import ArrowData, Data
 
 __all__ = [
     "LIST_CHUNK",
@@ -43,7 +48,7 @@ def registry_client(registry: RegistryLike) -> SchemaRegistryClient:
     return registry
 
 
-def _url(client: Any) -> str:
+def _url(client: SchemaRegistryClient) -> str:
     try:
         return str(client.config().get("url", "?"))
     except Exception:
@@ -51,7 +56,7 @@ def _url(client: Any) -> str:
 
 
 def resolve_schema_id(
-    ref: Any, topic: str, is_key: bool, schema: Any
+    ref: Any, topic: str, is_key: bool, schema: Optional[Schema]
 ) -> tuple[int, Optional[RegisteredSchema]]:
     """The schema id confluent's serializer ``ref`` would frame with for this topic,
     and the registered schema it would write with when it uses a registered one
@@ -101,7 +106,7 @@ def frame(schema_id: int) -> bytes:
     return b"\x00" + int(schema_id).to_bytes(4, "big")
 
 
-def arrow_chunks(data: Any) -> Iterator[pa.Array]:
+def arrow_chunks(data: ArrowData) -> Iterator[pa.Array]:
     """Arrow input as a sequence of arrays: a table's record batches become struct
     arrays (zero-copy), a chunked array its chunks."""
     if isinstance(data, pa.Table):
@@ -136,7 +141,7 @@ def records_as_array(rows: Sequence[Any], atype: pa.DataType) -> tuple[pa.Array,
     return pa.array(good, atype), rejected
 
 
-def python_rows(data: Any) -> Iterator[list[Any]]:
+def python_rows(data: Data) -> Iterator[list[Any]]:
     """Input as lists of Python records, chunk by chunk (Arrow: one list per batch)."""
     if is_arrow(data):
         for arr in arrow_chunks(data):
@@ -153,7 +158,10 @@ def python_rows(data: Any) -> Iterator[list[Any]]:
 
 
 def encoded_chunks(
-    data: Any, prefix: bytes, encode: Any, errors: tuple[type[BaseException], ...]
+    data: Data,
+    prefix: bytes,
+    encode: Callable[[Any], bytes],
+    errors: tuple[type[BaseException], ...],
 ) -> Iterator[Chunk]:
     """Per-record serialization for formats without a C encoder: ``encode(record)``
     gives the payload after ``prefix``; a record it raises ``errors`` on is rejected."""

@@ -8,7 +8,7 @@ import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import pyarrow as pa
 
@@ -16,6 +16,11 @@ from ._common import RegistryLike, registry_client
 from .avro import AvroSerializer
 from .json_schema import JSONSerializer
 from .protobuf import ProtobufSerializer
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
+    from ..serialized import Data
 
 __all__ = [
     "FORMATS",
@@ -45,7 +50,7 @@ def _schema_text(schema: Optional[str], what: str) -> Optional[str]:
         return f.read()
 
 
-def _message_type(spec: Optional[str], what: str) -> Any:
+def _message_type(spec: Optional[str], what: str) -> type[Message]:
     """A protobuf message class named ``package.module:Message`` (a protoc-generated
     ``*_pb2`` module on the path)."""
     if not spec or ":" not in str(spec):
@@ -113,7 +118,7 @@ def serializers_for(
 
 
 def serialize_column(
-    serializer: Any, data: Any, topic: str, *, is_key: bool = False
+    serializer: Serializer, data: Data, topic: str, *, is_key: bool = False
 ) -> tuple[pa.Array, dict[int, str]]:
     """``data`` (an Arrow batch, table, array or a list of records) serialized into one
     large_binary column, and the rows that did not fit ({row: why}, null in the
@@ -141,23 +146,27 @@ class ColumnEncoders:
     value: Optional[Serializer] = None
     key: Optional[Serializer] = None
 
-    def _encode(self, ser: Any, data: Any, bad: dict[int, str], what: str, is_key: bool) -> Any:
+    def _encode(
+        self, ser: Optional[Serializer], data: Data, bad: dict[int, str], what: str, is_key: bool
+    ) -> pa.Array:
+        if ser is None:
+            raise ValueError(f"no {what} serializer for topic {self.topic!r}")
         column, rejected = serialize_column(ser, data, self.topic, is_key=is_key)
         for row, why in rejected.items():
             bad[row] = f"{bad[row]}; {what}: {why}" if row in bad else f"{what}: {why}"
         return column
 
-    def encode_value(self, data: Any, bad: dict[int, str]) -> Any:
+    def encode_value(self, data: Data, bad: dict[int, str]) -> pa.Array:
         return self._encode(self.value, data, bad, "value", False)
 
-    def encode_key(self, data: Any, bad: dict[int, str]) -> Any:
+    def encode_key(self, data: Data, bad: dict[int, str]) -> pa.Array:
         return self._encode(self.key, data, bad, "key", True)
 
 
 def registry_fields(
     value_format: Optional[str],
     key_format: Optional[str],
-    registry: Any,
+    registry: Optional[RegistryLike],
     value_schema: Optional[str],
     key_schema: Optional[str],
 ) -> dict[str, Any]:
@@ -179,14 +188,12 @@ def registry_fields(
     def text(fmt: Optional[str], schema: Optional[str]) -> Optional[str]:
         return schema if fmt == "protobuf" else _schema_text(schema, "schema")
 
-    fields = {
+    value_text, key_text = text(value_format, value_schema), text(key_format, key_schema)
+    serializers_for(value_format, registry, value_text, key_format, key_text)
+    return {
         "value_format": value_format,
         "key_format": key_format,
         "schema_registry": registry,
-        "value_schema": text(value_format, value_schema),
-        "key_schema": text(key_format, key_schema),
+        "value_schema": value_text,
+        "key_schema": key_text,
     }
-    serializers_for(
-        value_format, registry, fields["value_schema"], key_format, fields["key_schema"]
-    )
-    return fields

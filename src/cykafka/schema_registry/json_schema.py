@@ -4,7 +4,7 @@ as confluent-kafka's JSONSerializer does, with the same bytes)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.common.json_schema import _json_dumps
@@ -21,6 +21,11 @@ from ._common import (
     registry_client,
     resolve_schema_id,
 )
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from ..serialized import Data
 
 __all__ = ["JSONSerializer"]
 
@@ -44,9 +49,9 @@ class JSONSerializer:
         self._registry = registry_client(schema_registry_client)
         self._to_dict = to_dict
         self._ref = _ConfluentJSON(schema_str, self._registry, to_dict, dict(conf or {}))
-        self._resolved: dict[tuple[str, bool], tuple[bytes, Any]] = {}
+        self._resolved: dict[tuple[str, bool], tuple[bytes, Optional[Validator]]] = {}
 
-    def _prepare(self, topic: str, is_key: bool) -> tuple[bytes, Any]:
+    def _prepare(self, topic: str, is_key: bool) -> tuple[bytes, Optional[Validator]]:
         """(framing prefix, validator or None) for this topic."""
         got = self._resolved.get((topic, is_key))
         if got is None:
@@ -64,7 +69,7 @@ class JSONSerializer:
             got = self._resolved[(topic, is_key)] = (frame(schema_id), validator)
         return got
 
-    def serialize_batch(self, data: Any, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
+    def serialize_batch(self, data: Data, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
         """``data`` (pyarrow Table/RecordBatch/Array or a list of records) as framed
         JSON, chunk by chunk: (large_binary array, [(row, why), ...]).  The registry is
         consulted here, before the first chunk is returned."""

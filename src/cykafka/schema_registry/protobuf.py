@@ -4,7 +4,7 @@ byte, schema id, message indexes) and bytes."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobuf
 from confluent_kafka.serialization import SerializationContext, SerializationError
@@ -18,6 +18,9 @@ from ._common import (
     encoded_chunks,
     registry_client,
 )
+
+if TYPE_CHECKING:
+    from ..serialized import Data
 
 __all__ = ["ProtobufSerializer"]
 
@@ -34,7 +37,7 @@ class ProtobufSerializer:
 
     def __init__(
         self,
-        msg_type: Any,
+        msg_type: type[Message],
         schema_registry_client: RegistryLike,
         conf: Optional[Mapping[str, Any]] = None,
     ) -> None:
@@ -76,7 +79,7 @@ class ProtobufSerializer:
         # ParseDict measured 6x slower, and wants int64 as text)
         return self._msg_type(**row)
 
-    def serialize_batch(self, data: Any, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
+    def serialize_batch(self, data: Data, topic: str, *, is_key: bool = False) -> Iterator[Chunk]:
         """``data`` (pyarrow Table/RecordBatch/Array, or a list of messages or dicts) as
         framed Protobuf, chunk by chunk: (large_binary array, [(row, why), ...])."""
         prefix = self._prefix(topic, is_key)

@@ -18,10 +18,21 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, SETUP_MARK, TASK_MARK, TaskResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .._native import BatchFuture
+    from ..producer import Producer
+    from ..schema_registry.formats import Serializer
+
+    #: a produce_batch call's keyword arguments (each its own type)
+    Kwargs = dict[str, Any]
+    Batches = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 __all__ = ["shipped", "write_task"]
 
@@ -38,7 +49,7 @@ HOW_TO_SHIP = (
 # fresh producer per task made every `ordered` task wait ~0.5 s before its first send.
 # Keyed by the whole config; never used for transactions (their id names a unit); a
 # producer is kept only after a task that delivered everything and left nothing queued.
-_KEPT: dict[tuple[tuple[str, str], ...], tuple[Any, float]] = {}
+_KEPT: dict[tuple[tuple[str, str], ...], tuple[Producer, float]] = {}
 _KEEP_IDLE_S = 600.0  # close producers no task has used for this long
 
 _SHIM = """
@@ -56,7 +67,7 @@ def run(batches):
 """
 
 
-def shipped(module: str, name: str, *args: Any) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def shipped(module: str, name: str, *args: object) -> Batches:
     """A mapInArrow function that imports ``module.name`` on the executor and calls it
     with ``*args`` and the batches.  Defined in a module nobody can import, so Spark's
     cloudpickle sends it by value; ``args`` must be plain data (no cykafka classes)."""
@@ -69,12 +80,12 @@ def shipped(module: str, name: str, *args: Any) -> Callable[[Iterator[Any]], Ite
         "HOW": HOW_TO_SHIP,
     }
     exec(_SHIM, ns)
-    fn: Callable[[Iterator[Any]], Iterator[Any]] = ns["run"]
+    fn: Batches = ns["run"]
     return fn
 
 
-def _headers_list(col: Any) -> list[Any]:
-    out: list[Any] = []
+def _headers_list(col: pa.Array) -> list[Optional[list[tuple[str, Optional[bytes]]]]]:
+    out: list[Optional[list[tuple[str, Optional[bytes]]]]] = []
     for hs in col.to_pylist():
         if hs is None:
             out.append(None)
@@ -83,7 +94,9 @@ def _headers_list(col: Any) -> list[Any]:
     return out
 
 
-def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict[str, Any], int]]:
+def _messages(
+    batch: pa.RecordBatch, plan: WritePlan
+) -> Iterator[tuple[Optional[str], Kwargs, int]]:
     """(topic, produce_batch keyword arguments, row count) for one Arrow batch; topic
     None: rows that cannot be sent, with ``{"error": why}``."""
     import pyarrow as pa
@@ -91,8 +104,8 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
 
     from .._arrow import record_json
 
-    def kwargs(b: Any) -> dict[str, Any]:
-        def c(name: Optional[str]) -> Any:
+    def kwargs(b: pa.RecordBatch) -> Kwargs:
+        def c(name: Optional[str]) -> Optional[pa.Array]:
             return None if name is None else b.column(b.schema.get_field_index(name))
 
         if plan.value_format or plan.key_format:
@@ -100,7 +113,7 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
         values = (
             c(plan.value) if plan.value else record_json(b, plan.not_json, nonfinite="string")[0]
         )
-        kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
+        kw: Kwargs = {"values": values, "keys": c(plan.key)}
         if plan.partition:
             kw["partitions"] = c(plan.partition)
         if plan.headers:
@@ -130,14 +143,21 @@ def _messages(batch: Any, plan: WritePlan) -> Iterator[tuple[Optional[str], dict
         yield t, kwargs(sub), sub.num_rows
 
 
-_SERIALIZERS: dict[Any, Any] = {}  # one registry client and serializers per worker
+# one registry client and serializers per worker
+_SERIALIZERS: dict[
+    tuple[Optional[str], ...], tuple[Optional[Serializer], Optional[Serializer]]
+] = {}
 
 
-def _registry_kwargs(b: Any, plan: WritePlan, c: Any) -> dict[str, Any]:
+def _registry_kwargs(
+    b: pa.RecordBatch, plan: WritePlan, c: Callable[[Optional[str]], Optional[pa.Array]]
+) -> Kwargs:
     """produce_batch arguments with Schema Registry serializers: the row (minus the
     helper/headers/partition/topic columns) or the value column, the key column."""
     from ..schema_registry import serializers_for
 
+    # registry_fields refused value_format/key_format without a registry on the driver
+    assert plan.schema_registry is not None
     wire = (
         plan.value_format,
         json.dumps(plan.schema_registry, sort_keys=True),
@@ -158,7 +178,7 @@ def _registry_kwargs(b: Any, plan: WritePlan, c: Any) -> dict[str, Any]:
         values = c(plan.value)
     else:
         values = b.drop_columns([n for n in plan.not_json if n in b.schema.names])
-    kw: dict[str, Any] = {"values": values, "keys": c(plan.key)}
+    kw: Kwargs = {"values": values, "keys": c(plan.key)}
     if sers[0] is not None:
         kw["value_serializer"] = sers[0]
     elif plan.value is None:
@@ -172,7 +192,7 @@ def _registry_kwargs(b: Any, plan: WritePlan, c: Any) -> dict[str, Any]:
     return kw
 
 
-def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
+def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: one producer for this task, every batch through
     produce_batch, one JSON report row out."""
     import pyarrow as pa
@@ -198,7 +218,7 @@ def write_task(wire: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
     result.producer = f"{os.getpid()}/{producer.name}"
 
     def send() -> None:
-        futures: list[Any] = []
+        futures: list[BatchFuture] = []
         for batch in batches:
             result.rows += batch.num_rows
             for topic, kw, _n in _messages(batch, plan):
@@ -247,7 +267,7 @@ def _keep_key(config: dict[str, Any], preset: Optional[str]) -> tuple[tuple[str,
     return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
 
 
-def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Any:
+def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Optional[Producer]:
     """A producer an earlier task of this worker left with this config, or None; also
     closes kept producers idle for longer than _KEEP_IDLE_S."""
     now = time.monotonic()

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructField
+
+    from ..presets import PresetSpec
 
 __all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
 
@@ -66,7 +69,7 @@ class WritePlan:
     # registry's URL or client config, and the schemas as text (read on the driver)
     value_format: Optional[str] = None
     key_format: Optional[str] = None
-    schema_registry: Any = None
+    schema_registry: Union[str, dict[str, Any], None] = None
     value_schema: Optional[str] = None
     key_schema: Optional[str] = None
 
@@ -108,7 +111,7 @@ def producer_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _field(df: DataFrame, name: str) -> Any:
+def _field(df: DataFrame, name: str) -> Optional[StructField]:
     return next((f for f in df.schema.fields if f.name == name), None)
 
 
@@ -178,9 +181,10 @@ def _columns(
             raise TypeError(
                 f"partition={partition!r}: column is {f.dataType.simpleString()}, not int"
             )
-    topic_col = "topic" if "topic" in columns else None
-    if topic_col is not None:
-        t = _field(df, "topic").dataType
+    tf = _field(df, "topic")
+    topic_col = "topic" if tf is not None else None
+    if tf is not None:
+        t = tf.dataType
         if not isinstance(t, StringType):
             raise TypeError(f"the topic column is {t.simpleString()}, not string")
     return key, headers, partition, topic_col
@@ -190,19 +194,19 @@ def partition_count(config: Mapping[str, Any], topic: str) -> int:
     """``topic``'s partition count from the cluster's metadata (one round trip)."""
     from confluent_kafka.admin import AdminClient
 
+    from .._admin import find_topic
+
     passthrough = {
         k: v
         for k, v in config.items()
         if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
     }
     admin = AdminClient({**passthrough, "bootstrap.servers": config["bootstrap.servers"]})
-    md = admin.list_topics(topic=topic, timeout=30)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None or not t.partitions:
-        why = t.error if t is not None else "not in the cluster's metadata"
+    t = find_topic(admin, topic, 30)
+    if t is None or not t.partitions:
         raise ValueError(
-            f"topic {topic!r} on {config['bootstrap.servers']}: {why}; create it first "
-            f"(write_kafka needs its partition count)"
+            f"topic {topic!r} on {config['bootstrap.servers']}: not in the cluster's "
+            f"metadata; create it first (write_kafka needs its partition count)"
         )
     return len(t.partitions)
 
@@ -241,7 +245,7 @@ def make_plan(
     df: DataFrame,
     topic: Optional[str],
     bootstrap_servers: Optional[str],
-    preset: Any,
+    preset: PresetSpec,
     key: Optional[str],
     value: Optional[str],
     headers: Optional[str],
@@ -253,7 +257,7 @@ def make_plan(
     writers: Optional[int] = None,
     job_id: Optional[str] = None,
     progress_topic: Optional[str] = None,
-    order_by: Any = None,
+    order_by: Union[str, Sequence[str], None] = None,
 ) -> WritePlan:
     """Check every argument against ``df``'s schema and decide the write.  ``query``
     (streaming) or ``job_id`` names an exactly_once write, so that its transactional

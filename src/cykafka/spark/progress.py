@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict, Union
 
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
+    "ProgressRecord",
     "client_config",
-    "ensure",
     "progress_key",
     "progress_value",
     "read_job",
@@ -40,6 +40,18 @@ __all__ = [
 
 #: The progress topic of writes with a ``topic`` column and no ``progress_topic``.
 DEFAULT_PROGRESS_TOPIC = "cykafka-spark-progress"
+
+
+class ProgressRecord(TypedDict):
+    """One unit's progress record, as its JSON reads back (see the module's doc)."""
+
+    job: str
+    batch: Optional[int]
+    unit: int
+    units: int
+    partitions: Optional[int]
+    rows: int
+    offsets: list[list[Union[str, int]]]  # [topic, partition, first, last]
 
 
 def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,13 +66,6 @@ def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
     }
     client, _notes = translate(given)
     return dict(client)
-
-
-def ensure(client: Mapping[str, Any], topic: str) -> None:
-    """Create the (compacted, one-partition) progress topic unless it exists."""
-    from ..importer.progress_topic import ensure_progress_topic
-
-    ensure_progress_topic(client, topic)
 
 
 def progress_key(job: str, unit: int) -> bytes:
@@ -90,18 +95,18 @@ def progress_value(
     ).encode()
 
 
-def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, dict[str, Any]]:
+def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, ProgressRecord]:
     """The committed progress of ``job``: unit -> its record of the latest batch."""
     from ..importer.committed import committed_messages
 
     prefix = f"{job}/".encode()
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, ProgressRecord] = {}
     # The reader stops at the end of the log, which a fetch waiting for more data
     # (librdkafka's fetch.wait.max.ms, 500 ms by default) only reports late.
     for msg in committed_messages({**client, "fetch.wait.max.ms": 10}, topic):
         if msg.key is None or not msg.key.startswith(prefix) or msg.value is None:
             continue
-        rec = json.loads(msg.value)
+        rec: ProgressRecord = json.loads(msg.value)
         if rec.get("job") != job:
             continue
         unit = int(rec["unit"])
@@ -112,8 +117,8 @@ def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, dict[
 
 
 def unit_done(
-    records: Mapping[int, Mapping[str, Any]], unit: int, batch: Optional[int]
-) -> Optional[Mapping[str, Any]]:
+    records: Mapping[int, ProgressRecord], unit: int, batch: Optional[int]
+) -> Optional[ProgressRecord]:
     """The record proving ``unit`` of ``batch`` committed, or None.  A streaming query
     runs its micro-batches one after another, so a unit that committed a later batch
     had committed this one before."""
@@ -123,7 +128,9 @@ def unit_done(
     return rec
 
 
-def batch_units(records: Mapping[int, Mapping[str, Any]], batch: Optional[int]) -> Optional[dict]:
+def batch_units(
+    records: Mapping[int, ProgressRecord], batch: Optional[int]
+) -> Optional[dict[str, Optional[int]]]:
     """(units, partitions) an earlier attempt of ``batch`` committed with, if any
     unit of it did: a re-run must split the rows the same way."""
     for rec in records.values():
@@ -132,6 +139,6 @@ def batch_units(records: Mapping[int, Mapping[str, Any]], batch: Optional[int]) 
     return None
 
 
-def _batch(rec: Mapping[str, Any]) -> int:
+def _batch(rec: ProgressRecord) -> int:
     b = rec.get("batch")
     return -1 if b is None else int(b)

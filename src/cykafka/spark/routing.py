@@ -10,18 +10,21 @@ for partitioners Spark has no function for), so it runs on Spark Connect too."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .executor import shipped
 from .plan import KPART, ROUTE, SEQ
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
 
 __all__ = ["ordered"]
 
 
-def kpart_task(key: str, partitions: int, partitioner: str, batches: Iterator[Any]) -> Any:
+def kpart_task(
+    key: str, partitions: int, partitioner: str, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow: add the Kafka partition of each row's key (Python hash functions,
     for partitioners Spark SQL has no function for)."""
     import pyarrow as pa
@@ -136,7 +139,7 @@ def ordered(
     return _restored(order_by, _to_tasks(df, F.pmod(kpart, F.lit(tasks)), tasks))
 
 
-def _to_tasks(df: DataFrame, group: Any, tasks: int) -> DataFrame:
+def _to_tasks(df: DataFrame, group: Column, tasks: int) -> DataFrame:
     """``df`` in ``tasks`` Spark partitions, the rows whose ``group`` (an int
     expression in [0, tasks)) is k in partition k.  Partitioning by the expression, not
     a column: the shuffle carries no route value.  A repartition to a number is never

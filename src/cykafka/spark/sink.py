@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .executor import shipped
 from .plan import WritePlan, make_plan
@@ -13,6 +14,9 @@ from .routing import ordered as _ordered
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from ..presets import PresetSpec
+    from ..schema_registry.formats import RegistryLike
+
 __all__ = ["run_plan", "write_kafka"]
 
 
@@ -20,7 +24,7 @@ def write_kafka(
     df: DataFrame,
     topic: Optional[str] = None,
     bootstrap_servers: Optional[str] = None,
-    preset: Any = "ordered",
+    preset: PresetSpec = "ordered",
     key: Optional[str] = "key",
     value: Optional[str] = "value",
     headers: Optional[str] = None,
@@ -28,10 +32,10 @@ def write_kafka(
     on_error: str = "raise",
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
-    order_by: Any = None,
+    order_by: Union[str, Sequence[str], None] = None,
     value_format: Optional[str] = None,
     key_format: Optional[str] = None,
-    schema_registry: Any = None,
+    schema_registry: Optional[RegistryLike] = None,
     value_schema: Optional[str] = None,
     key_schema: Optional[str] = None,
     job_id: Optional[str] = None,
@@ -180,11 +184,12 @@ def _first_attempts_units(plan: WritePlan) -> WritePlan:
     one did (whatever the parallelism then and now)."""
     import dataclasses
 
+    from ..importer.progress_topic import ensure_progress_topic
     from . import progress
 
     assert plan.progress_topic is not None and plan.job is not None
     client = progress.client_config(plan.config)
-    progress.ensure(client, plan.progress_topic)
+    ensure_progress_topic(client, plan.progress_topic)
     if not plan.job_named:
         return plan  # a name made for this call: nothing of it can be committed yet
     first = progress.batch_units(

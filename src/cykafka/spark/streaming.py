@@ -44,17 +44,19 @@ from .sink import run_plan
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from ..presets import PresetSpec
+
 __all__ = ["kafka_batch_writer"]
 
 
 def kafka_batch_writer(
     topic: Optional[str] = None,
     bootstrap_servers: Optional[str] = None,
-    preset: Any = "ordered",
+    preset: PresetSpec = "ordered",
     *,
     query: Optional[str] = None,
     progress_topic: Optional[str] = None,
-    on_batch: Optional[Callable[[WriteReport], Any]] = None,
+    on_batch: Optional[Callable[[WriteReport], object]] = None,
     **write_options: Any,
 ) -> Callable[[DataFrame, int], WriteReport]:
     """A ``foreachBatch`` function writing each micro-batch with :func:`write_kafka`.

@@ -25,10 +25,14 @@ broker, may not: see ``docs/spark.md``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, TASK_MARK, TaskResult
+
+if TYPE_CHECKING:
+    from ..producer import Producer
+    from .progress import ProgressRecord
 
 __all__ = ["run_unit"]
 
@@ -43,7 +47,7 @@ class _Done(Exception):
 
 
 def run_unit(
-    producer: Any,
+    producer: Producer,
     plan: WritePlan,
     unit: int,
     send: Callable[[], None],
@@ -82,7 +86,7 @@ def run_unit(
         pool.shutdown(wait=True)
 
 
-def _record(producer: Any, plan: WritePlan, unit: int, result: TaskResult) -> None:
+def _record(producer: Producer, plan: WritePlan, unit: int, result: TaskResult) -> None:
     """Add the unit's progress record to its transaction (before the commit)."""
     from . import progress
 
@@ -103,7 +107,7 @@ def _record(producer: Any, plan: WritePlan, unit: int, result: TaskResult) -> No
     fut.result()  # a lost progress record fails the unit (its transaction aborts)
 
 
-def _skip(plan: WritePlan, unit: int, done: Any, result: TaskResult) -> Optional[str]:
+def _skip(plan: WritePlan, unit: int, done: ProgressRecord, result: TaskResult) -> Optional[str]:
     """An earlier attempt committed the unit: this one's transaction is aborted; report
     what the earlier one committed -- unless this attempt holds another number of rows
     for it (the batch's input changed), which is reported, never hidden."""
@@ -125,12 +129,12 @@ def _skip(plan: WritePlan, unit: int, done: Any, result: TaskResult) -> Optional
         )
         return "input changed"
     result.delivered = result.rows
-    result.offsets = {(t, int(p)): (int(lo), int(hi)) for t, p, lo, hi in done["offsets"]}
+    result.offsets = {(str(t), int(p)): (int(lo), int(hi)) for t, p, lo, hi in done["offsets"]}
     return None
 
 
 def _send_in_transaction(
-    producer: Any,
+    producer: Producer,
     send: Callable[[], None],
     record: Callable[[], None],
     plan: WritePlan,

@@ -6,12 +6,16 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .._load import load_native
 from .log import LogRecord, RawRecord, read_log, read_raw_log
 from .mock import MockCluster
 from .report import OrderingReport, PartitionReport
+
+if TYPE_CHECKING:
+    from .._native import KafkaDeliveryError, RecordMetadata
+    from ..presets import PresetSpec
 
 _native = load_native()
 
@@ -21,14 +25,16 @@ __all__ = ["FaultAction", "Faults", "verify_ordering"]
 # The ordering harness
 # ---------------------------------------------------------------------------
 
+#: A key as ``verify_ordering`` takes it: bytes, text (UTF-8) or None.
+Keyish = Union[bytes, bytearray, memoryview, str, None]
 #: A fault action: called with the MockCluster (e.g. ``lambda m: m.set_broker_down(1)``).
-FaultAction = Callable[[MockCluster], Any]
+FaultAction = Callable[[MockCluster], object]
 #: ``[(after_n_messages, action), ...]`` or ``fn(mock, n_produced)`` called every
 #: ``fault_every`` messages.
-Faults = Union[Sequence[tuple[int, FaultAction]], Callable[[MockCluster, int], Any], None]
+Faults = Union[Sequence[tuple[int, FaultAction]], Callable[[MockCluster, int], object], None]
 
 
-def _keys_arg(keys: Union[int, Sequence[Any], None]) -> list[Optional[bytes]]:
+def _keys_arg(keys: Union[int, Sequence[Keyish], None]) -> list[Optional[bytes]]:
     if keys is None:
         return [None]
     if isinstance(keys, bool):
@@ -75,11 +81,11 @@ def verify_ordering(
     producer_config: Mapping[str, Any],
     mock: MockCluster,
     messages: int = 2000,
-    keys: Union[int, Sequence[Any], None] = 1,
+    keys: Union[int, Sequence[Keyish], None] = 1,
     topic: Optional[str] = None,
     partitions: int = 1,
     faults: Faults = None,
-    preset: Any = None,
+    preset: PresetSpec = None,
     *,
     fault_every: int = 100,
     flush_timeout: float = 60.0,
@@ -121,8 +127,8 @@ def verify_ordering(
     # index -> (error name or None, partition, offset); filled on the event thread.
     outcome: list[Optional[tuple[Optional[str], int, int]]] = [None] * messages
 
-    def recorder(i: int) -> Callable[[Any, Any], None]:
-        def cb(exc: Any, md: Any) -> None:
+    def recorder(i: int) -> Callable[[Optional[KafkaDeliveryError], RecordMetadata], None]:
+        def cb(exc: Optional[KafkaDeliveryError], md: RecordMetadata) -> None:
             outcome[i] = (None if exc is None else exc.name, md.partition, md.offset)
 
         return cb

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .._logreader import RawRecord, committed_view, read_partition
+from .._logreader import RawRecord, committed_view, leaders, read_partition
 from .mock import MockCluster
 
 __all__ = ["LogRecord", "RawRecord", "committed_view", "read_log", "read_raw_log"]
@@ -105,22 +105,16 @@ def read_raw_log(
     writes markers but does not tell consumers which transactions aborted (librdkafka's
     mock cluster and Tansu), so that ``read_log(isolation_level="read_committed")``
     still shows aborted records.  Uncompressed and gzip batches only."""
-    from confluent_kafka.admin import AdminClient
-
     servers = mock.bootstrap_servers if isinstance(mock, MockCluster) else mock
     parts = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
-    md = AdminClient({"bootstrap.servers": servers, "log_level": 3}).list_topics(
-        topic, timeout=timeout
-    )
-    t = md.topics.get(topic)
-    if t is None or t.error is not None:
-        raise ValueError(f"read_raw_log: topic {topic!r}: {t.error if t else 'not found'}")
+    try:
+        where = leaders(servers, topic, timeout)
+    except LookupError as e:
+        raise ValueError(f"read_raw_log: {e}") from None
     out: list[RawRecord] = []
     for p in parts:
-        if p not in t.partitions:
+        if p not in where:
             raise ValueError(f"read_raw_log: {topic!r} has no partition {p}")
-        leader = md.brokers.get(t.partitions[p].leader)
-        if leader is None or leader.host is None:
-            raise ValueError(f"read_raw_log: {topic!r} [{p}] has no leader now")
-        out.extend(read_partition(leader.host, leader.port, topic, p, timeout=timeout))
+        host, port = where[p]
+        out.extend(read_partition(host, port, topic, p, timeout=timeout))
     return out

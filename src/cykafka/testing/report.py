@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 __all__ = ["OrderingReport", "PartitionReport"]
 
@@ -44,9 +44,9 @@ class PartitionReport:
     #: Absent from the consumer's read but present in the raw log: a read-back artefact.
     unread: int = 0
     #: First few (key, offset, sequence, previous-highest-sequence) inversions.
-    inversion_examples: list[tuple[Any, int, int, int]] = field(default_factory=list)
+    inversion_examples: list[tuple[Optional[bytes], int, int, int]] = field(default_factory=list)
     #: First few (key, sequence, offsets) duplicates.
-    duplicate_examples: list[tuple[Any, int, list[int]]] = field(default_factory=list)
+    duplicate_examples: list[tuple[Optional[bytes], int, list[int]]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

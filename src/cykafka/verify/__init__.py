@@ -11,7 +11,10 @@ per-key order.  Message timestamps are not compared.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from ..importer import Fields, Problem, ReadOptions, Source
 
 from .matching import EXAMPLES, Expected, VerifyReport, compare
 
@@ -19,16 +22,16 @@ __all__ = ["EXAMPLES", "VerifyReport", "verify_files"]
 
 
 def _expected(
-    plan: Sequence[tuple[Any, str]],
-    fields: Any,
-    options: Any,
+    plan: Sequence[tuple[Source, str]],
+    fields: Fields,
+    options: ReadOptions,
     partition: Optional[int],
     static: tuple[tuple[str, bytes], ...],
     malformed: list[int],
 ) -> Iterator[Expected]:
     from ..importer.readers import READERS
 
-    def report(p: Any) -> None:
+    def report(p: Problem) -> None:
         if p.stage != "note":
             malformed[0] += 1
 
@@ -58,8 +61,8 @@ def verify_files(
     config: Mapping[str, Any],
     *,
     fmt: Optional[str] = None,
-    fields: Any = None,
-    options: Any = None,
+    fields: Optional[Fields] = None,
+    options: Optional[ReadOptions] = None,
     partition: Optional[int] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     tmp_dir: Optional[str] = None,

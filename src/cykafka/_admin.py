@@ -1,0 +1,150 @@
+"""Topics on a cluster: whether one exists, and making sure it does.
+
+Every part of cykafka that needs a topic to exist (the embedded broker's
+``create_topic``, the importer's ``--partitions``, the exactly-once progress topics of
+the importer and of Spark writes) goes through :func:`ensure_topic`, and every question
+"does this topic exist, with which partitions" through :func:`find_topic`.
+
+Neither asks the cluster for one topic by name: a Metadata request naming a topic
+auto-creates it on a broker with ``auto.create.topics.enable`` (Kafka's default, and
+Tansu's behaviour), with the broker's default partitions and config, and librdkafka's
+admin client sends such requests with ``allow.auto.create.topics`` set (it is a
+producer-type handle).  Listing every topic never creates one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
+
+__all__ = ["TopicMismatchError", "ensure_topic", "find_topic", "topic_metadata"]
+
+
+class TopicMismatchError(ValueError):
+    """A topic exists, but not as asked (partition count, cleanup.policy)."""
+
+
+def topic_metadata(
+    admin: AdminClient, name: str, timeout: float
+) -> tuple[ClusterMetadata, Optional[TopicMetadata]]:
+    """The cluster's metadata, and ``name``'s in it (None: no such topic), from a
+    request for all topics: asking for ``name`` alone could create it."""
+    md = admin.list_topics(timeout=timeout)
+    t = md.topics.get(name)
+    return md, (t if t is not None and t.error is None else None)
+
+
+def find_topic(admin: AdminClient, name: str, timeout: float) -> Optional[TopicMetadata]:
+    """``name``'s metadata, or None when the cluster has no such topic (never created
+    by asking; see the module's doc)."""
+    return topic_metadata(admin, name, timeout)[1]
+
+
+def _policy(value: Optional[str]) -> frozenset[str]:
+    return frozenset(p.strip() for p in (value or "delete").split(",") if p.strip())
+
+
+def _check(
+    admin: AdminClient,
+    found: TopicMetadata,
+    name: str,
+    partitions: int,
+    config: Mapping[str, str],
+    same_partitions: bool,
+    timeout: float,
+) -> None:
+    if same_partitions and len(found.partitions) != partitions:
+        raise TopicMismatchError(
+            f"topic {name!r} exists with {len(found.partitions)} partition"
+            f"{'s' if len(found.partitions) != 1 else ''}, not {partitions}"
+        )
+    want = config.get("cleanup.policy")
+    if want is None:
+        return
+    from confluent_kafka.admin import ConfigResource
+
+    fut = admin.describe_configs([ConfigResource("topic", name)], request_timeout=timeout)
+    entries = next(iter(fut.values())).result(timeout)
+    entry = entries.get("cleanup.policy")
+    have = entry.value if entry is not None else None
+    if _policy(have) != _policy(want):
+        raise TopicMismatchError(
+            f"topic {name!r} exists with cleanup.policy={have or 'delete'}, not {want}"
+        )
+
+
+def ensure_topic(
+    admin: AdminClient,
+    name: str,
+    partitions: int = 1,
+    *,
+    config: Optional[Mapping[str, str]] = None,
+    replication_factor: int = -1,
+    same_partitions: bool = True,
+    check_existing: bool = True,
+    timeout: float = 30.0,
+) -> bool:
+    """Make sure topic ``name`` exists; True when this call created it.
+
+    A missing topic is created with ``partitions``, ``config`` and
+    ``replication_factor`` (-1: the broker's default), and waited for until metadata
+    shows every partition with a leader.  One that exists, or that another client
+    creates meanwhile (TOPIC_ALREADY_EXISTS), is kept as it is; with
+    ``check_existing`` it is checked first: its partition count must be
+    ``partitions`` (unless ``same_partitions`` is false) and its ``cleanup.policy``
+    the one in ``config`` (when ``config`` sets one), else :class:`TopicMismatchError`
+    names the topic and the difference.  Other failures raise ``KafkaException`` or
+    ``TimeoutError``.
+    """
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    conf = dict(config or {})
+    found = find_topic(admin, name, timeout)
+    created = False
+    if found is None:
+        new = NewTopic(
+            name, num_partitions=partitions, replication_factor=replication_factor, config=conf
+        )
+        fut = admin.create_topics([new], operation_timeout=timeout, request_timeout=timeout)[name]
+        try:
+            fut.result(timeout)
+            created = True
+        except KafkaException as e:
+            err = e.args[0] if e.args else None
+            if not isinstance(err, KafkaError) or err.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+        found = _wait_led(admin, name, partitions if created else None, timeout)
+    if not created and check_existing:
+        _check(admin, found, name, partitions, conf, same_partitions, timeout)
+    return created
+
+
+def _wait_led(
+    admin: AdminClient, name: str, partitions: Optional[int], timeout: float
+) -> TopicMetadata:
+    """``name``'s metadata once it shows the topic (with ``partitions`` partitions,
+    when given) and a leader for every partition: a topic just created takes a moment
+    to appear in every broker's metadata."""
+    deadline = time.monotonic() + timeout
+    last: object = "not in the cluster's metadata"
+    while True:
+        try:
+            t = find_topic(admin, name, min(5.0, timeout))
+        except Exception as e:  # KafkaException: the next round may answer
+            t, last = None, e
+        if t is not None:
+            led = all(p.leader >= 0 and p.error is None for p in t.partitions.values())
+            if led and t.partitions and (partitions is None or len(t.partitions) == partitions):
+                return t
+            last = f"{len(t.partitions)} partitions, not all with a leader"
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"topic {name!r} did not show {partitions or 'its'} partitions with a "
+                f"leader within {timeout:g} s ({last})"
+            )
+        time.sleep(0.05)
