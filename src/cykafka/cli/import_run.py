@@ -31,7 +31,7 @@ def run_import(
     exactly_once: Optional[ExactlyOnce] = None,
 ) -> int:
     from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
-    from ..importer.cluster import ClusterError, check_partition, prepare_topic, records_in
+    from ..importer.cluster import ClusterError, check_partition, prepare_topic
 
     broker = None
     producer = None
@@ -62,24 +62,29 @@ def run_import(
             )
         else:
             try:
-                if prepare_topic(
-                    bootstrap, config, args.topic, args.partitions, partition=args.partition
-                ):
+                # A plain rerun into a topic with records duplicates them: say so.
+                found = prepare_topic(
+                    bootstrap,
+                    config,
+                    args.topic,
+                    args.partitions,
+                    partition=args.partition,
+                    count_records=exactly_once is None,
+                )
+                if found.created:
                     print(
                         f"cykafka import: created topic {args.topic!r} with {args.partitions} "
                         "partitions",
                         file=sys.stderr,
                     )
-                elif exactly_once is None:
-                    held = records_in(bootstrap, config, args.topic)
-                    if held:
-                        print(
-                            f"cykafka import: note: topic {args.topic!r} already holds "
-                            "records; if an earlier run of this import delivered "
-                            "some of them, this run sends them again (--exactly-once resumes "
-                            "without duplicates)",
-                            file=sys.stderr,
-                        )
+                elif found.records:
+                    print(
+                        f"cykafka import: note: topic {args.topic!r} already holds "
+                        "records; if an earlier run of this import delivered "
+                        "some of them, this run sends them again (--exactly-once resumes "
+                        "without duplicates)",
+                        file=sys.stderr,
+                    )
             except ClusterError as e:
                 if e.usage:
                     raise UsageError(str(e)) from None

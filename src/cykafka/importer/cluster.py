@@ -6,11 +6,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
 
 from .model import ImportInputError
 
-__all__ = ["ClusterError", "check_partition", "check_topic_name", "prepare_topic", "records_in"]
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient, TopicMetadata
+
+__all__ = [
+    "ClusterError",
+    "TopicCheck",
+    "check_partition",
+    "check_topic_name",
+    "prepare_topic",
+    "records_in",
+]
 
 #: Seconds to wait for the cluster's first answer.
 CONNECT_TIMEOUT_S = 6.0
@@ -58,6 +69,15 @@ def check_partition(topic: str, partition: Optional[int], count: int) -> None:
         )
 
 
+@dataclass
+class TopicCheck:
+    """What :func:`prepare_topic` found: whether it created the topic, and (when asked)
+    the records an existing topic already holds (None: not asked, or not said)."""
+
+    created: bool
+    records: Optional[int] = None
+
+
 def prepare_topic(
     bootstrap: str,
     config: Mapping[str, Any],
@@ -65,10 +85,13 @@ def prepare_topic(
     partitions: Optional[int] = None,
     timeout: float = CONNECT_TIMEOUT_S,
     partition: Optional[int] = None,
-) -> bool:
+    count_records: bool = False,
+) -> TopicCheck:
     """Check that the cluster answers and ``topic`` exists; create it with
     ``partitions`` when it is missing and that is given; check that ``partition`` (-p)
-    is one of its partitions.  True if it was created."""
+    is one of its partitions.  ``count_records``: also say how many records an existing
+    topic holds (:func:`records_in`), with the same admin client: one connection, one
+    metadata request."""
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
@@ -90,7 +113,8 @@ def prepare_topic(
         ) from None
     if t is not None:
         check_partition(topic, partition, len(t.partitions))
-        return False
+        held = _high_watermarks(admin, topic, t, timeout) if count_records else None
+        return TopicCheck(created=False, records=held)
     if partitions is None:
         raise ClusterError(
             f"topic {topic!r} does not exist on {bootstrap}; create it, or pass "
@@ -104,25 +128,38 @@ def prepare_topic(
         created = ensure_topic(admin, topic, partitions, same_partitions=False)
     except (KafkaException, TimeoutError, TopicMismatchError) as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
-    return created
+    return TopicCheck(created=created)
 
 
 def records_in(
     bootstrap: str, config: Mapping[str, Any], topic: str, timeout: float = CONNECT_TIMEOUT_S
 ) -> Optional[int]:
     """The sum of ``topic``'s high watermarks (0: it holds no records; Tansu's can be
-    lower than the record count, see docs/tansu.md), None when the cluster does not say.  A plain import into a topic that holds records may be the
-    rerun of one that delivered some of them: it sends them again."""
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
+    lower than the record count, see docs/tansu.md), None when the cluster does not say
+    or there is no such topic.  A plain import into a topic that holds records may be
+    the rerun of one that delivered some of them: it sends them again."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
 
     from .._admin import find_topic
 
     try:
         admin = AdminClient(_admin_config(bootstrap, config))
         t = find_topic(admin, topic, timeout)
-        if t is None:
-            return None
+    except (KafkaException, ValueError, TypeError):
+        return None
+    return None if t is None else _high_watermarks(admin, topic, t, timeout)
+
+
+def _high_watermarks(
+    admin: AdminClient, topic: str, t: TopicMetadata, timeout: float
+) -> Optional[int]:
+    """The sum of the high watermarks of ``topic``'s partitions (``t``: its metadata);
+    None when the cluster does not say."""
+    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    try:
         want = {TopicPartition(topic, p): OffsetSpec.latest() for p in t.partitions}
         futs = admin.list_offsets(want, request_timeout=timeout)
         return sum(max(f.result(timeout).offset, 0) for f in futs.values())
