@@ -98,14 +98,15 @@ def _extension() -> Extension:
 
 
 def _codecs() -> Extension:
-    """cykafka._codecs: encoders from Arrow columns to message bytes.  They need no
-    librdkafka, so they build and load apart from the producer core."""
+    """cykafka._codecs: the codecs from input to message bytes (Arrow to JSON and
+    Avro, lines, CSV).  They need no librdkafka, so they build and load apart from
+    the producer core."""
     return Extension(
         "cykafka._codecs",
         sources=["ext/codecs.pyx"],
         include_dirs=["ext"],
         extra_compile_args=["-O2", "-Wno-unused-function"],
-        depends=["ext/arrowjson.h", "ext/arrowjson.pxd", "ext/arrowjson.pxi"],
+        depends=glob.glob("ext/*.pxi") + glob.glob("ext/*.pxd") + glob.glob("ext/*.h"),
     )
 
 

@@ -100,18 +100,6 @@ cdef struct _Chunk:
 # producer.pxi
 ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
 
-# text.pxi
-cdef struct _Split:
-    const char *src
-    Py_ssize_t end          # split src[:end]
-    Py_ssize_t pos          # where the next line starts
-    char *dst               # line bodies, back to back
-    Py_ssize_t written
-    void *offsets           # int32_t or int64_t [cap]; [0] is 0, [i] ends line i
-    Py_ssize_t n            # lines done
-    Py_ssize_t cap
-    bint large
-
 
 cdef class _FutureBase:   # delivery.pxi
     # No cdef methods here or in DeliveryFuture: without a vtable pointer, and

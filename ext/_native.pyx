@@ -24,10 +24,6 @@ include "failures.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
-include "text.pxi"
-include "csvjson.pxi"
-include "avro.pxi"
-include "avro_plan.pxi"
 include "avro_batch.pxi"
 
 
