@@ -10,36 +10,8 @@
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint8_t, int64_t
-from cpython.buffer cimport PyBuffer_FillInfo
 
 from arrowjson cimport *
-
-
-cdef class _JsonBuffer:
-    """malloc'd memory exposed through the buffer protocol (pa.py_buffer keeps it)."""
-    cdef char *p
-    cdef Py_ssize_t n
-
-    def __cinit__(self):
-        self.p = NULL
-        self.n = 0
-
-    def __dealloc__(self):
-        free(self.p)
-
-    def __getbuffer__(self, Py_buffer *view, int flags):
-        PyBuffer_FillInfo(view, self, self.p if self.p != NULL else <char *>"", self.n, 1,
-                          flags)
-
-    def __releasebuffer__(self, Py_buffer *view):
-        pass
-
-
-cdef _JsonBuffer _owned(void *p, Py_ssize_t n):
-    cdef _JsonBuffer jb = _JsonBuffer.__new__(_JsonBuffer)
-    jb.p = <char *>p   # jb now frees p
-    jb.n = n
-    return jb
 
 
 cdef const uint8_t *_addr(object buf):

@@ -19,7 +19,6 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, \
     uint64_t
-from cpython.buffer cimport PyBuffer_FillInfo
 
 cdef extern from *:
     """
@@ -368,33 +367,6 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
     return _AE_RANGE
 
 
-cdef class _CBuffer:
-    """malloc'd memory exposed through the buffer protocol (pa.py_buffer keeps it)."""
-    cdef char *p
-    cdef Py_ssize_t n
-
-    def __cinit__(self):
-        self.p = NULL
-        self.n = 0
-
-    def __dealloc__(self):
-        free(self.p)
-
-    def __getbuffer__(self, Py_buffer *view, int flags):
-        PyBuffer_FillInfo(view, self, self.p if self.p != NULL else <char *>"", self.n, 1,
-                          flags)
-
-    def __releasebuffer__(self, Py_buffer *view):
-        pass
-
-
-cdef _CBuffer _cbuffer(void *p, Py_ssize_t n):
-    cdef _CBuffer cb = _CBuffer.__new__(_CBuffer)
-    cb.p = <char *>p   # cb now frees p
-    cb.n = n
-    return cb
-
-
 cdef struct _ARowErr:
     int64_t row
     int code
@@ -589,11 +561,11 @@ cdef class _AvroPlan:
                 raise MemoryError()
             rejected = [(errs[i].row, self.specs[errs[i].node]["path"],
                          _AVRO_ERRORS[errs[i].code]) for i in range(nerr)]
-            data = _cbuffer(buf.p, buf.len)
+            data = _owned(buf.p, buf.len)
             buf.p = NULL
-            offsets = _cbuffer(offs, (n + 1) * sizeof(int64_t))
+            offsets = _owned(offs, (n + 1) * sizeof(int64_t))
             offs = NULL
-            validity = _cbuffer(valid, (n + 7) // 8)
+            validity = _owned(valid, (n + 7) // 8)
             valid = NULL
             out = pa.Array.from_buffers(
                 pa.large_binary(), n,

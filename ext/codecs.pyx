@@ -10,6 +10,7 @@ This file is only a hub: each codec lives in its own .pxi.
 
 import json as _json
 
+include "cbuffer.pxi"
 include "arrowjson.pxi"
 include "avro.pxi"
 include "avro_plan.pxi"
