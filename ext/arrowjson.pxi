@@ -11,6 +11,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint8_t, int64_t
 
+from cbuf cimport *
 from arrowjson cimport *
 
 
@@ -258,7 +259,7 @@ def arrow_json(list columns, object names, str nonfinite="refuse"):
             litlens[c] = len(lit)
     lits[ncol] = "}" if ncol else "{}"
     litlens[ncol] = 1 if ncol else 2
-    cdef cj_buf buf
+    cdef cyk_buf buf
     buf.p = NULL
     buf.len = 0
     buf.cap = 0
@@ -285,13 +286,13 @@ def arrow_json(list columns, object names, str nonfinite="refuse"):
                 c = 0
                 if record:
                     for c in range(ncol):
-                        r = cj_put(&buf, lits[c], litlens[c])
+                        r = cyk_buf_put(&buf, lits[c], litlens[c])
                         if r == 0:
                             r = cj_write(&buf, roots[c], i, &ctx)
                         if r:
                             break
                     if r == 0:
-                        r = cj_put(&buf, lits[ncol], litlens[ncol])
+                        r = cyk_buf_put(&buf, lits[ncol], litlens[ncol])
                 elif not cj_valid(roots[0], i):
                     r = 3   # a null value is a null message
                 else:

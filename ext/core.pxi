@@ -13,9 +13,7 @@ from collections import deque as _deque
 from time import monotonic as _monotonic
 
 from cpython.exc cimport PyErr_CheckSignals
-
-cdef extern from "<unistd.h>" nogil:
-    int usleep(unsigned int usec)
+from system cimport usleep
 
 
 # librdkafka's threads do not survive fork(); a producer made before a fork

@@ -11,6 +11,7 @@
 # standard poll APIs."
 
 from libc.stdlib cimport realloc, free
+from system cimport Dl_info, dladdr, dlopen, dlsym, RTLD_LAZY, RTLD_NOLOAD
 
 import logging as _logging
 import threading as _threading
@@ -20,16 +21,6 @@ _logger = _logging.getLogger("cykafka")
 # syslog levels (librdkafka's) -> logging levels
 _LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging.ERROR,
                _logging.WARNING, _logging.INFO, _logging.INFO, _logging.DEBUG)
-
-
-cdef extern from "<dlfcn.h>" nogil:
-    ctypedef struct Dl_info:
-        const char *dli_fname
-    int dladdr(const void *addr, Dl_info *info)
-    void *dlopen(const char *filename, int flags)
-    void *dlsym(void *handle, const char *symbol)
-    int RTLD_LAZY
-    int RTLD_NOLOAD
 
 
 cdef _produce_errstr_fn _find_produce_errstr() noexcept:
