@@ -2,9 +2,6 @@
 # values and header values as (pointer, length), partitions, timestamps and
 # header lists.  Errors name the argument (and the index, in batches).
 
-import datetime as _datetime
-import operator as _operator
-
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_CheckExact
 from cpython.unicode cimport PyUnicode_Check
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release

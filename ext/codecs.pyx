@@ -8,8 +8,7 @@ cykafka._native.
 This file is only a hub: each codec lives in its own .pxi.
 """
 
-import json as _json
-
+include "includes/codecs_stdlib.pxi"
 include "cbuffer.pxi"
 include "arrowjson.pxi"
 include "avro.pxi"

@@ -4,14 +4,6 @@
 # the _Core; the event thread references only the _Core, so that dropping the
 # Producer is noticed.
 
-import os as _os
-import re as _re_topic
-import signal as _signal
-import sys as _sys
-import warnings as _warnings
-from collections import deque as _deque
-from time import monotonic as _monotonic
-
 from cpython.exc cimport PyErr_CheckSignals
 from system cimport usleep
 
@@ -94,7 +86,7 @@ cdef inline int64_t _deadline_after(int64_t ns) noexcept:
 
 
 # Kafka's rule for topic names (kafka.common.internals.Topic).
-_TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
+_TOPIC_RE = _re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 cdef object _sigint_default():
@@ -275,7 +267,7 @@ cdef class _Core:
         pending signal (Ctrl-C) raises here, so a blocked produce is
         interruptible within a slice."""
         cdef int64_t start = _now_ns(), now = start
-        if getattr(_event_tls, "core", None) is not None:
+        if _event_core() is not None:
             # In a callback on an event thread: that thread frees the queue (its
             # own, or another producer's whose callbacks may produce back here),
             # so waiting for room could wait for itself.  Fail at once instead.

@@ -21,9 +21,6 @@
 #   (whose frames may hold the future) is never referenced by the future.
 
 cimport cython
-import concurrent.futures as _cf
-import threading as _threading
-from collections import namedtuple as _namedtuple
 
 from python cimport (PyObject_GC_UnTrack, PyType_GenericAlloc, PyTuple_SET_ITEM,
                      PyTuple_GET_ITEM, Py_REFCNT)
@@ -177,7 +174,7 @@ cdef _wait(_FutureBase f, timeout):
         raise _forked_future_error()
     if timeout is not None and timeout < 0:
         raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
-    if timeout != 0 and getattr(_event_tls, "core", None) is not None:
+    if timeout != 0 and _event_core() is not None:
         # Outcomes are set by event threads; waiting on one blocks its producer's
         # reports, and this future's own report if it comes from that producer.
         raise RuntimeError(

@@ -1,8 +1,6 @@
 # producer.pxi -- NativeProducer, the compiled base class of cykafka.Producer:
 # produce() with a future per message, the batch paths, flush and close.
 
-import weakref as _weakref
-import atexit as _atexit
 
 cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at exit
 
@@ -382,7 +380,7 @@ cdef class NativeProducer:
         """Whether the caller runs on this producer's event thread (in a callback),
         which serves the statistics: waiting there for the next emit would wait for
         itself."""
-        return self._core is not None and getattr(_event_tls, "core", None) is self._core
+        return self._core is not None and _event_core() is self._core
 
     def _last_outcome_time(self):
         """Monotonic time the latest delivery report was served (0.0: none yet)."""
@@ -441,7 +439,7 @@ cdef class NativeProducer:
         finally:   # even when warnings are errors
             if core.orphaned:
                 pass
-            elif getattr(_event_tls, "core", None) is core:
+            elif _event_core() is core:
                 # Dropped inside a callback on its own event thread, which cannot wait
                 # for itself: purge so the futures fail, and let that thread serve
                 # the reports and then close (_serve), within 10 s like below.
