@@ -229,6 +229,7 @@ cdef class _Core:   # core.pxi
     cdef purge(self)
     cdef Py_ssize_t abandon(self, str when) except -1
     cdef release(self)
+    cdef bint _free(self) noexcept
 
 
 @cython.final
@@ -317,6 +318,7 @@ cdef class _MockCluster:   # mock.pxi
     cdef readonly int num_brokers
     cdef readonly str bootstrap_servers
     cdef rd_kafka_mock_cluster_t *_mc(self) except NULL
+    cdef bint _free(self) noexcept nogil
 
     @staticmethod
     cdef _check(rd_kafka_resp_err_t err, str what)
