@@ -97,6 +97,21 @@ cdef struct _Chunk:
     Py_ssize_t outstanding  # messages of this chunk whose report is still due
     void **slots            # slots[i] == this chunk
 
+# batch.pxi: one sub-chunk as C arrays, message j of the sub-chunk at index j of each
+cdef struct _Sub:
+    Py_ssize_t cnt              # messages in the sub-chunk
+    const char **vp             # values
+    size_t *vl
+    const char **kp             # keys (NULL pointers when the batch has none)
+    size_t *kl
+    const int64_t *pd           # partitions; NULL: none given (RD_KAFKA_PARTITION_UA)
+    const int64_t *td           # timestamps; NULL: none given (librdkafka's now)
+    rd_kafka_headers_t **hp     # NULL: no headers
+    int *errs                   # librdkafka's answer for each message handed over
+    Py_ssize_t *perm_buf        # room for grouping.pxi's order ...
+    const Py_ssize_t *perm      # ... the hand-over order when grouped, NULL: 0..cnt-1
+    _Chunk *chunk               # NULL between sub-chunks
+
 # producer.pxi
 ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
 
