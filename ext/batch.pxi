@@ -131,6 +131,21 @@ cdef BatchFuture _new_batch_future(object topic, object on_delivery):
     return bf
 
 
+cdef _seal_batch(BatchFuture bf, object exc=None):
+    """Nothing more joins the batch: it completes once every message has an outcome,
+    at once if each has one already (every report came meanwhile, or no message was
+    handed over, so no report will come).  ``exc``: what stopped the batch; it then
+    carries the future (``exc.batch``), so the part already queued stays observable
+    (KeyboardInterrupt mid-batch, max.block.ms, a bad record)."""
+    bf._sealed = True
+    bf._maybe_complete(None)
+    if exc is not None:
+        try:
+            exc.batch = bf
+        except Exception:
+            pass
+
+
 cdef class _BatchRun:
     """Accumulates consecutive delivered messages of one batch and partition
     within a delivery-report event, so offsets are recorded once per run."""

@@ -210,17 +210,13 @@ cdef class NativeProducer:
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
         bf = _new_batch_future(t.name, on_delivery)
         bf._total = n
-        bf._sealed = True
+        bf._sealed = True   # its size is known: reports may complete it while it is enqueued
         try:
             _enqueue(core, t, bf, 0, vcol, kcol, pcol, tcol, headers)
         except BaseException as exc:
-            # The stopped batch's unqueued messages are failed already; if none was
-            # accepted, no delivery report will come to complete the future, so check
-            # now (as produce_many does).
-            bf._maybe_complete(None)
-            _attach_batch(exc, bf)
+            _seal_batch(bf, exc)   # its unqueued messages are failed already
             raise
-        bf._maybe_complete(None)
+        _seal_batch(bf)
         return bf
 
     def produce_many(self, records, topic, *, chunk_size=10000, on_delivery=None):
@@ -269,12 +265,9 @@ cdef class NativeProducer:
                 _enqueue(core, t, bf, base, vcol, kcol, pcol, tcol, hdrs)
                 base += n
         except BaseException as exc:
-            bf._sealed = True
-            bf._maybe_complete(None)
-            _attach_batch(exc, bf)
+            _seal_batch(bf, exc)
             raise
-        bf._sealed = True
-        bf._maybe_complete(None)
+        _seal_batch(bf)
         return bf
 
     def flush(self, timeout=None):
@@ -541,15 +534,6 @@ cdef _Topic _entered_topic(_Core core, object name):
         return core.topic(name)
     finally:
         core.leave()
-
-
-cdef _attach_batch(object exc, BatchFuture bf):
-    # The batch's future rides on the exception, so the part already queued
-    # stays observable (KeyboardInterrupt mid-batch, max.block.ms, bad record).
-    try:
-        exc.batch = bf
-    except Exception:
-        pass
 
 
 cdef list _headers_column(object headers, Py_ssize_t n):
