@@ -76,6 +76,13 @@ def _system_librdkafka() -> dict:
             "extra_link_args": shlex.split(ldflags), "libraries": []}
 
 
+def _ext_files() -> list[str]:
+    """The files whose change rebuilds the extensions: the .pxi files in ext/, the
+    extern declarations and C headers in ext/includes/."""
+    return [p for pat in ("*.pxi", "*.pxd", "*.h") for d in ("ext", "ext/includes")
+            for p in glob.glob(os.path.join(d, pat))]
+
+
 def _extension() -> Extension:
     mode = os.environ.get("CYKAFKA_LIBRDKAFKA", "wheel")
     if mode not in ("wheel", "system"):
@@ -88,24 +95,25 @@ def _extension() -> Extension:
     return Extension(
         "cykafka._native",
         sources=["ext/_native.pyx"],
-        include_dirs=lib["include_dirs"] + ["ext"],
+        include_dirs=lib["include_dirs"] + ["ext", "ext/includes"],
         library_dirs=lib["library_dirs"],
         libraries=lib["libraries"],
         extra_compile_args=extra_compile,
         extra_link_args=lib["extra_link_args"],
-        depends=glob.glob("ext/*.pxi") + glob.glob("ext/*.pxd"),
+        depends=_ext_files(),
     )
 
 
 def _codecs() -> Extension:
-    """cykafka._codecs: encoders from Arrow columns to message bytes.  They need no
-    librdkafka, so they build and load apart from the producer core."""
+    """cykafka._codecs: the codecs from input to message bytes (Arrow to JSON and
+    Avro, lines, CSV).  They need no librdkafka, so they build and load apart from
+    the producer core."""
     return Extension(
         "cykafka._codecs",
         sources=["ext/codecs.pyx"],
-        include_dirs=["ext"],
+        include_dirs=["ext", "ext/includes"],
         extra_compile_args=["-O2", "-Wno-unused-function"],
-        depends=["ext/arrowjson.h", "ext/arrowjson.pxd", "ext/arrowjson.pxi"],
+        depends=_ext_files(),
     )
 
 
@@ -129,6 +137,6 @@ setup(
         [_extension(), _codecs()],
         language_level=3,
         compiler_directives={"embedsignature": True, "binding": False},
-        include_path=["ext", _pxd_dir()],
+        include_path=["ext", "ext/includes", _pxd_dir()],
     ),
 )

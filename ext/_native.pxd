@@ -97,20 +97,23 @@ cdef struct _Chunk:
     Py_ssize_t outstanding  # messages of this chunk whose report is still due
     void **slots            # slots[i] == this chunk
 
+# batch.pxi: one sub-chunk as C arrays, message j of the sub-chunk at index j of each
+cdef struct _Sub:
+    Py_ssize_t cnt              # messages in the sub-chunk
+    const char **vp             # values
+    size_t *vl
+    const char **kp             # keys (NULL pointers when the batch has none)
+    size_t *kl
+    const int64_t *pd           # partitions; NULL: none given (RD_KAFKA_PARTITION_UA)
+    const int64_t *td           # timestamps; NULL: none given (librdkafka's now)
+    rd_kafka_headers_t **hp     # NULL: no headers
+    int *errs                   # librdkafka's answer for each message handed over
+    Py_ssize_t *perm_buf        # room for grouping.pxi's order ...
+    const Py_ssize_t *perm      # ... the hand-over order when grouped, NULL: 0..cnt-1
+    _Chunk *chunk               # NULL between sub-chunks
+
 # producer.pxi
 ctypedef rd_kafka_error_t *(*_txn_fn)(rd_kafka_t *rk, int timeout_ms) noexcept nogil
-
-# text.pxi
-cdef struct _Split:
-    const char *src
-    Py_ssize_t end          # split src[:end]
-    Py_ssize_t pos          # where the next line starts
-    char *dst               # line bodies, back to back
-    Py_ssize_t written
-    void *offsets           # int32_t or int64_t [cap]; [0] is 0, [i] ends line i
-    Py_ssize_t n            # lines done
-    Py_ssize_t cap
-    bint large
 
 
 cdef class _FutureBase:   # delivery.pxi
@@ -241,6 +244,7 @@ cdef class _Core:   # core.pxi
     cdef purge(self)
     cdef Py_ssize_t abandon(self, str when) except -1
     cdef release(self)
+    cdef bint _free(self) noexcept
 
 
 @cython.final
@@ -329,6 +333,7 @@ cdef class _MockCluster:   # mock.pxi
     cdef readonly int num_brokers
     cdef readonly str bootstrap_servers
     cdef rd_kafka_mock_cluster_t *_mc(self) except NULL
+    cdef bint _free(self) noexcept nogil
 
     @staticmethod
     cdef _check(rd_kafka_resp_err_t err, str what)

@@ -5,9 +5,13 @@ future for every delivery and a C loop for whole columns.
 This file is only a hub: each concept lives in its own .pxi.
 """
 
-# The cdef classes, structs and C constants every .pxi shares are declared
-# in _native.pxd, so no .pxi depends on another being included before it.
+# What every .pxi may use comes first: the Python modules (includes/stdlib.pxi)
+# and the Python-level constants (consts.pxi); the cdef classes, structs and C
+# constants are declared in _native.pxd.  Past those, no .pxi depends on another
+# being included before it: what one uses of another is a cdef function or class
+# (bound when compiling) or a Python name looked up only when called.
 
+include "includes/stdlib.pxi"
 include "consts.pxi"
 include "errors.pxi"
 include "config.pxi"
@@ -24,10 +28,6 @@ include "failures.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
-include "text.pxi"
-include "csvjson.pxi"
-include "avro.pxi"
-include "avro_plan.pxi"
 include "avro_batch.pxi"
 
 

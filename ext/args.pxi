@@ -2,16 +2,10 @@
 # values and header values as (pointer, length), partitions, timestamps and
 # header lists.  Errors name the argument (and the index, in batches).
 
-import datetime as _datetime
-import operator as _operator
-
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_CheckExact
 from cpython.unicode cimport PyUnicode_Check
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release
-
-cdef extern from "Python.h":
-    const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *) except NULL
-    int PyBUF_SIMPLE
+from python cimport PyUnicode_AsUTF8AndSize, PyBUF_SIMPLE
 
 
 cdef const char *_utf8(object s, Py_ssize_t *size, str what) except NULL:

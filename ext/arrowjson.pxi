@@ -10,36 +10,9 @@
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint8_t, int64_t
-from cpython.buffer cimport PyBuffer_FillInfo
 
+from cbuf cimport *
 from arrowjson cimport *
-
-
-cdef class _JsonBuffer:
-    """malloc'd memory exposed through the buffer protocol (pa.py_buffer keeps it)."""
-    cdef char *p
-    cdef Py_ssize_t n
-
-    def __cinit__(self):
-        self.p = NULL
-        self.n = 0
-
-    def __dealloc__(self):
-        free(self.p)
-
-    def __getbuffer__(self, Py_buffer *view, int flags):
-        PyBuffer_FillInfo(view, self, self.p if self.p != NULL else <char *>"", self.n, 1,
-                          flags)
-
-    def __releasebuffer__(self, Py_buffer *view):
-        pass
-
-
-cdef _JsonBuffer _owned(void *p, Py_ssize_t n):
-    cdef _JsonBuffer jb = _JsonBuffer.__new__(_JsonBuffer)
-    jb.p = <char *>p   # jb now frees p
-    jb.n = n
-    return jb
 
 
 cdef const uint8_t *_addr(object buf):
@@ -286,7 +259,7 @@ def arrow_json(list columns, object names, str nonfinite="refuse"):
             litlens[c] = len(lit)
     lits[ncol] = "}" if ncol else "{}"
     litlens[ncol] = 1 if ncol else 2
-    cdef cj_buf buf
+    cdef cyk_buf buf
     buf.p = NULL
     buf.len = 0
     buf.cap = 0
@@ -313,13 +286,13 @@ def arrow_json(list columns, object names, str nonfinite="refuse"):
                 c = 0
                 if record:
                     for c in range(ncol):
-                        r = cj_put(&buf, lits[c], litlens[c])
+                        r = cyk_buf_put(&buf, lits[c], litlens[c])
                         if r == 0:
                             r = cj_write(&buf, roots[c], i, &ctx)
                         if r:
                             break
                     if r == 0:
-                        r = cj_put(&buf, lits[ncol], litlens[ncol])
+                        r = cyk_buf_put(&buf, lits[ncol], litlens[ncol])
                 elif not cj_valid(roots[0], i):
                     r = 3   # a null value is a null message
                 else:

@@ -19,134 +19,9 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, \
     uint64_t
-from cpython.buffer cimport PyBuffer_FillInfo
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    #include <stdlib.h>
-    typedef struct { char *p; size_t len, cap; } cyk_abuf;
-
-    static int cyk_abuf_reserve(cyk_abuf *b, size_t extra) {
-        size_t need = b->len + extra, cap;
-        char *p;
-        if (need <= b->cap) return 0;
-        cap = b->cap ? b->cap : 4096;
-        while (cap < need) cap *= 2;
-        p = (char *)realloc(b->p, cap);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = cap;
-        return 0;
-    }
-
-    static inline int cyk_put_long(cyk_abuf *b, int64_t v) {
-        uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-        char *o;
-        if (b->len + 10 > b->cap && cyk_abuf_reserve(b, 10)) return -1;
-        o = b->p + b->len;
-        while (z > 0x7f) { *o++ = (char)((z & 0x7f) | 0x80); z >>= 7; }
-        *o++ = (char)z;
-        b->len = (size_t)(o - b->p);
-        return 0;
-    }
-
-    static inline int cyk_put_raw(cyk_abuf *b, const void *src, size_t n) {
-        if (b->len + n > b->cap && cyk_abuf_reserve(b, n)) return -1;
-        if (n) memcpy(b->p + b->len, src, n);
-        b->len += n;
-        return 0;
-    }
-
-    /* floor(v * mul / div), 0 on success, 1 on overflow */
-    static inline int cyk_scale(int64_t v, int64_t mul, int64_t div, int64_t *out) {
-        int64_t r, q;
-        if (mul != 1 && __builtin_mul_overflow(v, mul, &r)) return 1;
-        if (mul == 1) r = v;
-        if (div == 1) { *out = r; return 0; }
-        q = r / div;
-        if ((r % div != 0) && (r < 0)) q -= 1;
-        *out = q;
-        return 0;
-    }
-
-    typedef __int128 cyk_i128;
-    typedef unsigned __int128 cyk_u128;
-
-    static int cyk_digits(cyk_u128 m) {
-        int d = 1;
-        while (m >= 10) { m /= 10; d++; }
-        return d;
-    }
-
-    static int cyk_bitlen(cyk_u128 m) {
-        int n = 0;
-        while (m) { m >>= 1; n++; }
-        return n;
-    }
-
-    /* A decimal128 (16 bytes, little-endian two's complement) as Avro decimal:
-       size == 0: bytes (fastavro's length); size > 0: fixed of that size.
-       Returns 0, or 4 (precision), 6 (does not fit). */
-    static int cyk_put_decimal(cyk_abuf *b, const uint8_t *le, int precision,
-                               int scale_up, int size) {
-        cyk_i128 v = 0;
-        cyk_u128 m;
-        int i, n, bits;
-        unsigned char out[32];
-        memcpy(&v, le, 16);
-        m = v < 0 ? (cyk_u128)(-(v + 1)) + 1 : (cyk_u128)v;
-        if (cyk_digits(m) > precision) return 4;
-        for (i = 0; i < scale_up; i++) {
-            if (m > ((cyk_u128)1 << 125) / 5) return 6;
-            m *= 10;
-            v *= 10;
-        }
-        bits = cyk_bitlen(m);
-        if (size == 0) {
-            n = (bits + 8) / 8;
-            if (cyk_put_long(b, n)) return -1;
-        } else {
-            /* two's complement needs bits + 1, except -2^(k-1) itself */
-            if (bits + 1 > size * 8 &&
-                !(v < 0 && bits == size * 8 && m == ((cyk_u128)1 << (bits - 1))))
-                return 6;
-            n = size;
-        }
-        if (n > 32) return 6;
-        for (i = 0; i < n; i++) {
-            int shift = 8 * (n - 1 - i);
-            out[i] = shift >= 128 ? (v < 0 ? 0xff : 0) : (unsigned char)((v >> shift) & 0xff);
-        }
-        return cyk_put_raw(b, out, (size_t)n);
-    }
-
-    static int cyk_put_uuid(cyk_abuf *b, const uint8_t *u) {
-        static const char hex[] = "0123456789abcdef";
-        char s[37];
-        int i, o = 0;
-        s[o++] = 36 << 1;   /* the zigzag length of a 36-character string */
-        for (i = 0; i < 16; i++) {
-            if (i == 4 || i == 6 || i == 8 || i == 10) s[o++] = '-';
-            s[o++] = hex[u[i] >> 4];
-            s[o++] = hex[u[i] & 15];
-        }
-        return cyk_put_raw(b, s, 37);
-    }
-    """
-    ctypedef struct cyk_abuf:
-        char *p
-        size_t len
-        size_t cap
-    int cyk_abuf_reserve(cyk_abuf *b, size_t extra) nogil
-    int cyk_put_long(cyk_abuf *b, int64_t v) nogil
-    int cyk_put_raw(cyk_abuf *b, const void *src, size_t n) nogil
-    int cyk_scale(int64_t v, int64_t mul, int64_t div, int64_t *out) nogil
-    int cyk_put_decimal(cyk_abuf *b, const uint8_t *le, int precision, int scale_up,
-                        int size) nogil
-    int cyk_put_uuid(cyk_abuf *b, const uint8_t *u) nogil
-
+from cbuf cimport *
+from avrobin cimport *
 
 # What a node writes (its Avro type).
 cdef enum _AOp:
@@ -234,7 +109,7 @@ cdef inline bint _a_isnull(const uint8_t *valid, Py_ssize_t k) noexcept nogil:
     return valid != NULL and not ((valid[k >> 3] >> (k & 7)) & 1)
 
 
-cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil:
+cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_buf *b, int *err_node) noexcept nogil:
     """Write logical element ``i`` of node ``n``; 0, -1 (memory), or a row error
     code with ``err_node`` set."""
     cdef Py_ssize_t k = i + n.off
@@ -244,7 +119,7 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
     cdef int r
     cdef const uint8_t *p
     if n.op == _AO_CONST:
-        return cyk_put_raw(b, n.konst, n.konst_len)
+        return cyk_buf_put(b, n.konst, n.konst_len)
     if n.src == _AS_NONE or _a_isnull(n.valid, k):
         if n.nullable:
             return cyk_put_long(b, n.null_index)
@@ -263,7 +138,7 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
         return 0
     if n.op == _AO_BOOL:
         v = (n.data[k >> 3] >> (k & 7)) & 1
-        return cyk_put_raw(b, &v, 1)   # little-endian: the low byte
+        return cyk_buf_put(b, &v, 1)   # little-endian: the low byte
     if n.src == _AS_INT:
         if n.width == 8:
             v = (<const int64_t *>n.data)[k]
@@ -285,10 +160,10 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
             v = n.data[k]
         if n.op == _AO_FLOAT:
             f = <float>v
-            return cyk_put_raw(b, &f, 4)
+            return cyk_buf_put(b, &f, 4)
         if n.op == _AO_DOUBLE:
             d = <double>v
-            return cyk_put_raw(b, &d, 8)
+            return cyk_buf_put(b, &d, 8)
         if cyk_scale(v, n.mul, n.div, &v):
             err_node[0] = n.id
             return _AE_OVERFLOW
@@ -303,8 +178,8 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
             d = (<const double *>n.data)[k]
         if n.op == _AO_FLOAT:
             f = <float>d
-            return cyk_put_raw(b, &f, 4)
-        return cyk_put_raw(b, &d, 8)
+            return cyk_buf_put(b, &f, 4)
+        return cyk_buf_put(b, &d, 8)
     if n.src == _AS_BIN32 or n.src == _AS_BIN64:
         if n.src == _AS_BIN32:
             a = (<const int32_t *>n.offs)[k]
@@ -318,7 +193,7 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
                 return _AE_SIZE
         elif cyk_put_long(b, e - a):
             return -1
-        return cyk_put_raw(b, n.data + a, <size_t>(e - a))
+        return cyk_buf_put(b, n.data + a, <size_t>(e - a))
     if n.src == _AS_FIXED:
         p = n.data + k * n.width
         if n.op == _AO_UUID16:
@@ -329,7 +204,7 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
                 return _AE_SIZE
         elif cyk_put_long(b, n.width):
             return -1
-        return cyk_put_raw(b, p, n.width)
+        return cyk_buf_put(b, p, n.width)
     if n.src == _AS_DEC128:
         r = cyk_put_decimal(b, n.data + 16 * k, n.precision, n.scale_up, n.size)
         if r > 0:
@@ -366,33 +241,6 @@ cdef int _a_enc(_AN *n, Py_ssize_t i, cyk_abuf *b, int *err_node) noexcept nogil
         return cyk_put_long(b, 0)
     err_node[0] = n.id
     return _AE_RANGE
-
-
-cdef class _CBuffer:
-    """malloc'd memory exposed through the buffer protocol (pa.py_buffer keeps it)."""
-    cdef char *p
-    cdef Py_ssize_t n
-
-    def __cinit__(self):
-        self.p = NULL
-        self.n = 0
-
-    def __dealloc__(self):
-        free(self.p)
-
-    def __getbuffer__(self, Py_buffer *view, int flags):
-        PyBuffer_FillInfo(view, self, self.p if self.p != NULL else <char *>"", self.n, 1,
-                          flags)
-
-    def __releasebuffer__(self, Py_buffer *view):
-        pass
-
-
-cdef _CBuffer _cbuffer(void *p, Py_ssize_t n):
-    cdef _CBuffer cb = _CBuffer.__new__(_CBuffer)
-    cb.p = <char *>p   # cb now frees p
-    cb.n = n
-    return cb
 
 
 cdef struct _ARowErr:
@@ -532,7 +380,7 @@ cdef class _AvroPlan:
         import pyarrow as pa
         cdef Py_ssize_t n = len(arr), i, start, nerr = 0, cap_err = 0
         cdef list keep = []
-        cdef cyk_abuf buf
+        cdef cyk_buf buf
         cdef int64_t *offs = NULL
         cdef uint8_t *valid = NULL
         cdef _ARowErr *errs = NULL
@@ -551,7 +399,7 @@ cdef class _AvroPlan:
         offs = <int64_t *>malloc((n + 1) * sizeof(int64_t))
         valid = <uint8_t *>malloc((n + 7) // 8 + 1)
         try:
-            if offs == NULL or valid == NULL or cyk_abuf_reserve(&buf, n * 16 + 64):
+            if offs == NULL or valid == NULL or cyk_buf_reserve(&buf, n * 16 + 64):
                 raise MemoryError()
             memset(valid, 0xff, (n + 7) // 8 + 1)
             offs[0] = 0
@@ -560,7 +408,7 @@ cdef class _AvroPlan:
                     start = buf.len
                     if _a_isnull(root.valid, i + root.off):
                         r = 0   # a null record is a null message, as in confluent's
-                    elif cyk_put_raw(&buf, pre, plen):
+                    elif cyk_buf_put(&buf, pre, plen):
                         r = -1
                     else:
                         r = _a_enc(root, i, &buf, &err_node)
@@ -589,11 +437,11 @@ cdef class _AvroPlan:
                 raise MemoryError()
             rejected = [(errs[i].row, self.specs[errs[i].node]["path"],
                          _AVRO_ERRORS[errs[i].code]) for i in range(nerr)]
-            data = _cbuffer(buf.p, buf.len)
+            data = _owned(buf.p, buf.len)
             buf.p = NULL
-            offsets = _cbuffer(offs, (n + 1) * sizeof(int64_t))
+            offsets = _owned(offs, (n + 1) * sizeof(int64_t))
             offs = NULL
-            validity = _cbuffer(valid, (n + 7) // 8)
+            validity = _owned(valid, (n + 7) // 8)
             valid = NULL
             out = pa.Array.from_buffers(
                 pa.large_binary(), n,

@@ -48,12 +48,9 @@ def _produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None
             done = base
     except BaseException as exc:
         _fail_range(core, bf, done, bf._total, exc)
-        bf._sealed = True
-        bf._maybe_complete(None)
-        _attach_batch(exc, bf)
+        _seal_batch(bf, exc)
         raise
-    bf._sealed = True
-    bf._maybe_complete(None)
+    _seal_batch(bf)
     return bf
 
 

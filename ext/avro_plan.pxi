@@ -20,7 +20,6 @@
 #                          missing from the table) is written as its default
 #   union                  null and one other type, in either order
 
-import json as _json
 
 cdef dict _A_TIME_UNITS = {"s": 1, "ms": 1000, "us": 1000000, "ns": 1000000000}
 cdef dict _A_LOGICAL_UNIT = {

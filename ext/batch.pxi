@@ -131,6 +131,21 @@ cdef BatchFuture _new_batch_future(object topic, object on_delivery):
     return bf
 
 
+cdef _seal_batch(BatchFuture bf, object exc=None):
+    """Nothing more joins the batch: it completes once every message has an outcome,
+    at once if each has one already (every report came meanwhile, or no message was
+    handed over, so no report will come).  ``exc``: what stopped the batch; it then
+    carries the future (``exc.batch``), so the part already queued stays observable
+    (KeyboardInterrupt mid-batch, max.block.ms, a bad record)."""
+    bf._sealed = True
+    bf._maybe_complete(None)
+    if exc is not None:
+        try:
+            exc.batch = bf
+        except Exception:
+            pass
+
+
 cdef class _BatchRun:
     """Accumulates consecutive delivered messages of one batch and partition
     within a delivery-report event, so offsets are recorded once per run."""
@@ -201,16 +216,57 @@ cdef void _chunk_free(_Chunk *chunk):
     free(chunk)
 
 
-cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chunk,
-                             Py_ssize_t q, Py_ssize_t cnt, const Py_ssize_t *perm,
-                             const char **vp, size_t *vl, const char **kp, size_t *kl,
-                             const int64_t *pd, const int64_t *td,
-                             rd_kafka_headers_t **hp, int *errs,
-                             int64_t *size_max) noexcept nogil:
-    """The C loop: hand positions q..cnt of a sub-chunk to librdkafka, message
-    ``perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
-    Stops at the first _QUEUE_FULL and returns its position (cnt when all were
+cdef int _sub_alloc(_Sub *s, Py_ssize_t m, bint headers) except -1:
+    """The arrays of sub-chunks of up to ``m`` messages (``s`` is freed by _sub_free
+    whatever happens here)."""
+    m = max(m, 1)
+    s.cnt = 0
+    s.pd = s.td = NULL
+    s.perm = NULL
+    s.chunk = NULL
+    s.vp = <const char **>calloc(m, sizeof(char *))
+    s.kp = <const char **>calloc(m, sizeof(char *))
+    s.vl = <size_t *>calloc(m, sizeof(size_t))
+    s.kl = <size_t *>calloc(m, sizeof(size_t))
+    s.errs = <int *>calloc(m, sizeof(int))
+    s.perm_buf = <Py_ssize_t *>malloc(m * sizeof(Py_ssize_t))
+    s.hp = <rd_kafka_headers_t **>calloc(m, sizeof(void *)) if headers else NULL
+    if s.vp == NULL or s.kp == NULL or s.vl == NULL or s.kl == NULL or s.errs == NULL or \
+            s.perm_buf == NULL or (headers and s.hp == NULL):
+        raise MemoryError()
+    return 0
+
+
+cdef void _sub_free(_Sub *s) noexcept nogil:
+    """partner: _sub_alloc (headers still in s.hp are the caller's to destroy first)."""
+    free(s.vp)
+    free(s.kp)
+    free(s.vl)
+    free(s.kl)
+    free(s.errs)
+    free(s.perm_buf)
+    free(s.hp)
+
+
+cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *s,
+                             Py_ssize_t q, int64_t *size_max) noexcept nogil:
+    """The C loop: hand positions q..s.cnt of a sub-chunk to librdkafka, message
+    ``s.perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
+    Stops at the first _QUEUE_FULL and returns its position (s.cnt when all were
     handed).  Raises ``*size_max`` to the largest key + value accepted."""
+    # Locals, not s.*, in the loop: the compiler cannot know that librdkafka leaves
+    # *s alone, and would reload every field after each call.
+    cdef Py_ssize_t cnt = s.cnt
+    cdef const Py_ssize_t *perm = s.perm
+    cdef const char **vp = s.vp
+    cdef const size_t *vl = s.vl
+    cdef const char **kp = s.kp
+    cdef const size_t *kl = s.kl
+    cdef const int64_t *pd = s.pd
+    cdef const int64_t *td = s.td
+    cdef rd_kafka_headers_t **hp = s.hp
+    cdef int *errs = s.errs
+    cdef void **slots = s.chunk.slots
     cdef int err
     cdef int32_t part
     cdef Py_ssize_t j
@@ -218,7 +274,7 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chun
         j = perm[q] if perm != NULL else q
         part = <int32_t>pd[j] if pd != NULL else RD_KAFKA_PARTITION_UA
         err = _produce_c(rk, rkt, part, vp[j], vl[j], kp[j], kl[j],
-                         <void *>((<char *>&chunk.slots[j]) + 1),
+                         <void *>((<char *>&slots[j]) + 1),
                          td[j] if td != NULL else 0, hp[j] if hp != NULL else NULL)
         if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
             return q
@@ -232,13 +288,17 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, _Chunk *chun
     return cnt
 
 
-cdef _settle(_Core core, BatchFuture bf, _Chunk *chunk, Py_ssize_t queued, Py_ssize_t cnt,
-             const Py_ssize_t *perm, int *errs, rd_kafka_headers_t **hp, const int64_t *pd,
-             object why=None):
+cdef _settle(_Core core, BatchFuture bf, _Sub *s, Py_ssize_t queued, object why=None):
     """After a sub-chunk's C loop: account for the messages at positions
-    0..queued that librdkafka took or refused, fail those at queued..cnt (never
+    0..queued that librdkafka took or refused, fail those at queued..s.cnt (never
     handed over; ``why`` says what stopped the batch), and drop the hold on the
     chunk."""
+    cdef _Chunk *chunk = s.chunk
+    cdef Py_ssize_t cnt = s.cnt
+    cdef const Py_ssize_t *perm = s.perm
+    cdef int *errs = s.errs
+    cdef rd_kafka_headers_t **hp = s.hp
+    cdef const int64_t *pd = s.pd
     cdef Py_ssize_t q, j, accepted = 0, refused = 0, first_unqueued = -1
     # First the counts (no user code runs here), then the failures, whose
     # on_delivery callbacks are user code.
@@ -297,43 +357,29 @@ cdef _fail_range(_Core core, BatchFuture bf, Py_ssize_t start, Py_ssize_t end, o
 cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vcol,
               _Column kcol, _IntColumn pcol, _IntColumn tcol, list headers):
     """Hand a validated batch (or one produce_many chunk) to librdkafka."""
-    cdef Py_ssize_t n = vcol.n, s = 0, cnt = 0, j = 0, m = min(n, _SUB)
+    cdef Py_ssize_t n = vcol.n, s = 0, j = 0
     cdef int64_t deadline = 0
     cdef unsigned long gen
     cdef int64_t peak = -1   # merged into core.size_max with the GIL held, after each run
-    cdef _Chunk *chunk = NULL
-    cdef const int64_t *pd = NULL
-    cdef const int64_t *td = NULL
-    cdef rd_kafka_headers_t **hp = NULL
-    cdef const char **vp = <const char **>calloc(max(m, 1), sizeof(char *))
-    cdef const char **kp = <const char **>calloc(max(m, 1), sizeof(char *))
-    cdef size_t *vl = <size_t *>calloc(max(m, 1), sizeof(size_t))
-    cdef size_t *kl = <size_t *>calloc(max(m, 1), sizeof(size_t))
-    cdef int *errs = <int *>calloc(max(m, 1), sizeof(int))
-    cdef Py_ssize_t *perm_buf = <Py_ssize_t *>malloc(max(m, 1) * sizeof(Py_ssize_t))
-    cdef const Py_ssize_t *perm = NULL
+    cdef _Sub sub
     cdef bint entered = False
-    if headers is not None:
-        hp = <rd_kafka_headers_t **>calloc(max(m, 1), sizeof(void *))
     try:
-        if vp == NULL or kp == NULL or vl == NULL or kl == NULL or errs == NULL or \
-                perm_buf == NULL or (headers is not None and hp == NULL):
-            raise MemoryError()
+        _sub_alloc(&sub, min(n, _SUB), headers is not None)
         while s < n:
-            cnt = min(_SUB, n - s)
+            sub.cnt = min(_SUB, n - s)
             j = 0
-            vcol.fill(s, cnt, vp, vl)
+            vcol.fill(s, sub.cnt, sub.vp, sub.vl)
             if kcol is not None:
-                kcol.fill(s, cnt, kp, kl)
+                kcol.fill(s, sub.cnt, sub.kp, sub.kl)
             if headers is not None:
-                for j in range(cnt):
+                for j in range(sub.cnt):
                     h = headers[s + j]
-                    hp[j] = _make_headers(h, f"headers[{base + s + j}]") if h is not None \
-                        else NULL
+                    sub.hp[j] = _make_headers(h, f"headers[{base + s + j}]") \
+                        if h is not None else NULL
                 j = 0
-            pd = pcol.data + s if pcol is not None else NULL
-            td = tcol.data + s if tcol is not None else NULL
-            perm = NULL
+            sub.pd = pcol.data + s if pcol is not None else NULL
+            sub.td = tcol.data + s if tcol is not None else NULL
+            sub.perm = NULL
             # From here to _settle the sub-chunk uses rk and t.rkt: close() waits.
             # wait_room raises once close() has begun; the except below then fails
             # the rest of the batch.
@@ -341,47 +387,41 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             entered = True
             if core.stage_n:
                 _stage_drain(core, True)   # produce()'s staged messages go first
-            if _plan_order(core, t, cnt, kcol is not None, kp, kl, pd, perm_buf):
-                perm = perm_buf
-                core.grouped += cnt
-            chunk = _chunk_new(bf, base + s, cnt)
-            while j < cnt:   # j: the position reached in perm order
+            if _plan_order(core, t, sub.cnt, kcol is not None, sub.kp, sub.kl, sub.pd,
+                           sub.perm_buf):
+                sub.perm = sub.perm_buf
+                core.grouped += sub.cnt
+            sub.chunk = _chunk_new(bf, base + s, sub.cnt)
+            while j < sub.cnt:   # j: the position reached in perm order
                 gen = _room_gen(core)
                 with nogil:
-                    j = _enqueue_run(core.rk, t.rkt, chunk, j, cnt, perm, vp, vl, kp, kl, pd,
-                                     td, hp, errs, &peak)
+                    j = _enqueue_run(core.rk, t.rkt, &sub, j, &peak)
                 if peak > core.size_max:
                     core.size_max = peak
                 peak = -1
-                if j < cnt:
+                if j < sub.cnt:
                     core.wait_room(&deadline, gen)
             entered = False
             core.leave()   # partner: core.enter() above; _settle runs user callbacks
-            _settle(core, bf, chunk, cnt, cnt, perm, errs, hp, pd)
-            chunk = NULL
-            s += cnt
+            _settle(core, bf, &sub, sub.cnt)
+            sub.chunk = NULL
+            s += sub.cnt
     except BaseException as exc:
         if entered:
             entered = False
             core.leave()   # partner: core.enter() above
-        if chunk != NULL:
+        if sub.chunk != NULL:
             # Fails this sub-chunk's messages that were not handed over.
-            _settle(core, bf, chunk, j, cnt, perm, errs, hp, pd, exc)
-            s += cnt
-        elif hp != NULL:
-            for j in range(cnt):
-                if hp[j] != NULL:
-                    rd_kafka_headers_destroy(hp[j])  # partner: _make_headers
+            _settle(core, bf, &sub, j, exc)
+            s += sub.cnt
+        elif sub.hp != NULL:
+            for j in range(sub.cnt):
+                if sub.hp[j] != NULL:
+                    rd_kafka_headers_destroy(sub.hp[j])  # partner: _make_headers
         _fail_range(core, bf, base + s, base + n, exc)
         raise
     finally:
-        free(vp)
-        free(kp)
-        free(vl)
-        free(kl)
-        free(errs)
-        free(perm_buf)
-        free(hp)
+        _sub_free(&sub)
 
 
 cdef tuple _records_chunk(object it, Py_ssize_t size, Py_ssize_t base):

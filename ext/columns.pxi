@@ -6,8 +6,6 @@
 # array of fixed-width bytes (dtype "S<n>"; trailing NULs are dropped, as
 # NumPy itself does) or of Python objects.
 
-import collections.abc as _abc
-
 
 cdef class _Column:
 

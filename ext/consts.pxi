@@ -1,5 +1,6 @@
 # consts.pxi -- the module's Python-level constants (the C ones are enums in
-# _native.pxd).  Included first: everything after may use them.
+# _native.pxd).  Included right after includes/stdlib.pxi: every other .pxi may
+# use them, even at import (a default argument).
 
 #: Seconds an unclosed producer's flush at interpreter exit may take by default
 #: (Producer(exit_timeout=...)); what is left then fails and is reported.

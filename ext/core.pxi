@@ -4,18 +4,8 @@
 # the _Core; the event thread references only the _Core, so that dropping the
 # Producer is noticed.
 
-import os as _os
-import re as _re_topic
-import signal as _signal
-import sys as _sys
-import warnings as _warnings
-from collections import deque as _deque
-from time import monotonic as _monotonic
-
 from cpython.exc cimport PyErr_CheckSignals
-
-cdef extern from "<unistd.h>" nogil:
-    int usleep(unsigned int usec)
+from system cimport usleep
 
 
 # librdkafka's threads do not survive fork(); a producer made before a fork
@@ -96,7 +86,7 @@ cdef inline int64_t _deadline_after(int64_t ns) noexcept:
 
 
 # Kafka's rule for topic names (kafka.common.internals.Topic).
-_TOPIC_RE = _re_topic.compile(r"[a-zA-Z0-9._-]{1,249}")
+_TOPIC_RE = _re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 cdef object _sigint_default():
@@ -179,7 +169,7 @@ cdef class _Core:
             raise
         rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_LOG |
                                  RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_STATS)
-        # rd_kafka_new takes ownership of conf on success only.
+        # rd_kafka_new takes ownership of conf on success only.  partner: _free
         self.rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))
         if self.rk == NULL:
             rd_kafka_conf_destroy(conf)  # partner: _new_conf
@@ -188,7 +178,7 @@ cdef class _Core:
         self.name = rd_kafka_name(self.rk).decode()
         _configure_partitioner(self)
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
-        self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in close
+        self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in _free
         self.max_block_ns = _timeout_ns(max_block_s, "max.block.ms")
         self.copy_max = int(_conf_get(self.rk, "message.copy.max.bytes") or 0)
         # stage.pxi: a transactional producer's state checks and linger.ms=0's
@@ -261,7 +251,7 @@ cdef class _Core:
                              f"characters of ASCII letters, digits, '.', '_' and '-'")
         t = _Topic.__new__(_Topic)
         t.name = name
-        t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: close()
+        t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: _free
         if t.rkt == NULL:
             raise _error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t
@@ -277,7 +267,7 @@ cdef class _Core:
         pending signal (Ctrl-C) raises here, so a blocked produce is
         interruptible within a slice."""
         cdef int64_t start = _now_ns(), now = start
-        if getattr(_event_tls, "core", None) is not None:
+        if _event_core() is not None:
             # In a callback on an event thread: that thread frees the queue (its
             # own, or another producer's whose callbacks may produce back here),
             # so waiting for room could wait for itself.  Fail at once instead.
@@ -429,9 +419,31 @@ cdef class _Core:
             _logger.error(text)
         return n
 
+    cdef bint _free(self) noexcept:
+        """Free the topic handles, the main queue and the handle, whichever are set;
+        True if there was a handle.  The one teardown of release() and __dealloc__;
+        neither calls it in a forked child, where librdkafka's threads are gone and
+        destroying would hang."""
+        cdef rd_kafka_t *rk = self.rk
+        cdef rd_kafka_queue_t *q = self.mainq
+        cdef _Topic t
+        self.rk = NULL
+        self.mainq = NULL
+        if isinstance(self.topics, dict):   # in __dealloc__ the cyclic GC may have cleared it
+            for t in self.topics.values():
+                if t.rkt != NULL:
+                    rd_kafka_topic_destroy(t.rkt)  # partner: rd_kafka_topic_new in topic()
+                    t.rkt = NULL
+            self.topics.clear()
+        with nogil:   # rd_kafka_destroy blocks while librdkafka's threads stop
+            if q != NULL:
+                rd_kafka_queue_destroy(q)  # partner: rd_kafka_queue_get_main in start()
+            if rk != NULL:
+                rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
+        return rk != NULL
+
     cdef release(self):
         """The event thread has stopped: free topics, queue and handle."""
-        cdef rd_kafka_t *rk
         self.closing = True
         self.stopping = True
         # librdkafka may still hold messages (flush timed out, the event thread
@@ -441,29 +453,16 @@ cdef class _Core:
             self.purge()
         _drain(self)
         self.closed = True
-        for t in self.topics.values():
-            rd_kafka_topic_destroy((<_Topic>t).rkt)  # partner: rd_kafka_topic_new in topic()
-            (<_Topic>t).rkt = NULL
-        self.topics.clear()
+        self._free()
         self.last_name = self.last_topic = None
-        rd_kafka_queue_destroy(self.mainq)  # partner: rd_kafka_queue_get_main in start()
-        self.mainq = NULL
-        rk = self.rk
-        self.rk = NULL
-        with nogil:
-            rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
         if self.pending > 0:
             _logger.error("%s: %d messages had no delivery report after close()",
                           self.name, self.pending)
 
     def __dealloc__(self):
-        # Only reached with rk set if close() never completed (interpreter
-        # teardown, a close() interrupted by Ctrl-C and the Producer then lost):
-        # free what is left without the GIL (rd_kafka_destroy blocks while
-        # librdkafka's threads stop) and say so.
-        cdef rd_kafka_t *rk = self.rk
-        cdef rd_kafka_queue_t *q = self.mainq
-        cdef _Topic t
+        # Only finds rk set if close() never completed (interpreter teardown, a
+        # close() interrupted by Ctrl-C and the Producer then lost): free what is
+        # left and say so.
         if self.room_ready and self.fork_gen == _fork_generation:
             # Not in a forked child: a parent's thread may have been waiting on
             # room_cv at fork(), and pthread_cond_destroy waits for its waiters
@@ -472,19 +471,8 @@ cdef class _Core:
             pthread_cond_destroy(&self.room_cv)   # partner: pthread_cond_init in __cinit__
             pthread_mutex_destroy(&self.room_mu)  # partner: pthread_mutex_init in __cinit__
         _stage_drop(self)
-        if rk == NULL or self.fork_gen != _fork_generation:
+        if self.fork_gen != _fork_generation or not self._free():
             return
-        self.rk = NULL
-        self.mainq = NULL
-        if isinstance(self.topics, dict):   # the cyclic GC may have cleared it
-            for t in self.topics.values():
-                if t.rkt != NULL:
-                    rd_kafka_topic_destroy(t.rkt)  # partner: rd_kafka_topic_new in topic()
-                    t.rkt = NULL
-        with nogil:
-            if q != NULL:
-                rd_kafka_queue_destroy(q)  # partner: rd_kafka_queue_get_main in start()
-            rd_kafka_destroy(rk)  # partner: rd_kafka_new in start()
         _warnings.warn(f"cykafka Producer {self.name} was never closed; librdkafka was freed "
                        f"when it was garbage-collected ({max(self.pending, 0)} messages "
                        f"without an outcome)", ResourceWarning)

@@ -11,6 +11,11 @@
 # a record ends it follows), which NumPy did with a cumulative sum (8 bytes of
 # temporary per input byte).
 
+from cpython cimport buffer as _pybuf
+from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
+                                PyByteArray_Resize)
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport malloc, free
 from libc.string cimport memchr, memcpy
 
 

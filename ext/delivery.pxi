@@ -21,24 +21,14 @@
 #   (whose frames may hold the future) is never referenced by the future.
 
 cimport cython
-import concurrent.futures as _cf
-import threading as _threading
-from collections import namedtuple as _namedtuple
 
-cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(object)
+from python cimport (PyObject_GC_UnTrack, PyType_GenericAlloc, PyTuple_SET_ITEM,
+                     PyTuple_GET_ITEM, Py_REFCNT)
 
 RecordMetadata = _namedtuple("RecordMetadata", ["topic", "partition", "offset", "timestamp"])
 RecordMetadata.__module__ = "cykafka"
 RecordMetadata.__doc__ = ("Where a message was written: topic, partition, offset, and "
                           "timestamp (ms since the epoch; -1 if not available).")
-
-cdef extern from "Python.h":
-    object PyType_GenericAlloc(object t, Py_ssize_t nitems)
-    void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
-    PyObject *PyTuple_GET_ITEM(object t, Py_ssize_t i)   # borrowed
-    Py_ssize_t Py_REFCNT(PyObject *o)
-
 
 cdef int64_t _last_ts = -1
 cdef object _last_ts_obj = -1
@@ -184,7 +174,7 @@ cdef _wait(_FutureBase f, timeout):
         raise _forked_future_error()
     if timeout is not None and timeout < 0:
         raise ValueError(f"timeout must be >= 0 or None, not {timeout!r}")
-    if timeout != 0 and getattr(_event_tls, "core", None) is not None:
+    if timeout != 0 and _event_core() is not None:
         # Outcomes are set by event threads; waiting on one blocks its producer's
         # reports, and this future's own report if it comes from that producer.
         raise RuntimeError(

@@ -5,8 +5,6 @@
 # Python user would catch for that situation (BufferError for a full queue,
 # ValueError for bad configuration, TimeoutError for timeouts, ...).
 
-import enum as _enum
-
 
 cdef dict _ERR_NAMES = {}      # code -> librdkafka name ("MSG_SIZE_TOO_LARGE", "_MSG_TIMED_OUT")
 cdef dict _ERR_DESCS = {}      # code -> librdkafka description

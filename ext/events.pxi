@@ -11,25 +11,12 @@
 # standard poll APIs."
 
 from libc.stdlib cimport realloc, free
+from system cimport Dl_info, dladdr, dlopen, dlsym, RTLD_LAZY, RTLD_NOLOAD
 
-import logging as _logging
-import threading as _threading
-
-_logger = _logging.getLogger("cykafka")
 
 # syslog levels (librdkafka's) -> logging levels
 _LOG_LEVELS = (_logging.CRITICAL, _logging.CRITICAL, _logging.CRITICAL, _logging.ERROR,
                _logging.WARNING, _logging.INFO, _logging.INFO, _logging.DEBUG)
-
-
-cdef extern from "<dlfcn.h>" nogil:
-    ctypedef struct Dl_info:
-        const char *dli_fname
-    int dladdr(const void *addr, Dl_info *info)
-    void *dlopen(const char *filename, int flags)
-    void *dlsym(void *handle, const char *symbol)
-    int RTLD_LAZY
-    int RTLD_NOLOAD
 
 
 cdef _produce_errstr_fn _find_produce_errstr() noexcept:
@@ -256,6 +243,12 @@ cdef _handle_error(_Core core, rd_kafka_event_t *ev):
 _event_tls = _threading.local()
 
 
+cdef inline object _event_core():
+    """The core whose event thread this is, None on any other thread.  The other
+    .pxi files ask through this, not through _event_tls."""
+    return getattr(_event_tls, "core", None)
+
+
 cdef _serve(_Core core):
     """Body of the event thread: runs until the core is stopping."""
     cdef rd_kafka_event_t *ev = NULL
@@ -309,7 +302,7 @@ cdef int _refuse_on_event_thread(_Core core, str what) except -1:
     """close(), flush() and the transaction calls wait for delivery reports, which
     only the event thread serves: called from a callback on it, they would wait
     for themselves forever."""
-    if getattr(_event_tls, "core", None) is core:
+    if _event_core() is core:
         raise RuntimeError(
             f"{what} called from a callback on the Producer's own event thread, the "
             f"thread that serves the delivery reports it would wait for (a deadlock); "

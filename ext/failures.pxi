@@ -7,8 +7,6 @@
 # cause is one exception object per distinct (code, text).  The (index,
 # exception) pairs are built only when the report is read.
 
-import collections.abc as _abc
-
 from libc.stdlib cimport qsort, realloc
 from libc.string cimport memcpy
 

@@ -38,13 +38,13 @@ cdef class _MockCluster:
                              f"cannot create the mock cluster's host handle: "
                              f"{errstr.decode(errors='replace')}")
         with nogil:
-            mc = rd_kafka_mock_cluster_new(rk, num_brokers)  # starts its own thread
+            mc = rd_kafka_mock_cluster_new(rk, num_brokers)  # own thread; partner: _free
         if mc == NULL:
             with nogil:
                 rd_kafka_destroy(rk)
             raise KafkaError(RD_KAFKA_RESP_ERR__STATE,
                              "rd_kafka_mock_cluster_new failed (could not listen on localhost?)")
-        self.rk = rk
+        self.rk = rk   # partner: _free, with mc
         self.mcluster = mc
         self.num_brokers = num_brokers
         self.bootstrap_servers = rd_kafka_mock_cluster_bootstraps(mc).decode()
@@ -140,30 +140,30 @@ cdef class _MockCluster:
     def closed(self):
         return self.mcluster == NULL
 
+    cdef bint _free(self) noexcept nogil:
+        """Free the cluster and its handle, whichever are set; True if there was
+        anything to free.  Without the GIL: both block while librdkafka's threads
+        stop."""
+        cdef rd_kafka_mock_cluster_t *mc = self.mcluster
+        cdef rd_kafka_t *rk = self.rk
+        self.mcluster = NULL
+        self.rk = NULL
+        if mc != NULL:
+            rd_kafka_mock_cluster_destroy(mc)  # partner: rd_kafka_mock_cluster_new
+        if rk != NULL:
+            rd_kafka_destroy(rk)  # partner: rd_kafka_new in __init__
+        return mc != NULL or rk != NULL
+
     def close(self):
         """Stop the brokers (clients connected to them see disconnects) and free
         everything.  Idempotent."""
-        cdef rd_kafka_mock_cluster_t *mc = self.mcluster
-        cdef rd_kafka_t *rk = self.rk
-        self.mcluster = NULL
-        self.rk = NULL
         with nogil:
-            if mc != NULL:
-                rd_kafka_mock_cluster_destroy(mc)  # partner: rd_kafka_mock_cluster_new
-            if rk != NULL:
-                rd_kafka_destroy(rk)  # partner: rd_kafka_new in __init__
+            self._free()
 
     def __dealloc__(self):
-        cdef rd_kafka_mock_cluster_t *mc = self.mcluster
-        cdef rd_kafka_t *rk = self.rk
-        if mc == NULL and rk == NULL:
-            return
-        self.mcluster = NULL
-        self.rk = NULL
-        with nogil:   # both block while librdkafka's threads stop
-            if mc != NULL:
-                rd_kafka_mock_cluster_destroy(mc)  # partner: rd_kafka_mock_cluster_new
-            if rk != NULL:
-                rd_kafka_destroy(rk)  # partner: rd_kafka_new in __init__
-        _warnings.warn("unclosed cykafka mock cluster; use close() or a with-block",
-                       ResourceWarning)
+        cdef bint freed
+        with nogil:
+            freed = self._free()
+        if freed:
+            _warnings.warn("unclosed cykafka mock cluster; use close() or a with-block",
+                           ResourceWarning)

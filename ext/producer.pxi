@@ -1,8 +1,6 @@
 # producer.pxi -- NativeProducer, the compiled base class of cykafka.Producer:
 # produce() with a future per message, the batch paths, flush and close.
 
-import weakref as _weakref
-import atexit as _atexit
 
 cdef object _live = _weakref.WeakSet()   # for flushing unclosed producers at exit
 
@@ -212,17 +210,13 @@ cdef class NativeProducer:
             raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
         bf = _new_batch_future(t.name, on_delivery)
         bf._total = n
-        bf._sealed = True
+        bf._sealed = True   # its size is known: reports may complete it while it is enqueued
         try:
             _enqueue(core, t, bf, 0, vcol, kcol, pcol, tcol, headers)
         except BaseException as exc:
-            # The stopped batch's unqueued messages are failed already; if none was
-            # accepted, no delivery report will come to complete the future, so check
-            # now (as produce_many does).
-            bf._maybe_complete(None)
-            _attach_batch(exc, bf)
+            _seal_batch(bf, exc)   # its unqueued messages are failed already
             raise
-        bf._maybe_complete(None)
+        _seal_batch(bf)
         return bf
 
     def produce_many(self, records, topic, *, chunk_size=10000, on_delivery=None):
@@ -271,12 +265,9 @@ cdef class NativeProducer:
                 _enqueue(core, t, bf, base, vcol, kcol, pcol, tcol, hdrs)
                 base += n
         except BaseException as exc:
-            bf._sealed = True
-            bf._maybe_complete(None)
-            _attach_batch(exc, bf)
+            _seal_batch(bf, exc)
             raise
-        bf._sealed = True
-        bf._maybe_complete(None)
+        _seal_batch(bf)
         return bf
 
     def flush(self, timeout=None):
@@ -382,7 +373,7 @@ cdef class NativeProducer:
         """Whether the caller runs on this producer's event thread (in a callback),
         which serves the statistics: waiting there for the next emit would wait for
         itself."""
-        return self._core is not None and getattr(_event_tls, "core", None) is self._core
+        return self._core is not None and _event_core() is self._core
 
     def _last_outcome_time(self):
         """Monotonic time the latest delivery report was served (0.0: none yet)."""
@@ -441,7 +432,7 @@ cdef class NativeProducer:
         finally:   # even when warnings are errors
             if core.orphaned:
                 pass
-            elif getattr(_event_tls, "core", None) is core:
+            elif _event_core() is core:
                 # Dropped inside a callback on its own event thread, which cannot wait
                 # for itself: purge so the futures fail, and let that thread serve
                 # the reports and then close (_serve), within 10 s like below.
@@ -543,15 +534,6 @@ cdef _Topic _entered_topic(_Core core, object name):
         return core.topic(name)
     finally:
         core.leave()
-
-
-cdef _attach_batch(object exc, BatchFuture bf):
-    # The batch's future rides on the exception, so the part already queued
-    # stays observable (KeyboardInterrupt mid-batch, max.block.ms, bad record).
-    try:
-        exc.batch = bf
-    except Exception:
-        pass
 
 
 cdef list _headers_column(object headers, Py_ssize_t n):

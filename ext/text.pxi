@@ -9,7 +9,21 @@
 from cpython cimport buffer as _pybuf
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                 PyByteArray_Resize)
+from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memchr, memcpy
+
+
+cdef struct _Split:
+    const char *src
+    Py_ssize_t end          # split src[:end]
+    Py_ssize_t pos          # where the next line starts
+    char *dst               # line bodies, back to back
+    Py_ssize_t written
+    void *offsets           # int32_t or int64_t [cap]; [0] is 0, [i] ends line i
+    Py_ssize_t n            # lines done
+    Py_ssize_t cap
+    bint large
+
 
 # Below this many bytes the split takes microseconds: holding on to the GIL is
 # cheaper than handing it over (getting it back can wait for another thread's

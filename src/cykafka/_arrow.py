@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ._codecs import arrow_json
-from ._native import split_lines
+from ._codecs import arrow_json, split_lines
 
 
 class _Lazy:
@@ -162,7 +161,7 @@ def as_message_column(
 def lines_array(buf: bytes, end: int = -1) -> pa.Array:
     """Split ``buf[:end]`` (whole lines, each ending in b"\\n") into a binary array of
     its lines without the newlines, with no per-line Python objects: one C pass
-    (``_native.split_lines``, without the GIL) copies the line bodies and writes the
+    (``_codecs.split_lines``, without the GIL) copies the line bodies and writes the
     offsets.  ``end=-1``: all of ``buf``.  A b"\\r" before a b"\\n" is dropped too;
     bytes after the last b"\\n" are ignored."""
     data, offsets, n, large = split_lines(buf, end)

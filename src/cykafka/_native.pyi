@@ -5,8 +5,6 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from concurrent.futures import Future as _CFuture
 from typing import Any, NamedTuple, Optional, SupportsIndex, Union, overload
 
-from typing_extensions import Buffer, disjoint_base
-
 _Bytesish = Union[bytes, bytearray, memoryview, str, None]
 _Headers = Union[Sequence[tuple[str, _Bytesish]], Mapping[str, _Bytesish]]
 # milliseconds since the epoch (int or NumPy integer), an aware datetime, or None (now)
@@ -28,19 +26,6 @@ def partition_for(
     partitioner: str, key: _Bytesish, partition_count: SupportsIndex
 ) -> Optional[int]: ...
 def librdkafka_header_version() -> str: ...
-def split_lines(buf: Buffer, end: int = ...) -> tuple[bytearray, bytearray, int, bool]: ...
-def csv_json(
-    buf: Buffer,
-    start: int,
-    end: int,
-    literals: list[bytes],
-    delimiter: int,
-    key_col: int = ...,
-    infer: bool = ...,
-) -> Optional[tuple[bytearray, bytearray, Optional[bytearray], Optional[bytearray], int, bool]]: ...
-def quoted_last_boundary(
-    buf: Buffer, quote: int, lone_cr: bool = ..., final: bool = ...
-) -> int: ...
 
 class KafkaError(Exception):
     code: int
@@ -200,12 +185,6 @@ class NativeProducer:
     def commit_transaction(self, timeout: float = ...) -> None: ...
     def abort_transaction(self, timeout: float = ...) -> None: ...
     def __del__(self) -> None: ...
-
-@disjoint_base
-class _AvroPlan:
-    arrow_type: Any
-    def __init__(self, schema: Any, arrow_type: Any, prefix: bytes = ...) -> None: ...
-    def encode(self, arr: Any) -> tuple[Any, list[tuple[int, str, str]]]: ...
 
 def _produce_serialized(
     producer: NativeProducer,

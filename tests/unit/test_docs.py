@@ -64,6 +64,7 @@ def test_contributing_describes_the_layout_as_it_is() -> None:
         candidates = [
             src / bare,
             ROOT / "ext" / bare,
+            ROOT / "ext" / "includes" / bare,
             ROOT / bare,
             ROOT / "tests" / bare,
             *src.glob(f"*/{bare}"),

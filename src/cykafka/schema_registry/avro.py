@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
 from confluent_kafka.serialization import SerializationContext, SerializationError
 
-from .._native import _AvroPlan
+from .._codecs import _AvroPlan
 from ._common import (
     LIST_CHUNK,
     Chunk,

@@ -1,4 +1,4 @@
-"""The plain CSV block as message columns in one C pass (``_native.csv_json``).
+"""The plain CSV block as message columns in one C pass (``_codecs.csv_json``).
 
 The general reader parses a block with pyarrow and renders JSON with a dozen compute
 kernels per column; most blocks need none of what that buys (quoted fields, bad rows
@@ -47,7 +47,7 @@ def fast_columns(
         return None  # quoted fields: pyarrow's parser
     import pyarrow as pa
 
-    from ..._native import csv_json
+    from ..._codecs import csv_json
 
     literals = [
         ("{" if i == 0 else ",") + json.dumps(str(n), ensure_ascii=False) + ":"

@@ -21,34 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { char *p; size_t len, cap; } cj_buf;
-
-static int cj_grow(cj_buf *b, size_t extra) {
-    size_t need = b->len + extra, cap = b->cap ? b->cap : 65536;
-    char *p;
-    while (cap < need) cap *= 2;
-    p = (char *)realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-#define CJ_RESERVE(b, n) \
-    do { if ((b)->len + (size_t)(n) > (b)->cap && cj_grow((b), (size_t)(n))) return -1; } while (0)
-
-static inline int cj_put(cj_buf *b, const char *s, size_t n) {
-    CJ_RESERVE(b, n);
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    return 0;
-}
-
-static inline int cj_putc(cj_buf *b, char c) {
-    CJ_RESERVE(b, 1);
-    b->p[b->len++] = c;
-    return 0;
-}
+#include "cbuf.h"
 
 enum {
     CJ_NULL, CJ_BOOL, CJ_I8, CJ_I16, CJ_I32, CJ_I64, CJ_U8, CJ_U16, CJ_U32, CJ_U64,
@@ -90,16 +63,16 @@ static inline int cj_valid(const cj_node *n, int64_t i) {
 
 /* ---- integers ---------------------------------------------------------- */
 
-static inline int cj_put_u64(cj_buf *b, uint64_t v) {
+static inline int cj_put_u64(cyk_buf *b, uint64_t v) {
     char tmp[24];
     int k = 24;
     do { tmp[--k] = (char)('0' + v % 10); v /= 10; } while (v);
-    return cj_put(b, tmp + k, (size_t)(24 - k));
+    return cyk_buf_put(b, tmp + k, (size_t)(24 - k));
 }
 
-static inline int cj_put_i64(cj_buf *b, int64_t v) {
+static inline int cj_put_i64(cyk_buf *b, int64_t v) {
     if (v < 0) {
-        if (cj_putc(b, '-')) return -1;
+        if (cyk_buf_putc(b, '-')) return -1;
         return cj_put_u64(b, (uint64_t)0 - (uint64_t)v);
     }
     return cj_put_u64(b, (uint64_t)v);
@@ -134,24 +107,24 @@ static inline int64_t cj_int_at(const cj_node *n, int64_t i) {
  * ran 20x slower than Arrow's.  Here the text gets ".0" when it is a whole number
  * (Arrow writes 1.0 as "1", which a JSON reader takes for an int), and NaN and
  * the infinities ("nan", "inf", "-inf") what the nonfinite policy says. */
-static int cj_put_float_text(cj_buf *b, const uint8_t *s, size_t n, cj_ctx *c) {
+static int cj_put_float_text(cyk_buf *b, const uint8_t *s, size_t n, cj_ctx *c) {
     size_t i;
     int whole = 1;
     if (n && (s[0] == 'n' || s[0] == 'i' || (n > 1 && s[0] == '-' && s[1] == 'i'))) {
         c->bad = s[0] == 'n' ? 0 : (s[0] == 'i' ? 1 : 2);
         if (c->nonfinite == CJ_REFUSE) return 1;
-        if (c->nonfinite == CJ_AS_NULL) return cj_put(b, "null", 4);
+        if (c->nonfinite == CJ_AS_NULL) return cyk_buf_put(b, "null", 4);
         if (c->bare) {
             static const char *const bare[] = {"NaN", "Infinity", "-Infinity"};
-            return cj_put(b, bare[c->bad], strlen(bare[c->bad]));
+            return cyk_buf_put(b, bare[c->bad], strlen(bare[c->bad]));
         } else {
             static const char *const quoted[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""};
-            return cj_put(b, quoted[c->bad], strlen(quoted[c->bad]));
+            return cyk_buf_put(b, quoted[c->bad], strlen(quoted[c->bad]));
         }
     }
     for (i = (n && s[0] == '-') ? 1 : 0; i < n && whole; i++)
         whole = s[i] >= '0' && s[i] <= '9';
-    CJ_RESERVE(b, n + 2);
+    CYK_RESERVE(b, n + 2);
     memcpy(b->p + b->len, s, n);
     b->len += n;
     if (whole) {
@@ -165,7 +138,7 @@ static int cj_put_float_text(cj_buf *b, const uint8_t *s, size_t n, cj_ctx *c) {
 
 /* A little-endian two's complement integer of nlimb 64-bit limbs, as
  * Java's BigDecimal.toString writes unscaled * 10^-scale. */
-static int cj_put_decimal(cj_buf *b, const uint8_t *le, int nlimb, int scale) {
+static int cj_put_decimal(cyk_buf *b, const uint8_t *le, int nlimb, int scale) {
     uint64_t limb[4];
     char rev[96], d[96];
     int neg, nd = 0, i, top, adj;
@@ -195,7 +168,7 @@ static int cj_put_decimal(cj_buf *b, const uint8_t *le, int nlimb, int scale) {
     if (nd == 0) rev[nd++] = '0';
     for (i = 0; i < nd; i++) d[i] = rev[nd - 1 - i];
     adj = -scale + (nd - 1);
-    CJ_RESERVE(b, (size_t)nd + (scale > 0 ? (size_t)scale : 0) + 16);
+    CYK_RESERVE(b, (size_t)nd + (scale > 0 ? (size_t)scale : 0) + 16);
     if (neg) b->p[b->len++] = '-';
     if (scale >= 0 && adj >= -6) {
         if (scale == 0) {
@@ -232,9 +205,9 @@ static int cj_put_decimal(cj_buf *b, const uint8_t *le, int nlimb, int scale) {
 static const char cj_hex[] = "0123456789abcdef";
 
 /* A JSON string as Python's json.dumps(ensure_ascii=False) writes it. */
-static int cj_put_string(cj_buf *b, const uint8_t *s, size_t n) {
+static int cj_put_string(cyk_buf *b, const uint8_t *s, size_t n) {
     size_t i, run = 0;
-    CJ_RESERVE(b, n + 2);
+    CYK_RESERVE(b, n + 2);
     b->p[b->len++] = '"';
     for (i = 0; i < n; i++) {
         uint8_t ch = s[i];
@@ -242,7 +215,7 @@ static int cj_put_string(cj_buf *b, const uint8_t *s, size_t n) {
         char u[6];
         size_t elen;
         if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
-        if (cj_put(b, (const char *)s + run, i - run)) return -1;
+        if (cyk_buf_put(b, (const char *)s + run, i - run)) return -1;
         switch (ch) {
         case '"': esc = "\\\""; elen = 2; break;
         case '\\': esc = "\\\\"; elen = 2; break;
@@ -256,20 +229,20 @@ static int cj_put_string(cj_buf *b, const uint8_t *s, size_t n) {
             u[4] = cj_hex[ch >> 4]; u[5] = cj_hex[ch & 15];
             esc = u; elen = 6;
         }
-        if (cj_put(b, esc, elen)) return -1;
+        if (cyk_buf_put(b, esc, elen)) return -1;
         run = i + 1;
     }
-    if (cj_put(b, (const char *)s + run, n - run)) return -1;
-    return cj_putc(b, '"');
+    if (cyk_buf_put(b, (const char *)s + run, n - run)) return -1;
+    return cyk_buf_putc(b, '"');
 }
 
 static const char cj_b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static int cj_put_base64(cj_buf *b, const uint8_t *s, size_t n) {
+static int cj_put_base64(cyk_buf *b, const uint8_t *s, size_t n) {
     size_t i;
     char *o;
-    CJ_RESERVE(b, (n + 2) / 3 * 4 + 2);
+    CYK_RESERVE(b, (n + 2) / 3 * 4 + 2);
     o = b->p + b->len;
     *o++ = '"';
     for (i = 0; i + 2 < n; i += 3) {
@@ -292,10 +265,10 @@ static int cj_put_base64(cj_buf *b, const uint8_t *s, size_t n) {
     return 0;
 }
 
-static int cj_put_uuid(cj_buf *b, const uint8_t *s, int q) {
+static int cj_put_uuid(cyk_buf *b, const uint8_t *s, int q) {
     int i;
     char *o;
-    CJ_RESERVE(b, 38);
+    CYK_RESERVE(b, 38);
     o = b->p + b->len;
     if (q) *o++ = '"';
     for (i = 0; i < 16; i++) {
@@ -383,8 +356,8 @@ static char *cj_date(char *o, int64_t z) {
     return cj_2(o, d);
 }
 
-static int cj_put_date(cj_buf *b, int64_t z) {
-    CJ_RESERVE(b, 24);
+static int cj_put_date(cyk_buf *b, int64_t z) {
+    CYK_RESERVE(b, 24);
     b->len = (size_t)(cj_date(b->p + b->len, z) - b->p);
     return 0;
 }
@@ -427,17 +400,17 @@ static char *cj_clock(char *o, int64_t v, int digits) {
     return o;
 }
 
-static int cj_put_clock(cj_buf *b, int64_t v, int digits) {
-    CJ_RESERVE(b, 48);
+static int cj_put_clock(cyk_buf *b, int64_t v, int digits) {
+    CYK_RESERVE(b, 48);
     b->len = (size_t)(cj_clock(b->p + b->len, v, digits) - b->p);
     return 0;
 }
 
 /* RFC 3339 in UTC, the unit's digits of fraction; q: in JSON quotes */
-static int cj_put_timestamp(cj_buf *b, int64_t v, int digits, int q) {
+static int cj_put_timestamp(cyk_buf *b, int64_t v, int digits, int q) {
     int64_t per_day = 86400 * cj_per_sec[digits], day = cj_floordiv(v, per_day);
     char *o;
-    CJ_RESERVE(b, 56);
+    CYK_RESERVE(b, 56);
     o = b->p + b->len;
     if (q) *o++ = '"';
     o = cj_date(o, day);
@@ -450,27 +423,27 @@ static int cj_put_timestamp(cj_buf *b, int64_t v, int digits, int q) {
 }
 
 /* v units of 10^-digits seconds as exact decimal seconds, trailing zeros dropped */
-static int cj_put_seconds(cj_buf *b, int64_t v, int digits) {
+static int cj_put_seconds(cyk_buf *b, int64_t v, int digits) {
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     uint64_t per = (uint64_t)cj_per_sec[digits], frac = a % per;
-    if (v < 0 && cj_putc(b, '-')) return -1;
+    if (v < 0 && cyk_buf_putc(b, '-')) return -1;
     if (cj_put_u64(b, a / per)) return -1;
     if (frac) {
         char tmp[12];
         int k = digits;
         while (frac % 10 == 0) { frac /= 10; k--; }
-        if (cj_putc(b, '.')) return -1;
+        if (cyk_buf_putc(b, '.')) return -1;
         snprintf(tmp, sizeof tmp, "%0*llu", k, (unsigned long long)frac);
-        if (cj_put(b, tmp, (size_t)k)) return -1;
+        if (cyk_buf_put(b, tmp, (size_t)k)) return -1;
     }
     return 0;
 }
 
 /* ---- any value --------------------------------------------------------- */
 
-static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c);
+static int cj_write(cyk_buf *b, const cj_node *n, int64_t i, cj_ctx *c);
 
-static int cj_key(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
+static int cj_key(cyk_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     /* A map key as an object key: a JSON string as it is, anything else (numbers,
      * true/false, null) as its JSON text in quotes. */
     size_t at = b->len;
@@ -480,7 +453,7 @@ static int cj_key(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     c->bare = bare;
     if (r) return r;
     if (b->p[at] == '"') return 0;
-    CJ_RESERVE(b, 2);
+    CYK_RESERVE(b, 2);
     memmove(b->p + at + 1, b->p + at, b->len - at);
     b->p[at] = '"';
     b->len++;
@@ -488,17 +461,17 @@ static int cj_key(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     return 0;
 }
 
-static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
+static int cj_write(cyk_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     int64_t k = i + n->offset, a, e, j;
     int q, r, bare = c->bare;
     size_t len;
     const uint8_t *s;
-    if (!cj_valid(n, i)) return cj_put(b, "null", 4);
+    if (!cj_valid(n, i)) return cyk_buf_put(b, "null", 4);
     q = !bare;
     switch (n->kind) {
-    case CJ_NULL: return cj_put(b, "null", 4);
+    case CJ_NULL: return cyk_buf_put(b, "null", 4);
     case CJ_BOOL:
-        return ((n->b1[k >> 3] >> (k & 7)) & 1) ? cj_put(b, "true", 4) : cj_put(b, "false", 5);
+        return ((n->b1[k >> 3] >> (k & 7)) & 1) ? cyk_buf_put(b, "true", 4) : cyk_buf_put(b, "false", 5);
     case CJ_I8: case CJ_I16: case CJ_I32: case CJ_I64:
     case CJ_U8: case CJ_U16: case CJ_U32:
         return cj_put_i64(b, cj_int_at(n, i));
@@ -519,24 +492,24 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     case CJ_DATE32: case CJ_DATE64:
         a = n->kind == CJ_DATE32 ? ((const int32_t *)n->b1)[k]
                                  : cj_floordiv(((const int64_t *)n->b1)[k], 86400000);
-        if (q && cj_putc(b, '"')) return -1;
+        if (q && cyk_buf_putc(b, '"')) return -1;
         if (cj_put_date(b, a)) return -1;
-        return q ? cj_putc(b, '"') : 0;
+        return q ? cyk_buf_putc(b, '"') : 0;
     case CJ_TIME32: case CJ_TIME64:
         a = n->kind == CJ_TIME32 ? ((const int32_t *)n->b1)[k] : ((const int64_t *)n->b1)[k];
-        if (q && cj_putc(b, '"')) return -1;
+        if (q && cyk_buf_putc(b, '"')) return -1;
         if (cj_put_clock(b, a, n->digits)) return -1;
-        return q ? cj_putc(b, '"') : 0;
+        return q ? cyk_buf_putc(b, '"') : 0;
     case CJ_TS:
         return cj_put_timestamp(b, ((const int64_t *)n->b1)[k], n->digits, q);
     case CJ_DUR:
-        if (cj_put(b, q ? "\"PT" : "PT", q ? 3 : 2)) return -1;
+        if (cyk_buf_put(b, q ? "\"PT" : "PT", q ? 3 : 2)) return -1;
         if (cj_put_seconds(b, ((const int64_t *)n->b1)[k], n->digits)) return -1;
-        return cj_put(b, q ? "S\"" : "S", q ? 2 : 1);
+        return cyk_buf_put(b, q ? "S\"" : "S", q ? 2 : 1);
     case CJ_IVL_M:
-        if (cj_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
+        if (cyk_buf_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
         if (cj_put_i64(b, ((const int32_t *)n->b1)[k])) return -1;
-        return cj_put(b, q ? "M\"" : "M", q ? 2 : 1);
+        return cyk_buf_put(b, q ? "M\"" : "M", q ? 2 : 1);
     case CJ_IVL_DT: case CJ_IVL_MDN: {
         const uint8_t *v = n->b1 + (size_t)k * (n->kind == CJ_IVL_DT ? 8 : 16);
         int32_t months = 0, days;
@@ -551,11 +524,11 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
             memcpy(&days, v + 4, 4);
             memcpy(&sub, v + 8, 8);
         }
-        if (cj_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
-        if (n->kind == CJ_IVL_MDN && (cj_put_i64(b, months) || cj_putc(b, 'M'))) return -1;
-        if (cj_put_i64(b, days) || cj_put(b, "DT", 2)) return -1;
+        if (cyk_buf_put(b, q ? "\"P" : "P", q ? 2 : 1)) return -1;
+        if (n->kind == CJ_IVL_MDN && (cj_put_i64(b, months) || cyk_buf_putc(b, 'M'))) return -1;
+        if (cj_put_i64(b, days) || cyk_buf_put(b, "DT", 2)) return -1;
         if (cj_put_seconds(b, sub, n->kind == CJ_IVL_DT ? 3 : 9)) return -1;
-        return cj_put(b, q ? "S\"" : "S", q ? 2 : 1);
+        return cyk_buf_put(b, q ? "S\"" : "S", q ? 2 : 1);
     }
     case CJ_DICT:
         c->bare = 0;  /* a dictionary is decoded before a bare column gets here */
@@ -569,14 +542,14 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
     c->bare = 0;
     r = 0;
     if (n->kind == CJ_STRUCT) {
-        if (cj_putc(b, '{')) return -1;
+        if (cyk_buf_putc(b, '{')) return -1;
         for (j = 0; j < n->nkids && r == 0; j++) {
-            if (j && cj_putc(b, ',')) return -1;
-            if (cj_put(b, n->names[j], n->name_lens[j])) return -1;
+            if (j && cyk_buf_putc(b, ',')) return -1;
+            if (cyk_buf_put(b, n->names[j], n->name_lens[j])) return -1;
             r = cj_write(b, n->kids[j], i, c);
         }
         c->bare = bare;
-        return r ? r : cj_putc(b, '}');
+        return r ? r : cyk_buf_putc(b, '}');
     }
     switch (n->kind) {
     case CJ_LIST: case CJ_MAP:
@@ -600,23 +573,23 @@ static int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c) {
         e = a + n->width;
     }
     if (n->kind == CJ_MAP) {
-        if (cj_putc(b, '{')) return -1;
+        if (cyk_buf_putc(b, '{')) return -1;
         for (j = a; j < e && r == 0; j++) {
-            if (j > a && cj_putc(b, ',')) return -1;
+            if (j > a && cyk_buf_putc(b, ',')) return -1;
             r = cj_key(b, n->kids[0], j, c);
-            if (r == 0 && cj_putc(b, ':')) return -1;
+            if (r == 0 && cyk_buf_putc(b, ':')) return -1;
             if (r == 0) r = cj_write(b, n->kids[1], j, c);
         }
         c->bare = bare;
-        return r ? r : cj_putc(b, '}');
+        return r ? r : cyk_buf_putc(b, '}');
     }
-    if (cj_putc(b, '[')) return -1;
+    if (cyk_buf_putc(b, '[')) return -1;
     for (j = a; j < e && r == 0; j++) {
-        if (j > a && cj_putc(b, ',')) return -1;
+        if (j > a && cyk_buf_putc(b, ',')) return -1;
         r = cj_write(b, n->kids[0], j, c);
     }
     c->bare = bare;
-    return r ? r : cj_putc(b, ']');
+    return r ? r : cyk_buf_putc(b, ']');
 }
 
 #endif

@@ -1,13 +1,9 @@
 # Declarations of arrowjson.h: Arrow arrays as JSON text, without the GIL.
 
 from libc.stdint cimport uint8_t, int64_t
+from cbuf cimport cyk_buf
 
 cdef extern from "arrowjson.h" nogil:
-    ctypedef struct cj_buf:
-        char *p
-        size_t len
-        size_t cap
-
     ctypedef struct cj_node:
         int kind
         int digits
@@ -38,6 +34,5 @@ cdef extern from "arrowjson.h" nogil:
     enum:
         CJ_REFUSE, CJ_AS_NULL, CJ_AS_STRING
 
-    int cj_put(cj_buf *b, const char *s, size_t n)
     int cj_valid(const cj_node *n, int64_t i)
-    int cj_write(cj_buf *b, const cj_node *n, int64_t i, cj_ctx *c)
+    int cj_write(cyk_buf *b, const cj_node *n, int64_t i, cj_ctx *c)
