@@ -1,6 +1,6 @@
 # avro.pxi -- Arrow columns to Confluent-framed Avro binary in one C loop.
 #
-# An _AvroPlan is an Avro schema matched once against an Arrow type: a tree of
+# An AvroPlan is an Avro schema matched once against an Arrow type: a tree of
 # C nodes, each saying which Avro encoding to write and where its Arrow buffers
 # are.  Encoding a batch binds the nodes to the batch's buffers (with the GIL,
 # once per node), then walks the rows without the GIL, writing each row's
@@ -249,7 +249,7 @@ cdef struct _ARowErr:
     int node
 
 
-cdef class _AvroPlan:
+cdef class AvroPlan:
     """An Avro schema matched against an Arrow type (``avro_plan.pxi``); encodes
     arrays of that type into framed Avro binary without per-row Python objects."""
 

@@ -5,7 +5,7 @@
 # them with the reason), the others go out in order through the batch path:
 # each run of good rows between two rejected ones is one _enqueue.
 
-def _produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None):
+def produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None):
     """``chunks`` yields (values, keys, partitions, timestamps, headers, rejected):
     values/keys are columns as produce_batch takes them, partitions/timestamps/
     headers None or sliceable per message, rejected a list of (row, message)

@@ -46,8 +46,8 @@ cdef _configure_partitioner(_Core core):
                                   &core.part_fn)
 
 
-_PARTITIONERS = ("random", "consistent", "consistent_random", "murmur2", "murmur2_random",
-                 "fnv1a", "fnv1a_random")
+PARTITIONERS = ("random", "consistent", "consistent_random", "murmur2", "murmur2_random",
+                "fnv1a", "fnv1a_random")
 
 
 def partition_for(str partitioner, key, partition_count):
@@ -59,9 +59,9 @@ def partition_for(str partitioner, key, partition_count):
     cdef int kind
     cdef _Mem k
     cdef int32_t cnt, p
-    if partitioner not in _PARTITIONERS:
+    if partitioner not in PARTITIONERS:
         raise ValueError(f"unknown partitioner {partitioner!r}; librdkafka's are "
-                         f"{', '.join(_PARTITIONERS)}")
+                         f"{', '.join(PARTITIONERS)}")
     n = _integer_arg(partition_count, "partition_count", "an int")
     if not 1 <= n <= 0x7fffffff:
         raise ValueError(f"partition_count must be between 1 and 2147483647, not {n}")

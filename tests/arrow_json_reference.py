@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 # The string escaping is shared: the CSV path still uses it, unchanged.
-from cykafka._arrow import _escaped, _json_string
+from cykafka._arrow import escaped, json_string
 
 __all__ = ["as_message_column", "record_json"]
 
@@ -278,7 +278,7 @@ def _json_values(col: pa.Array, nonfinite: str) -> tuple[pa.Array, Refused]:
     if pa.types.is_null(t):
         return pa.nulls(len(col), pa.string()), {}
     if _is_text(t):
-        return pc.cast(_json_string(col), pa.string()), {}
+        return pc.cast(json_string(col), pa.string()), {}
     if pa.types.is_string_view(t):
         return pa.array(
             [None if v is None else _dumps(v) for v in col.to_pylist()], pa.string()
@@ -335,7 +335,7 @@ def record_json(
             col = col.combine_chunks()
         literal += ("" if i == 0 else ",") + _dumps(str(name)) + ":"
         if _is_text(col.type) and col.null_count == 0:
-            esc, quoted = _escaped(col)
+            esc, quoted = escaped(col)
             if not quoted:
                 parts += [literal + '"', pc.cast(esc, pa.string())]
                 literal = '"'

@@ -64,7 +64,7 @@ def _needs_escape(col: pa.Array) -> bool:
     return bool(((data < 0x20) | (data == 0x22) | (data == 0x5C)).any())
 
 
-def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
+def escaped(col: pa.Array) -> tuple[pa.Array, bool]:
     """A string column escaped for JSON: (values, already_quoted).  Usually the values
     come back unquoted (the caller folds the quotes into its separators).  CSV records
     (importer/encode.py) mix these with bare numbers."""
@@ -78,9 +78,9 @@ def _escaped(col: pa.Array) -> tuple[pa.Array, bool]:
     return col, False
 
 
-def _json_string(col: pa.Array) -> pa.Array:
+def json_string(col: pa.Array) -> pa.Array:
     """A string column as quoted, escaped JSON strings (nulls stay null)."""
-    esc, quoted = _escaped(col)
+    esc, quoted = escaped(col)
     esc = pc.cast(esc, pa.string())  # a large_string joins with nothing else
     return esc if quoted else pc.binary_join_element_wise('"', esc, '"', "")
 

@@ -18,7 +18,7 @@ class RecordMetadata(NamedTuple):
 
 ErrorCode: type[enum.IntEnum]
 DEFAULT_EXIT_TIMEOUT: float
-_PARTITIONERS: tuple[str, ...]
+PARTITIONERS: tuple[str, ...]
 
 def error_name(code: int) -> str: ...
 def librdkafka_version() -> str: ...
@@ -186,7 +186,7 @@ class NativeProducer:
     def abort_transaction(self, timeout: float = ...) -> None: ...
     def __del__(self) -> None: ...
 
-def _produce_serialized(
+def produce_serialized(
     producer: NativeProducer,
     topic: str,
     chunks: Iterable[tuple[Any, Any, Any, Any, Any, list[tuple[int, str]]]],

@@ -17,7 +17,6 @@ from ._load import load_native
 
 load_native()  # finds librdkafka before the import below needs it
 
-from ._native import _PARTITIONERS as PARTITIONERS  # noqa: E402
-from ._native import partition_for  # noqa: E402
+from ._native import PARTITIONERS, partition_for  # noqa: E402
 
 __all__ = ["PARTITIONERS", "partition_for"]

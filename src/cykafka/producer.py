@@ -19,7 +19,7 @@ from ._native import (  # noqa: E402
     BatchFuture,
     KafkaError,
     NativeProducer,
-    _produce_serialized,
+    produce_serialized,
 )
 from .config import (  # noqa: E402
     ResolvedConfig,
@@ -314,7 +314,7 @@ class Producer(NativeProducer):
         chunks = serialized_chunks(
             topic, values, keys, value_serializer, key_serializer, partitions, timestamps, headers
         )
-        return _produce_serialized(self, topic, chunks, on_delivery)
+        return produce_serialized(self, topic, chunks, on_delivery)
 
     # -- transactions -------------------------------------------------------
 

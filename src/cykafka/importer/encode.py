@@ -252,7 +252,7 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .._arrow import _escaped, _json_string, record_json
+    from .._arrow import escaped, json_string, record_json
 
     if not infer:
         return record_json(batch)[0]  # text columns: nothing to refuse
@@ -266,17 +266,17 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
         if n_plain and n_plain == len(col) - col.null_count:
             parts += [literal, pc.fill_null(col, "null")]  # all bare JSON values
         elif n_plain:
-            text = pc.if_else(plain, col, pc.cast(_json_string(col), pa.string()))
+            text = pc.if_else(plain, col, pc.cast(json_string(col), pa.string()))
             parts += [literal, pc.fill_null(text, "null")]
         elif col.null_count == 0:
-            esc, quoted = _escaped(col)
+            esc, quoted = escaped(col)
             if not quoted:  # the quotes go into the literals around it
                 parts += [literal + '"', pc.cast(esc, pa.string())]
                 literal = '"'
                 continue
             parts += [literal, pc.cast(esc, pa.string())]
         else:
-            parts += [literal, pc.fill_null(pc.cast(_json_string(col), pa.string()), "null")]
+            parts += [literal, pc.fill_null(pc.cast(json_string(col), pa.string()), "null")]
         literal = ""
     parts.append(literal + "}")
     return pc.binary_join_element_wise(*parts, "")

@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
 from confluent_kafka.serialization import SerializationContext, SerializationError
 
-from .._codecs import _AvroPlan
+from .._codecs import AvroPlan
 from ._common import (
     LIST_CHUNK,
     Chunk,
@@ -71,7 +71,7 @@ class AvroSerializer:
         self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
         self._derived: dict[str, _ConfluentAvro] = {}
         self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
-        self._plans: dict[tuple[str, bytes, pa.DataType], _AvroPlan] = {}
+        self._plans: dict[tuple[str, bytes, pa.DataType], AvroPlan] = {}
 
     # -- schema and id ---------------------------------------------------------
 
@@ -105,11 +105,11 @@ class AvroSerializer:
             got = self._resolved[key] = (frame(schema_id), writer)
         return got
 
-    def _plan(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> _AvroPlan:
+    def _plan(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> AvroPlan:
         key = (json.dumps(writer, sort_keys=True), prefix, arrow_type)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = _AvroPlan(writer, arrow_type, prefix)
+            plan = self._plans[key] = AvroPlan(writer, arrow_type, prefix)
         return plan
 
     # -- batches ---------------------------------------------------------------
