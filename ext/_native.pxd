@@ -203,6 +203,8 @@ cdef class _Core:   # core.pxi
     cdef bint stage_stuck        # the last hand-over found the queue full ...
     cdef unsigned long stage_stuck_gen   # ... at this room_gen
     cdef bint stage_ok           # produce() may stage (not transactional, linger.ms > 0)
+    cdef int pid_kicks           # metadata requests left to hurry the producer id (events.pxi)
+    cdef int64_t pid_kick_ns     # _now_ns() when the event thread makes the next one
     cdef int ev_idle             # the event thread waits with an empty stage: wake it
     cdef bint stopping, closed
     cdef bint closing            # close() has begun: no new calls may use rk

@@ -185,6 +185,9 @@ cdef class _Core:
         # "send at once" need every produce() in librdkafka at once.
         self.stage_ok = not _conf_get(self.rk, "transactional.id") and \
             float(_conf_get(self.rk, "linger.ms") or 0) > 0
+        if _conf_get(self.rk, "enable.idempotence") == "true" and \
+                not _conf_get(self.rk, "transactional.id"):
+            _pid_kicks_start(self)   # events.pxi
         # CONFIGURATION.md, queue.buffering.max.messages: "A value of 0 disables this limit."
         self.max_msgs = int(_conf_get(self.rk, "queue.buffering.max.messages") or 0) or \
             0x7fffffffffffffff

@@ -57,9 +57,10 @@ cdef inline bint _stage_due(_Core core) noexcept nogil:
 
 
 cdef rd_kafka_event_t *_next_event(_Core core) noexcept nogil:
-    """The event thread's wait for its next event (NULL: none within 200 ms, or the
-    stage is due).  While the stage holds messages it waits in 1 ms slices; with
-    the stage empty it says so in ev_idle, and _stage_push wakes it
+    """The event thread's wait for its next event (NULL: none within 200 ms or until a
+    producer-id metadata request is due, or the stage is due).  While the stage
+    holds messages it waits in 1 ms slices; with the stage empty it says so in
+    ev_idle, and _stage_push wakes it
     (rd_kafka_queue_yield: "Cancels the current rd_kafka_queue_poll() on rkqu")
     when a first message arrives.  ev_idle and stage_n are written and then the
     other is read, both sequentially consistent: one side sees the other."""
@@ -76,9 +77,19 @@ cdef rd_kafka_event_t *_next_event(_Core core) noexcept nogil:
         if atomic_load_int(&core.stage_n, __ATOMIC_SEQ_CST) and not core.stage_stuck:
             atomic_store_int(&core.ev_idle, 0, __ATOMIC_SEQ_CST)
             continue
-        ev = rd_kafka_queue_poll(core.mainq, 200)
+        ev = rd_kafka_queue_poll(core.mainq, _idle_wait_ms(core))
         atomic_store_int(&core.ev_idle, 0, __ATOMIC_SEQ_CST)
         return ev
+
+
+cdef inline int _idle_wait_ms(_Core core) noexcept nogil:
+    """200 ms, or less when the next producer-id metadata request (events.pxi) is due
+    sooner."""
+    cdef int64_t ms
+    if core.pid_kicks <= 0:
+        return 200
+    ms = (core.pid_kick_ns - _now_ns()) // 1_000_000 + 1
+    return <int>max(1, min(ms, 200))
 
 
 cdef int _stage_push(_Core core, _Topic t, DeliveryFuture fut, object value, object key,

@@ -596,3 +596,59 @@ def test_bad_timeouts_leave_the_producer_usable(broker, topic, timeout, exc, wor
                 call(timeout)
             assert not p.closed
             assert p.produce(name, b"still usable").result(30).offset >= 0
+
+
+def test_an_idempotent_producer_has_its_id_before_librdkafkas_retry(broker, topic) -> None:
+    """A producer that sends at once (as an import does): librdkafka's first try for
+    a producer id then comes before the broker's own connection is up, and its retry
+    timer waits 500 ms; cykafka's metadata requests get the id at once.  The
+    statistics librdkafka emits at 300 ms say where it stands."""
+    import json
+
+    name = topic()
+    states: list[str] = []
+    p = cykafka.Producer(
+        {"bootstrap.servers": broker.bootstrap_servers, "statistics.interval.ms": 300},
+        preset="ordered",
+        stats_cb=lambda text: states.append(json.loads(text)["eos"]["idemp_state"]),
+    )
+    try:
+        first = p.produce(name, b"first")
+        deadline = time.monotonic() + 10
+        while not states and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert states and states[0] == "Assigned", states
+        assert first.result(10).offset == 0
+    finally:
+        p.close()
+
+
+def test_asking_for_the_producer_id_creates_no_topic(fresh_broker) -> None:
+    """The early metadata requests of an idempotent producer name no topic (a broker
+    that creates topics on demand would make one)."""
+    from confluent_kafka.admin import AdminClient
+
+    from cykafka._admin import topic_metadata
+
+    admin = AdminClient({"bootstrap.servers": fresh_broker.bootstrap_servers})
+    before = set(topic_metadata(admin, "-", 10)[0].topics)
+    with cykafka.Producer({"bootstrap.servers": fresh_broker.bootstrap_servers}, preset="ordered"):
+        time.sleep(0.5)  # every early request has been made
+    assert set(topic_metadata(admin, "-", 10)[0].topics) == before
+
+
+def test_an_idempotent_producer_to_nowhere_closes_promptly() -> None:
+    """Its early metadata requests are bounded: close() does not wait on a cluster
+    that never answers, and the message it held fails instead of vanishing."""
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = cykafka.Producer({"bootstrap.servers": f"127.0.0.1:{port}"}, preset="ordered")
+    f = p.produce("nowhere", b"x")
+    started = time.monotonic()
+    p.close(0.5)
+    assert time.monotonic() - started < 5
+    with pytest.raises(cykafka.KafkaError):
+        f.result(0)
