@@ -79,6 +79,101 @@ def test_concurrent_runs_at_random_points(fresh_broker, tmp_path) -> None:
         print(i, _check(outs, ids))
 
 
+#: ``cykafka import``, held right after it has read where to resume from until the
+#: committed progress of its key grows (``sys.argv[1]``: a file it creates when held):
+#: the moment another run can commit in, made wide enough to hit every time.
+_HELD_AFTER_RESUME_READ = """
+import pathlib, sys, time
+import cykafka.importer.progress_topic as pt
+import cykafka.importer.resume, cykafka.importer.txn_sink
+from cykafka.cli.main import main
+
+real, marker, reads = pt.committed_progress, pathlib.Path(sys.argv[1]), []
+
+def held(client, name, key, timeout=60.0):
+    seen = real(client, name, key, timeout)
+    if not reads:  # the run's first read: where it resumes from
+        reads.append(len(seen))
+        marker.touch()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(real(client, name, key, timeout)) <= len(seen):
+            time.sleep(0.01)
+    return seen
+
+for mod in list(sys.modules.values()):
+    if getattr(mod, "committed_progress", None) is real:
+        mod.committed_progress = held
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _progress(bootstrap: str, tid: str) -> list[bytes]:
+    """The committed progress records of transactional.id ``tid``."""
+    from cykafka.importer.committed import committed_messages
+    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
+
+    try:
+        msgs = committed_messages({"bootstrap.servers": bootstrap}, DEFAULT_PROGRESS_TOPIC)
+        return [m.value for m in msgs if m.key == tid.encode()]
+    except LookupError:  # no import has created the progress topic yet
+        return []
+
+
+def _twin_commits(bootstrap: str, tid: str, value: bytes) -> None:
+    """A committed progress record under ``tid``'s key from another transactional.id:
+    what a fenced run's commit is on a broker that does not fence."""
+    from cykafka import Producer
+    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
+
+    twin = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{tid}-other"},
+                    preset="exactly_once")  # fmt: skip
+    twin.init_transactions(10)
+    twin.begin_transaction()
+    twin.produce(DEFAULT_PROGRESS_TOPIC, value, key=tid.encode())
+    twin.commit_transaction(10)
+    twin.close()
+
+
+def test_a_commit_between_the_resume_read_and_the_first_commit_stops_the_import(
+    broker, topic, tmp_path
+) -> None:
+    """A run is killed after some commits; the rerun reads where to resume from, and
+    before its first commit another run commits progress of the same import.  The rerun
+    resumes from a position that is no longer the last commit: it must notice and stop,
+    not confirm its commits against a log it read after that other commit."""
+    name, tid = topic(), f"held-{topic()}"
+    f = tmp_path / "rows.txt"
+    f.write_text("".join(f"row-{i}\n" for i in range(ROWS)))
+    args = ["import", "-b", broker.bootstrap_servers, "--no-progress", str(f), "-t", name,
+            "--exactly-once", "--commit-every", "100", "--rate", "1500",
+            "--transactional-id", tid]  # fmt: skip
+    first = subprocess.Popen([sys.executable, "-m", "cykafka.cli", *args],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_progress(broker.bootstrap_servers, tid)) < 2:
+        time.sleep(0.05)
+    first.kill()
+    first.wait()
+    last = _progress(broker.bootstrap_servers, tid)[-1]
+    marker = tmp_path / "held"
+    rerun = subprocess.Popen([sys.executable, "-c", _HELD_AFTER_RESUME_READ, str(marker), *args],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not marker.exists():
+            time.sleep(0.01)
+        _twin_commits(broker.bootstrap_servers, tid, last)
+        out, err = rerun.communicate(timeout=120)
+    finally:
+        if rerun.poll() is None:
+            rerun.kill()
+            rerun.wait()
+    assert "Traceback" not in err, err
+    assert rerun.returncode == 1, out + err
+    assert "another producer of this import committed progress in between" in out, out + err
+    assert "result      NOT OK" in out
+
+
 def test_a_commit_the_committed_log_does_not_confirm_stops_the_import(broker, topic, tmp_path):
     """What a broker that does not fence lets happen: another producer commits progress
     for this import between two of its commits.  Here that producer is real (another

@@ -21,7 +21,7 @@ of the bytes before ``offset`` (:func:`~cykafka.importer.identity.block_digest`)
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -33,7 +33,7 @@ __all__ = [
     "Progress",
     "committed_progress",
     "ensure_progress_topic",
-    "read_progress",
+    "last_progress",
 ]
 
 #: The progress topic unless ``--progress-topic`` names another.
@@ -166,11 +166,9 @@ def committed_progress(
     return [m.value for m in committed_messages(client, name, timeout=timeout) if m.key == want]
 
 
-def read_progress(
-    client: Mapping[str, Any], name: str, key: str, timeout: float = 60.0
-) -> Optional[Progress]:
-    """The last committed progress record of ``key`` in the progress topic, or None."""
-    seen = committed_progress(client, name, key, timeout)
+def last_progress(seen: Sequence[Optional[bytes]]) -> Optional[Progress]:
+    """The last of ``seen`` (:func:`committed_progress`), or None when there is none or it
+    is a tombstone."""
     if not seen or seen[-1] is None:
         return None
     return Progress.from_json(seen[-1])

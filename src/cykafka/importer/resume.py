@@ -31,8 +31,9 @@ from ..presets import parse as parse_presets
 from .pipeline import pace, prefetch, resolve_import
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
+    committed_progress,
     ensure_progress_topic,
-    read_progress,
+    last_progress,
 )
 from .resume_state import (
     Input,
@@ -199,7 +200,12 @@ def run_exactly_once(
         tx: Optional[TransactionalSink] = None
         try:
             producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
-            saved = None if restart else read_progress(client, eo.progress_topic, key, eo.timeout)
+            # One read gives both where to resume from and the log each commit is
+            # confirmed against: a commit of another run after it (a broker that does not
+            # fence lets one through) then shows up at this run's first commit.  Read
+            # twice, that commit would be taken for the baseline and its rows sent again.
+            seen = committed_progress(client, eo.progress_topic, key, eo.timeout)
+            saved = None if restart else last_progress(seen)
             if saved is None:
                 state = fresh_state(topic, fmt, fields, inputs)
             else:
@@ -230,6 +236,7 @@ def run_exactly_once(
                 names=[i.name for i in inputs],
                 slice_rows=slice_rows,
                 client=client,
+                seen=seen,
             )
             try:
                 _run_inputs(tx, inputs, on_file)

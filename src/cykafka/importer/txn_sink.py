@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Callable, Optional
 
 from .identity import block_digest
@@ -71,6 +71,7 @@ class TransactionalSink:
         names: Optional[list[str]] = None,
         slice_rows: Optional[int] = None,
         client: Optional[dict[str, Any]] = None,
+        seen: Sequence[Optional[bytes]] = (),
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -94,9 +95,9 @@ class TransactionalSink:
         self.open_rows = 0  # rows in the open transaction
         #: Where each commit is confirmed from the committed view (None: not confirmed).
         self.client = client
-        #: The committed progress records of this import when this producer started
-        #: (after init_transactions fenced any earlier one): each commit must add one.
-        self._seen = self._committed() if client is not None else []
+        #: The committed progress records of this import as read when ``state`` was
+        #: (after init_transactions fenced any earlier run): each commit must add one.
+        self._seen = list(seen)
         self._began: Optional[float] = None
         self._fresh()
 
