@@ -136,3 +136,14 @@ def test_asking_about_a_topic_does_not_create_it(
     name = _name("ghost")
     assert ask(broker.bootstrap_servers, name) is None
     assert name not in broker.list_topics()
+
+
+def test_the_import_cluster_check_says_the_partition_count(broker: LocalBroker, topic) -> None:
+    """What the import sizes its producer's queue by: the count of a topic it found,
+    or of the one it created."""
+    from cykafka.importer.cluster import prepare_topic
+
+    servers = broker.bootstrap_servers
+    assert prepare_topic(servers, {}, topic(partitions=4)).partitions == 4
+    made = prepare_topic(servers, {}, _name("created"), partitions=2)
+    assert made.created and made.partitions == 2

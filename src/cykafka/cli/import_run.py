@@ -37,6 +37,7 @@ def run_import(
     producer = None
     result = None
     sample: Optional[str] = None
+    topic_partitions: Optional[int] = None
     phases: dict[str, float] = {}
     startup = _process_age()
     if startup is not None:
@@ -54,6 +55,7 @@ def run_import(
             broker = LocalBroker()
             broker.start()
             broker.create_topic(args.topic, partitions=partitions)
+            topic_partitions = partitions
             bootstrap = broker.bootstrap_servers
             print(
                 f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
@@ -71,6 +73,7 @@ def run_import(
                     partition=args.partition,
                     count_records=exactly_once is None,
                 )
+                topic_partitions = found.partitions
                 if found.created:
                     print(
                         f"cykafka import: created topic {args.topic!r} with {args.partitions} "
@@ -96,7 +99,7 @@ def run_import(
         # The producer starts now, so its set-up (connection, metadata and, when
         # idempotent, the producer id) overlaps generating the sample.
         if exactly_once is None:  # (an exactly-once import makes transactional producers)
-            producer = open_producer(config, preset)
+            producer = open_producer(config, preset, topic_partitions)
             phases["producer"] = time.monotonic() - t
         if args.sample is not None:
             print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
@@ -119,6 +122,7 @@ def run_import(
                 rate=args.rate,
                 static_headers=static_headers,
                 exactly_once=exactly_once,
+                topic_partitions=topic_partitions,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None

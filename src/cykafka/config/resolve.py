@@ -54,6 +54,8 @@ LIBRDKAFKA_DEFAULTS: Mapping[str, str] = MappingProxyType(
         "retry.backoff.max.ms": "1000",
         "batch.num.messages": "10000",
         "batch.size": "1000000",
+        "message.max.bytes": "1000000",
+        "queue.buffering.max.kbytes": "1048576",
         "partitioner": "consistent_random",
         "sticky.partitioning.linger.ms": "10",
         "transaction.timeout.ms": "60000",

@@ -71,10 +71,12 @@ def check_partition(topic: str, partition: Optional[int], count: int) -> None:
 
 @dataclass
 class TopicCheck:
-    """What :func:`prepare_topic` found: whether it created the topic, and (when asked)
-    the records an existing topic already holds (None: not asked, or not said)."""
+    """What :func:`prepare_topic` found: whether it created the topic, its partition
+    count, and (when asked) the records an existing topic already holds (None: not
+    asked, or not said)."""
 
     created: bool
+    partitions: int
     records: Optional[int] = None
 
 
@@ -114,7 +116,7 @@ def prepare_topic(
     if t is not None:
         check_partition(topic, partition, len(t.partitions))
         held = _high_watermarks(admin, topic, t, timeout) if count_records else None
-        return TopicCheck(created=False, records=held)
+        return TopicCheck(created=False, partitions=len(t.partitions), records=held)
     if partitions is None:
         raise ClusterError(
             f"topic {topic!r} does not exist on {bootstrap}; create it, or pass "
@@ -126,9 +128,11 @@ def prepare_topic(
         # --partitions N creates a missing topic; one that exists (made meanwhile by
         # another client) is used with its own partition count, as documented.
         created = ensure_topic(admin, topic, partitions, same_partitions=False)
+        if not created:  # made meanwhile by another client: its own partition count
+            t = find_topic(admin, topic, timeout)
     except (KafkaException, TimeoutError, TopicMismatchError) as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
-    return TopicCheck(created=created)
+    return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
 
 
 def records_in(

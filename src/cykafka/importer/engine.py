@@ -60,6 +60,7 @@ def import_files(
     static_headers: Sequence[tuple[str, bytes]] = (),
     sink: Optional[Sink] = None,
     exactly_once: Any = None,
+    topic_partitions: Optional[int] = None,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -78,14 +79,15 @@ def import_files(
     progress as batches are delivered.  ``exactly_once``: an
     :class:`~cykafka.importer.resume.ExactlyOnce`: send in transactions that also commit
     the input position, resuming a run that stopped (its own producers; no
-    ``producer``).
+    ``producer``).  ``topic_partitions``: the topic's partition count, when the caller
+    knows it; it sizes the producers' queue (:func:`~cykafka.importer.resolve_import`).
     """
     from .. import explain
     from ..producer import Producer
 
     log = log if log is not None else sys.stderr
     plan = plan_files(paths, fmt, fields, options)
-    resolved = resolve_import(config, preset)
+    resolved = resolve_import(config, preset, topic_partitions)
     result = ImportResult(
         topic=topic,
         files=[s.name for s, _ in plan],
@@ -168,6 +170,7 @@ def import_files(
                         t0=t0,
                         rate=rate,
                         partition=partition,
+                        topic_partitions=topic_partitions,
                         static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
                     )

@@ -145,17 +145,47 @@ def with_max_record(options: ReadOptions, config: Mapping[str, Any]) -> ReadOpti
     return options
 
 
-def open_producer(config: Mapping[str, Any], preset: PresetSpec = "ordered") -> Any:
+def open_producer(
+    config: Mapping[str, Any], preset: PresetSpec = "ordered", partitions: Optional[int] = None
+) -> Any:
     """The :class:`cykafka.Producer` :func:`import_files` would make (``config`` plus
-    :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports."""
+    :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports.
+    ``partitions``: the topic's partition count, when known (:func:`resolve_import`)."""
     from ..producer import Producer
 
-    return Producer(resolve_import(config, preset))
+    return Producer(resolve_import(config, preset, partitions))
 
 
-def resolve_import(config: Mapping[str, Any], preset: PresetSpec) -> ResolvedConfig:
+#: Batches of ``batch.size`` an idempotent import keeps queued per partition (below).
+QUEUED_BATCHES = 3
+
+
+def resolve_import(
+    config: Mapping[str, Any], preset: PresetSpec, partitions: Optional[int] = None
+) -> ResolvedConfig:
     """``config`` and ``preset`` through the one resolver, with :data:`IMPORT_DEFAULTS`
-    laid under the presets (recorded as defaults of ``cykafka import``)."""
+    laid under the presets (recorded as defaults of ``cykafka import``).
+
+    With ``partitions`` known and the producer idempotent, the queue is also bounded to
+    :data:`QUEUED_BATCHES` batches per partition unless the user bounds it.  The
+    idempotent producer keeps at most 5 requests in flight per partition, and while a
+    full batch waits behind them librdkafka 2.16's broker thread wakes without sleeping
+    (its producer loop asks to be woken "now" for a ready batch, then finds no request
+    slot): measured on 10 M lines into one partition, 3.3 s of system CPU and 8.3 s
+    instead of 0.7 s and 6.4 s.  Three batches keep the queue below that point."""
     from ..config import resolve
 
-    return resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")
+    resolved = resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")
+    if not partitions or not resolved.idempotent:
+        return resolved
+    if resolved.explicit("queue.buffering.max.kbytes") or resolved.explicit(
+        "queue.buffering.max.messages"
+    ):
+        return resolved
+    batch = int(resolved.effective("batch.size").value)
+    largest = int(resolved.effective("message.max.bytes").value)
+    kbytes = -(-max(partitions * QUEUED_BATCHES * batch, 2 * largest) // 1024)
+    if kbytes >= int(resolved.effective("queue.buffering.max.kbytes").value):
+        return resolved
+    defaults = {**IMPORT_DEFAULTS, "queue.buffering.max.kbytes": str(kbytes)}
+    return resolve(config, preset, defaults=defaults, defaults_origin="cykafka import")

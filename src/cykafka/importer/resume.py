@@ -151,6 +151,7 @@ def run_exactly_once(
     on_file: Callable[[int], None] = lambda index: None,
     on_rewind: Callable[[int], None] = lambda rows: None,
     partition: Optional[int] = None,
+    topic_partitions: Optional[int] = None,
     static_headers: Optional[list[tuple[str, bytes]]] = None,
     dead_letter: Any = None,
     rate: Optional[float] = None,
@@ -184,7 +185,9 @@ def run_exactly_once(
     # The user's presets, made transactional (exactly_once includes ordered; one that
     # contradicts it, such as at_most_once, is refused by the resolver, naming both).
     resolved = resolve_import(
-        {**config, "transactional.id": key}, [*parse_presets(preset), "exactly_once"]
+        {**config, "transactional.id": key},
+        [*parse_presets(preset), "exactly_once"],
+        topic_partitions,
     )
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
@@ -274,6 +277,7 @@ def import_plan(
     dead_letter: Any = None,
     rate: Optional[float] = None,
     partition: Optional[int] = None,
+    topic_partitions: Optional[int] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     log: Callable[[str], None] = lambda line: None,
 ) -> None:
@@ -346,6 +350,7 @@ def import_plan(
         on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
         on_rewind=rewind,
         partition=partition,
+        topic_partitions=topic_partitions,
         static_headers=list(static_headers),
         dead_letter=dead_letter,
         rate=rate,
