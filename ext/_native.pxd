@@ -14,6 +14,9 @@ from sync cimport *
 # The C constants.
 cdef enum:
     _SUB = 65536   # messages per sub-chunk: bounds the temporary C arrays  (batch.pxi)
+    # messages per rd_kafka_produce_batch call: it holds the topic's read lock
+    # throughout, so metadata updates wait only briefly  (batch.pxi)
+    _SLICE = 512
     _DR_CHUNK = 1024   # events.pxi
     _GROUP_MIN = 256   # smaller sub-chunks are not worth a metadata lookup  (grouping.pxi)
     # re-read a topic's partition count at most once a second  (grouping.pxi)
@@ -110,6 +113,7 @@ cdef struct _Sub:
     int *errs                   # librdkafka's answer for each message handed over
     Py_ssize_t *perm_buf        # room for grouping.pxi's order ...
     const Py_ssize_t *perm      # ... the hand-over order when grouped, NULL: 0..cnt-1
+    int32_t only                # pd NULL: the topic's one partition, or UA (grouping.pxi)
     _Chunk *chunk               # NULL between sub-chunks
 
 # producer.pxi
