@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -16,6 +17,16 @@ if TYPE_CHECKING:
     from ..presets import PresetSpec
 
 __all__ = ["run_import"]
+
+
+def _load_arrow() -> None:
+    """Every reader hands its rows over as Arrow arrays: pyarrow and NumPy take
+    about 0.1 s to load, which this thread spends while the cluster check waits on
+    the network.  A failure here is left to the reader's own import to report."""
+    try:
+        import cykafka._arrow  # noqa: F401
+    except Exception:
+        pass
 
 
 def run_import(
@@ -30,6 +41,7 @@ def run_import(
     static_headers: list[tuple[str, bytes]],
     exactly_once: Optional[ExactlyOnce] = None,
 ) -> int:
+    threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
     from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
     from ..importer.cluster import ClusterError, check_partition, prepare_topic
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Optional, Union
+from typing import IO, TYPE_CHECKING, Optional, Union
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is loaded when a quoted format needs it: lines never do
+    import numpy as np
 
 __all__ = ["Block", "Oversized", "blocks", "first_records", "line_ends", "record_starts"]
 
@@ -113,6 +114,8 @@ def record_starts(
     """For ``data[:end]`` (whole records): ``(starts, lines_before)``: the offset of
     every record start, and how many line ends precede it in ``data`` (its physical
     line is ``first_line + lines_before``)."""
+    import numpy as np
+
     a = np.frombuffer(data, np.uint8, end)
     nl = np.flatnonzero(_end_mask(a, lone_cr))
     starts = np.concatenate(([0], nl[:-1] + 1)).astype(np.int64)
@@ -214,6 +217,8 @@ def _skip_oversized(
     perhaps an undecided b"\\r" last).  Returns ``(size, line_ends_inside,
     bytes_after_it)``; ``bytes_after_it`` is None when the record ran to the end of
     the stream."""
+    import numpy as np
+
     held = b""  # a b"\r" last in the bytes so far: lone or not is known with the next read
     if lone_cr and data.endswith(b"\r"):
         data, held = data[:-1], b"\r"
