@@ -260,8 +260,8 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *
     # rd_kafka_produce_batch reads the clocks once per call where rd_kafka_produce
     # reads them three or four times per message (enqueue time, CreateTime, the
     # sticky partitioner), and looks a partition up once per run of it: on a 2-core
-    # machine that was a tenth of the hand-over.  Each message of a call gets the
-    # call's CreateTime, as each gets the caller's now when ``timestamps`` is given.
+    # machine that was a tenth of the hand-over.  The messages of one call share
+    # its CreateTime (the wall clock read once, at the start of the call).
     cdef rd_kafka_message_t msgs[_SLICE]
     cdef Py_ssize_t cnt = s.cnt, k, i, j
     cdef const Py_ssize_t *perm = s.perm
