@@ -113,7 +113,6 @@ cdef struct _Sub:
     int *errs                   # librdkafka's answer for each message handed over
     Py_ssize_t *perm_buf        # room for grouping.pxi's order ...
     const Py_ssize_t *perm      # ... the hand-over order when grouped, NULL: 0..cnt-1
-    int32_t only                # pd NULL: the topic's one partition, or UA (grouping.pxi)
     _Chunk *chunk               # NULL between sub-chunks
 
 # producer.pxi

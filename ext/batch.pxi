@@ -223,7 +223,6 @@ cdef int _sub_alloc(_Sub *s, Py_ssize_t m, bint headers) except -1:
     s.cnt = 0
     s.pd = s.td = NULL
     s.perm = NULL
-    s.only = RD_KAFKA_PARTITION_UA
     s.chunk = NULL
     s.vp = <const char **>calloc(m, sizeof(char *))
     s.kp = <const char **>calloc(m, sizeof(char *))
@@ -255,45 +254,37 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *
     ``s.perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
     Stops at the first _QUEUE_FULL and returns its position (s.cnt when all were
     handed).  Raises ``*size_max`` to the largest key + value accepted."""
-    if s.td != NULL or s.hp != NULL:
+    if s.td != NULL or s.hp != NULL or s.pd != NULL:
         return _enqueue_each(rk, rkt, s, q, size_max)
-    # rd_kafka_produce_batch reads the clocks once per call where rd_kafka_produce
-    # reads them three or four times per message (enqueue time, CreateTime, the
-    # sticky partitioner), and looks a partition up once per run of it: on a 2-core
-    # machine that was a tenth of the hand-over.  The messages of one call share
-    # its CreateTime (the wall clock read once, at the start of the call).
+    # Messages whose partition librdkafka's partitioner picks: rd_kafka_produce_batch
+    # reads the clocks once per call for CreateTime and the enqueue time, which
+    # rd_kafka_produce reads for each message (on a 2-core machine the clock reads
+    # were a tenth of an import's CPU); the messages of one call share its
+    # CreateTime.  Only these: with a partition given, the call skips the
+    # partitioner, and with it the partition's "msgs" statistics counter the
+    # inspector counts enqueued messages by, and with RD_KAFKA_MSG_F_PARTITION a
+    # message to a partition the topic lacks is failed but never freed
+    # (rdkafka_msg.c), so flush() would wait for it forever.
     cdef rd_kafka_message_t msgs[_SLICE]
     cdef Py_ssize_t cnt = s.cnt, k, i, j
     cdef const Py_ssize_t *perm = s.perm
-    cdef const int64_t *pd = s.pd
     cdef void **slots = s.chunk.slots
-    cdef int32_t part = s.only
     cdef int err
     while q < cnt:
-        # One call per run of one partition, never RD_KAFKA_MSG_F_PARTITION: with
-        # it, a message to a partition the topic lacks is failed but never freed
-        # (rdkafka_msg.c: the toppar lookup's error path skips rd_kafka_msg_destroy),
-        # and flush() would wait for it forever.  Given one partition, the call
-        # looks it up once and fails the whole run when it is missing.
-        if pd != NULL:
-            part = <int32_t>pd[perm[q] if perm != NULL else q]
-        k = 0
-        while k < _SLICE and q + k < cnt:
-            j = perm[q + k] if perm != NULL else q + k
-            if pd != NULL and <int32_t>pd[j] != part:
-                break
-            msgs[k].payload = <void *>s.vp[j]
-            msgs[k].len = s.vl[j]
-            msgs[k].key = <void *>s.kp[j]
-            msgs[k].key_len = s.kl[j]
-            msgs[k]._private = <void *>((<char *>&slots[j]) + 1)
-            msgs[k].err = RD_KAFKA_RESP_ERR_NO_ERROR
-            k += 1
+        k = min(<Py_ssize_t>_SLICE, cnt - q)
+        for i in range(k):
+            j = perm[q + i] if perm != NULL else q + i
+            msgs[i].payload = <void *>s.vp[j]
+            msgs[i].len = s.vl[j]
+            msgs[i].key = <void *>s.kp[j]
+            msgs[i].key_len = s.kl[j]
+            msgs[i]._private = <void *>((<char *>&slots[j]) + 1)
+            msgs[i].err = RD_KAFKA_RESP_ERR_NO_ERROR
         # rd_kafka_produce_batch sets each message's err ("see rd_kafka_produce()
         # for possible error codes"); from the first _QUEUE_FULL on it marks every
         # message _QUEUE_FULL without trying it (rdkafka_msg.c: "Propagate error for
         # all messages"), so those before it were queued or refused, in order.
-        rd_kafka_produce_batch(rkt, part, RD_KAFKA_MSG_F_COPY, msgs, <int>k)
+        rd_kafka_produce_batch(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, msgs, <int>k)
         for i in range(k):
             err = msgs[i].err
             if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
@@ -308,8 +299,8 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *
 
 cdef Py_ssize_t _enqueue_each(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *s,
                               Py_ssize_t q, int64_t *size_max) noexcept nogil:
-    """_enqueue_run for sub-chunks with timestamps or headers, which
-    rd_kafka_produce_batch cannot take: one call per message."""
+    """_enqueue_run for sub-chunks with timestamps, headers or partitions given (see
+    there): one call per message."""
     # Locals, not s.*, in the loop: the compiler cannot know that librdkafka leaves
     # *s alone, and would reload every field after each call.
     cdef Py_ssize_t cnt = s.cnt
@@ -447,7 +438,6 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                            sub.perm_buf):
                 sub.perm = sub.perm_buf
                 core.grouped += sub.cnt
-            sub.only = _only_partition(core, t, sub.cnt, sub.pd)
             sub.chunk = _chunk_new(bf, base + s, sub.cnt)
             while j < sub.cnt:   # j: the position reached in perm order
                 gen = _room_gen(core)

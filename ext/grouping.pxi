@@ -99,13 +99,3 @@ cdef bint _plan_order(_Core core, _Topic t, Py_ssize_t n, bint has_keys, const c
     with nogil:
         ok = _group_order(t.rkt, core.part_fn, core.part_kind, cnt, n, kp, kl, pd, perm)
     return ok
-
-
-cdef int32_t _only_partition(_Core core, _Topic t, Py_ssize_t n, const int64_t *pd):
-    """0 when the sub-chunk gives no partitions and the topic has exactly one, else
-    RD_KAFKA_PARTITION_UA.  Every partitioner can only pick partition 0 there, and
-    handed over with it, librdkafka skips the partitioner and its clock reads for
-    each message (batch.pxi)."""
-    if pd != NULL or n < _GROUP_MIN:
-        return RD_KAFKA_PARTITION_UA
-    return 0 if _partition_count(core, t) == 1 else RD_KAFKA_PARTITION_UA
