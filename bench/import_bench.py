@@ -148,7 +148,7 @@ def _import(
     with contextlib.ExitStack() as stack:
         topic = stack.enter_context(_topic(bootstrap, "bench-import", parts))
         if warm:
-            producer = cykafka.Producer(resolve_import(config, preset))
+            producer = cykafka.Producer(resolve_import(config, preset, parts))
             stack.callback(producer.close)
             producer.produce_batch(topic, [b"warm-up"]).result(30)
         with open(os.devnull, "w") as devnull:
@@ -160,6 +160,7 @@ def _import(
                 progress=False,
                 log=devnull,
                 producer=producer,
+                topic_partitions=parts,  # as the CLI passes it from its cluster check
                 **kw,
             )
     assert result.ok, result.summary_lines()
@@ -348,6 +349,7 @@ def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3)
                 progress=False,
                 log=devnull,
                 exactly_once=eo,
+                topic_partitions=1,  # as the CLI passes it from its cluster check
             )
         assert result.ok, result.summary_lines()
         return float(result.rows_per_second)

@@ -122,7 +122,7 @@ def _bytes_floor(bootstrap: str, path: str) -> float:
     rows = sum(len(v) for v in values)
     with (
         _topic(bootstrap, "bench-typed-floor", 1) as topic,
-        cykafka.Producer(resolve_import({"bootstrap.servers": bootstrap}, "ordered")) as p,
+        cykafka.Producer(resolve_import({"bootstrap.servers": bootstrap}, "ordered", 1)) as p,
     ):
         p.produce_batch(topic, [b"warm-up"]).result(30)
         t = time.perf_counter()
