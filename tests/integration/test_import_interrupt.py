@@ -21,23 +21,24 @@ import pytest
 ROWS = 3_000_000
 
 
-@pytest.fixture(scope="module")
-def rows_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _rows(tmp_path_factory: pytest.TempPathFactory, n: int) -> Path:
+    """A rows.txt of ``n`` 13-byte lines ``row-00000000`` ..."""
     f = tmp_path_factory.mktemp("interrupt") / "rows.txt"
     with open(f, "wb") as out:
-        for lo in range(0, ROWS, 100_000):
+        for lo in range(0, n, 100_000):
             out.write(b"".join(b"row-%08d\n" % i for i in range(lo, lo + 100_000)))
     return f
+
+
+@pytest.fixture(scope="module")
+def rows_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _rows(tmp_path_factory, ROWS)
 
 
 @pytest.fixture(scope="module")
 def long_rows_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Twice the rows: an import of 3 M lines can finish within the soak's 1.2 s."""
-    f = tmp_path_factory.mktemp("interrupt") / "rows.txt"
-    with open(f, "wb") as out:
-        for lo in range(0, 2 * ROWS, 100_000):
-            out.write(b"".join(b"row-%08d\n" % i for i in range(lo, lo + 100_000)))
-    return f
+    return _rows(tmp_path_factory, 2 * ROWS)
 
 
 @dataclass
