@@ -113,6 +113,8 @@ cdef struct _Sub:
     int *errs                   # librdkafka's answer for each message handed over
     Py_ssize_t *perm_buf        # room for grouping.pxi's order ...
     const Py_ssize_t *perm      # ... the hand-over order when grouped, NULL: 0..cnt-1
+    int32_t *dest_buf           # room for grouping.pxi's partition of each message ...
+    const int32_t *dest         # ... when cykafka hands them to it, NULL: librdkafka picks
     _Chunk *chunk               # NULL between sub-chunks
 
 # producer.pxi
@@ -162,6 +164,7 @@ cdef class _DrState:   # events.pxi
 cdef class _PartCount:   # stats.pxi
     cdef public int64_t delivered, failed
     cdef public int64_t last_offset   # offset of the last acknowledged message, -1: none yet
+    cdef public int64_t direct        # handed over to this partition by batch.pxi (not in "msgs")
 
 
 @cython.final
@@ -223,6 +226,7 @@ cdef class _Core:   # core.pxi
     cdef object error_cb, stats_cb
     cdef object fatal_error
     cdef object last_stats, last_stats_time
+    cdef object last_direct      # _direct_counts() when last_stats came (stats.pxi)
     cdef Py_ssize_t stats_count
     cdef object stats_unread     # deque of (time received, json) not yet taken (stats.pxi)
     cdef Py_ssize_t stats_unread_bytes

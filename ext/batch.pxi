@@ -223,6 +223,7 @@ cdef int _sub_alloc(_Sub *s, Py_ssize_t m, bint headers) except -1:
     s.cnt = 0
     s.pd = s.td = NULL
     s.perm = NULL
+    s.dest = NULL
     s.chunk = NULL
     s.vp = <const char **>calloc(m, sizeof(char *))
     s.kp = <const char **>calloc(m, sizeof(char *))
@@ -230,9 +231,10 @@ cdef int _sub_alloc(_Sub *s, Py_ssize_t m, bint headers) except -1:
     s.kl = <size_t *>calloc(m, sizeof(size_t))
     s.errs = <int *>calloc(m, sizeof(int))
     s.perm_buf = <Py_ssize_t *>malloc(m * sizeof(Py_ssize_t))
+    s.dest_buf = <int32_t *>malloc(m * sizeof(int32_t))
     s.hp = <rd_kafka_headers_t **>calloc(m, sizeof(void *)) if headers else NULL
     if s.vp == NULL or s.kp == NULL or s.vl == NULL or s.kl == NULL or s.errs == NULL or \
-            s.perm_buf == NULL or (headers and s.hp == NULL):
+            s.perm_buf == NULL or s.dest_buf == NULL or (headers and s.hp == NULL):
         raise MemoryError()
     return 0
 
@@ -245,6 +247,7 @@ cdef void _sub_free(_Sub *s) noexcept nogil:
     free(s.kl)
     free(s.errs)
     free(s.perm_buf)
+    free(s.dest_buf)
     free(s.hp)
 
 
@@ -254,37 +257,46 @@ cdef Py_ssize_t _enqueue_run(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub *
     ``s.perm[q]`` at position q (``q`` itself when perm is NULL; see grouping.pxi).
     Stops at the first _QUEUE_FULL and returns its position (s.cnt when all were
     handed).  Raises ``*size_max`` to the largest key + value accepted."""
-    if s.td != NULL or s.hp != NULL or s.pd != NULL:
+    if s.dest == NULL and (s.td != NULL or s.hp != NULL or s.pd != NULL):
         return _enqueue_each(rk, rkt, s, q, size_max)
-    # Messages whose partition librdkafka's partitioner picks: rd_kafka_produce_batch
-    # reads the clocks once per call for CreateTime and the enqueue time, which
-    # rd_kafka_produce reads for each message (on a 2-core machine the clock reads
-    # were a tenth of an import's CPU); the messages of one call share its
-    # CreateTime.  Only these: with a partition given, the call skips the
-    # partitioner, and with it the partition's "msgs" statistics counter the
-    # inspector counts enqueued messages by, and with RD_KAFKA_MSG_F_PARTITION a
-    # message to a partition the topic lacks is failed but never freed
-    # (rdkafka_msg.c), so flush() would wait for it forever.
+    # rd_kafka_produce_batch reads the clocks once per call for CreateTime and the
+    # enqueue time, which rd_kafka_produce reads for each message (on a 2-core
+    # machine the clock reads were a tenth of an import's CPU); the messages of one
+    # call share its CreateTime.  With s.dest, each run of one partition is one call
+    # with that partition, which also skips the partitioner (grouping.pxi); without
+    # it librdkafka partitions each message (RD_KAFKA_PARTITION_UA).  Never
+    # RD_KAFKA_MSG_F_PARTITION: with it a message to a partition the topic lacks is
+    # failed but never freed (rdkafka_msg.c: that lookup's error path skips
+    # rd_kafka_msg_destroy), so flush() would wait for it forever; given one
+    # partition, the call looks it up once and refuses the whole run when it is
+    # missing ("Propagate error for all messages").
     cdef rd_kafka_message_t msgs[_SLICE]
     cdef Py_ssize_t cnt = s.cnt, k, i, j
     cdef const Py_ssize_t *perm = s.perm
+    cdef const int32_t *dest = s.dest
     cdef void **slots = s.chunk.slots
+    cdef int32_t part = RD_KAFKA_PARTITION_UA
     cdef int err
     while q < cnt:
-        k = min(<Py_ssize_t>_SLICE, cnt - q)
-        for i in range(k):
-            j = perm[q + i] if perm != NULL else q + i
-            msgs[i].payload = <void *>s.vp[j]
-            msgs[i].len = s.vl[j]
-            msgs[i].key = <void *>s.kp[j]
-            msgs[i].key_len = s.kl[j]
-            msgs[i]._private = <void *>((<char *>&slots[j]) + 1)
-            msgs[i].err = RD_KAFKA_RESP_ERR_NO_ERROR
+        if dest != NULL:
+            part = dest[perm[q] if perm != NULL else q]
+        k = 0
+        while k < _SLICE and q + k < cnt:
+            j = perm[q + k] if perm != NULL else q + k
+            if dest != NULL and dest[j] != part:
+                break
+            msgs[k].payload = <void *>s.vp[j]
+            msgs[k].len = s.vl[j]
+            msgs[k].key = <void *>s.kp[j]
+            msgs[k].key_len = s.kl[j]
+            msgs[k]._private = <void *>((<char *>&slots[j]) + 1)
+            msgs[k].err = RD_KAFKA_RESP_ERR_NO_ERROR
+            k += 1
         # rd_kafka_produce_batch sets each message's err ("see rd_kafka_produce()
         # for possible error codes"); from the first _QUEUE_FULL on it marks every
         # message _QUEUE_FULL without trying it (rdkafka_msg.c: "Propagate error for
         # all messages"), so those before it were queued or refused, in order.
-        rd_kafka_produce_batch(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, msgs, <int>k)
+        rd_kafka_produce_batch(rkt, part, RD_KAFKA_MSG_F_COPY, msgs, <int>k)
         for i in range(k):
             err = msgs[i].err
             if err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
@@ -335,7 +347,32 @@ cdef Py_ssize_t _enqueue_each(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const _Sub 
     return cnt
 
 
-cdef _settle(_Core core, BatchFuture bf, _Sub *s, Py_ssize_t queued, object why=None):
+cdef _count_direct(_Core core, _Topic t, const _Sub *s, Py_ssize_t queued):
+    """Add the messages at positions 0..queued that librdkafka accepted with their
+    partition given to that partition's ``direct`` count (grouping.pxi: its "msgs"
+    statistic leaves them out).  A run of one partition is one dict lookup."""
+    cdef const Py_ssize_t *perm = s.perm
+    cdef Py_ssize_t q = 0, j, n
+    cdef int32_t part
+    cdef _PartCount pc
+    while q < queued:
+        j = perm[q] if perm != NULL else q
+        part = s.dest[j]
+        n = 0
+        while q < queued:
+            j = perm[q] if perm != NULL else q
+            if s.dest[j] != part:
+                break
+            if s.errs[j] == 0:
+                n += 1
+            q += 1
+        if n:
+            pc = _part_count(core, t.rkt, part)
+            pc.direct += n
+
+
+cdef _settle(_Core core, _Topic t, BatchFuture bf, _Sub *s, Py_ssize_t queued,
+             object why=None):
     """After a sub-chunk's C loop: account for the messages at positions
     0..queued that librdkafka took or refused, fail those at queued..s.cnt (never
     handed over; ``why`` says what stopped the batch), and drop the hold on the
@@ -346,9 +383,12 @@ cdef _settle(_Core core, BatchFuture bf, _Sub *s, Py_ssize_t queued, object why=
     cdef int *errs = s.errs
     cdef rd_kafka_headers_t **hp = s.hp
     cdef const int64_t *pd = s.pd
+    cdef const int32_t *dest = s.dest
     cdef Py_ssize_t q, j, accepted = 0, refused = 0, first_unqueued = -1
     # First the counts (no user code runs here), then the failures, whose
     # on_delivery callbacks are user code.
+    if dest != NULL:
+        _count_direct(core, t, s, queued)
     for q in range(cnt):
         j = perm[q] if perm != NULL else q
         if hp != NULL and hp[j] != NULL:
@@ -426,7 +466,6 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                 j = 0
             sub.pd = pcol.data + s if pcol is not None else NULL
             sub.td = tcol.data + s if tcol is not None else NULL
-            sub.perm = NULL
             # From here to _settle the sub-chunk uses rk and t.rkt: close() waits.
             # wait_room raises once close() has begun; the except below then fails
             # the rest of the batch.
@@ -434,10 +473,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             entered = True
             if core.stage_n:
                 _stage_drain(core, True)   # produce()'s staged messages go first
-            if _plan_order(core, t, sub.cnt, kcol is not None, sub.kp, sub.kl, sub.pd,
-                           sub.perm_buf):
-                sub.perm = sub.perm_buf
-                core.grouped += sub.cnt
+            _plan(core, t, &sub, kcol is not None)
             sub.chunk = _chunk_new(bf, base + s, sub.cnt)
             while j < sub.cnt:   # j: the position reached in perm order
                 gen = _room_gen(core)
@@ -450,7 +486,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
                     core.wait_room(&deadline, gen)
             entered = False
             core.leave()   # partner: core.enter() above; _settle runs user callbacks
-            _settle(core, bf, &sub, sub.cnt)
+            _settle(core, t, bf, &sub, sub.cnt)
             sub.chunk = NULL
             s += sub.cnt
     except BaseException as exc:
@@ -459,7 +495,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             core.leave()   # partner: core.enter() above
         if sub.chunk != NULL:
             # Fails this sub-chunk's messages that were not handed over.
-            _settle(core, bf, &sub, j, exc)
+            _settle(core, t, bf, &sub, j, exc)
             s += sub.cnt
         elif sub.hp != NULL:
             for j in range(sub.cnt):

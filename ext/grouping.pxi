@@ -1,6 +1,7 @@
-# grouping.pxi -- hand a batch to librdkafka grouped by partition.
+# grouping.pxi -- which partition each message of a batch goes to, and the
+# order it is handed over in.
 #
-# Why: keyed messages spread over partitions in their natural order cost
+# Order: keyed messages spread over partitions in their natural order cost
 # librdkafka twice the CPU of the same messages grouped by partition (measured
 # here, 1 M keyed 100-byte values to 4 partitions: 2.7 CPU-s and 0.58 M msg/s
 # interleaved, 1.1-1.2 CPU-s and ~1 M msg/s grouped; the profile shows
@@ -9,18 +10,28 @@
 # within a partition, so a *stable* grouping by partition keeps every
 # guarantee: messages to one partition are still handed over in batch order.
 #
-# The grouping is only an order.  librdkafka still picks each message's
-# partition (RD_KAFKA_PARTITION_UA), so a key goes exactly where produce()
-# would send it.  We predict the partition with librdkafka's own public
-# partitioner functions and the topic's partition count; a sub-chunk is
-# grouped only when every message's partition is predictable (an explicit
-# partition, or a key the configured partitioner hashes); anything random
-# (CONFIGURATION.md: `random`; `consistent_random` - "Empty and NULL keys are
-# randomly partitioned"; `murmur2_random`/`fnv1a_random` - "NULL keys are
-# randomly partitioned"), an unknown partition count, or an explicit partition
-# beyond it leaves the sub-chunk in its original order.  The count is cached
-# for a second; if partitions are added meanwhile, same key -> same prediction
-# still keeps each key's order.
+# Partition: where librdkafka's answer is already decided, batch.pxi hands a
+# run of messages to their partition in one rd_kafka_produce_batch call, which
+# then skips librdkafka's partitioner: per message, two clock reads (the
+# sticky interval, the partition queue's enqueue time), the partition lookup
+# and its availability check - a third of the hand-over's CPU on one
+# partition (perf).  Decided means: the topic has one partition (every
+# partitioner can only pick 0), or every message has an explicit partition or
+# a key the configured partitioner hashes.  We predict with librdkafka's own
+# public partitioner functions and the topic's partition count, read with a
+# metadata request that also refreshes librdkafka's own view of the topic, so
+# a key goes where produce() sends it.  Anything random (CONFIGURATION.md:
+# `random`; `consistent_random` - "Empty and NULL keys are randomly
+# partitioned"; `murmur2_random`/`fnv1a_random` - "NULL keys are randomly
+# partitioned"; keyless messages are sticky, rdkafka_msg.c), an unknown
+# partition count, or an explicit partition beyond it leaves the sub-chunk to
+# librdkafka's partitioner in its original order.  The count is cached for a
+# second; if partitions are added meanwhile, same key -> same prediction still
+# keeps each key's order.
+#
+# librdkafka's "msgs" statistic counts only messages its partitioner placed,
+# so batch.pxi counts the others itself (_PartCount.direct) and the inspector
+# adds them (stats.pxi).
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -49,15 +60,14 @@ cdef int32_t _partition_count(_Core core, _Topic t):
 cdef bint _group_order(const rd_kafka_topic_t *rkt, _partitioner_fn fn, int kind,
                        int32_t cnt,
                        Py_ssize_t n, const char **kp, const size_t *kl, const int64_t *pd,
-                       Py_ssize_t *perm) noexcept nogil:
-    """Fill ``perm`` with messages 0..n-1 stably grouped by predicted partition
-    (a counting sort).  False, with ``perm`` unspecified, when some message's
-    partition cannot be predicted or memory is short."""
-    cdef int32_t *part = <int32_t *>malloc(n * sizeof(int32_t))
+                       int32_t *part, Py_ssize_t *perm) noexcept nogil:
+    """Fill ``part`` with each message's partition and ``perm`` with messages 0..n-1
+    stably grouped by it (a counting sort).  False, with both unspecified, when
+    some message's partition cannot be predicted or memory is short."""
     cdef Py_ssize_t *start = <Py_ssize_t *>malloc((cnt + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t i
     cdef int32_t g
-    cdef bint ok = part != NULL and start != NULL
+    cdef bint ok = start != NULL
     if ok:
         memset(start, 0, (cnt + 1) * sizeof(Py_ssize_t))
         for i in range(n):
@@ -79,23 +89,53 @@ cdef bint _group_order(const rd_kafka_topic_t *rkt, _partitioner_fn fn, int kind
         for i in range(n):
             perm[start[part[i]]] = i
             start[part[i]] += 1
-    free(part)
     free(start)
     return ok
 
 
-cdef bint _plan_order(_Core core, _Topic t, Py_ssize_t n, bint has_keys, const char **kp,
-                      const size_t *kl, const int64_t *pd, Py_ssize_t *perm):
-    """Whether to hand this sub-chunk over in ``perm`` order (filled here)."""
+cdef bint _only_zero(Py_ssize_t n, const int64_t *pd) noexcept nogil:
+    """Whether every message may go to partition 0 (none names another)."""
+    cdef Py_ssize_t i
+    if pd != NULL:
+        for i in range(n):
+            if pd[i] != RD_KAFKA_PARTITION_UA and pd[i] != 0:
+                return False
+    return True
+
+
+cdef _plan(_Core core, _Topic t, _Sub *s, bint has_keys):
+    """Set ``s.perm`` (the hand-over order) and ``s.dest`` (each message's
+    partition, when batch.pxi hands it over to that partition itself) for this
+    sub-chunk; both NULL: as given, librdkafka partitions."""
     cdef int32_t cnt
     cdef bint ok
-    if n < _GROUP_MIN or (not has_keys and pd == NULL):
-        return False
-    if pd == NULL and core.part_kind == _PK_NONE:
-        return False
+    cdef Py_ssize_t n = s.cnt
+    # Timestamps or headers: one rd_kafka_produce per message (batch.pxi), which
+    # partitions and counts itself; only the order is ours then.
+    cdef bint direct = s.td == NULL and s.hp == NULL
+    s.perm = NULL
+    s.dest = NULL
+    if n < _GROUP_MIN:
+        return
+    if not has_keys and s.pd == NULL and not direct:
+        return   # keyless and one call per message: nothing to gain
     cnt = _partition_count(core, t)
-    if cnt < 2:
-        return False
+    if cnt == 1:
+        with nogil:
+            ok = direct and _only_zero(n, s.pd)
+            if ok:
+                memset(s.dest_buf, 0, n * sizeof(int32_t))
+        if ok:
+            s.dest = s.dest_buf
+        return
+    if cnt < 2 or (not has_keys and s.pd == NULL) or \
+            (s.pd == NULL and core.part_kind == _PK_NONE):
+        return
     with nogil:
-        ok = _group_order(t.rkt, core.part_fn, core.part_kind, cnt, n, kp, kl, pd, perm)
-    return ok
+        ok = _group_order(t.rkt, core.part_fn, core.part_kind, cnt, n, s.kp, s.kl, s.pd,
+                          s.dest_buf, s.perm_buf)
+    if ok:
+        s.perm = s.perm_buf
+        core.grouped += n
+        if direct:
+            s.dest = s.dest_buf

@@ -359,8 +359,10 @@ cdef class NativeProducer:
             c.delivery_hint = None if hint is None else str(hint)
 
     def _take_stats(self):
-        """[(monotonic time received, json text)] of every statistics emit since the
-        previous call (stats.pxi keeps the last minute of them), oldest first."""
+        """[(monotonic time received, json text, direct counts)] of every statistics
+        emit since the previous call (stats.pxi keeps the last minute of them), oldest
+        first.  The direct counts are {(topic, partition): messages handed over with
+        their partition given}, which the emit's "msgs" leaves out, or None."""
         cdef _Core c = self._core
         if c is None or not c.stats_unread:
             return []
@@ -380,11 +382,12 @@ cdef class NativeProducer:
         return 0.0 if self._core is None else self._core.last_outcome_time
 
     def _last_stats(self):
-        """(json text, monotonic time received, count) of librdkafka's latest statistics."""
+        """(json text, monotonic time received, count, direct counts) of librdkafka's
+        latest statistics (direct counts: see _take_stats)."""
         cdef _Core c = self._core
         if c is None:
-            return (None, None, 0)
-        return (c.last_stats, c.last_stats_time, c.stats_count)
+            return (None, None, 0, None)
+        return (c.last_stats, c.last_stats_time, c.stats_count, c.last_direct)
 
     def _effective_config(self, str key):
         """librdkafka's value for ``key`` as the running client has it (None if unset

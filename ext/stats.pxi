@@ -9,6 +9,10 @@
 #   (events.pxi).  A DR event holds the messages of one ProduceRequest, i.e.
 #   one partition, so the counter lookup happens once per run of equal
 #   (topic, partition), not once per message.
+# * per partition, the messages batch.pxi handed over with their partition
+#   given, which librdkafka's "msgs" statistic leaves out (grouping.pxi).  Each
+#   statistics emit is kept with these counts as they were when it was served,
+#   so the inspector adds them to that emit's "msgs".
 
 
 # Unread statistics emits kept for the inspector: their age and total size.
@@ -40,6 +44,19 @@ cdef inline void _count_dr(_PartCount pc, const rd_kafka_message_t *m) noexcept:
             pc.last_offset = m.offset
 
 
+cdef object _direct_counts(_Core core):
+    """{(topic, partition): messages handed over with their partition given}, None
+    when there are none."""
+    cdef _PartCount pc
+    out = None
+    for key, pc in core.part_counts.items():
+        if pc.direct:
+            if out is None:
+                out = {}
+            out[key] = pc.direct
+    return out
+
+
 cdef dict _part_counts_dict(_Core core):
     """{(topic, partition): (delivered, failed, last_offset)}, a consistent copy."""
     cdef _PartCount pc
@@ -58,6 +75,7 @@ cdef _handle_stats(_Core core, rd_kafka_event_t *ev):
     text = js.decode(errors="replace")
     core.last_stats = text
     core.last_stats_time = _monotonic()
+    core.last_direct = _direct_counts(core)
     core.stats_count += 1
     # Every emit is kept until the inspector takes it: the window statistics
     # (int_latency, rtt, batchsize...) are "reset to 0 on each stats emit"
@@ -65,7 +83,7 @@ cdef _handle_stats(_Core core, rd_kafka_event_t *ev):
     # _STATS_KEEP_S matter (Java's metrics span two 30 s windows), within
     # _STATS_KEEP_BYTES; counters are cumulative and lose nothing either way.
     unread = core.stats_unread
-    unread.append((core.last_stats_time, text))
+    unread.append((core.last_stats_time, text, core.last_direct))
     core.stats_unread_bytes += len(text)
     while len(unread) > 1 and (
             core.stats_unread_bytes > _STATS_KEEP_BYTES

@@ -6,6 +6,7 @@ assertion depends on how fast anything is.
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import logging
@@ -204,6 +205,54 @@ def test_state_ready_when_full_batches_wait_for_a_slow_broker(cluster: Any) -> N
             cluster.set_rtt(b, 0)
         assert p.flush(60) == 0
         assert p.accumulator().partitions[(topic, 1)].delivered == 200001
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_batch_handed_to_its_partition_is_counted_there(cluster: Any, partitions: int) -> None:
+    """produce_batch hands messages whose partition is decided (the topic's only one, or
+    a key the partitioner hashes) to that partition itself, and librdkafka's "msgs"
+    statistic leaves them out: the inspector still shows each one on its partition,
+    unfinished while the broker is slow (not an idle partition), and delivered after."""
+    from cykafka.partitioning import partition_for
+
+    topic = cluster.create_topic(f"direct{partitions}", partitions=partitions)
+    n = 3000
+    keys = None if partitions == 1 else [b"key-%d" % (i % 11) for i in range(n)]
+    per_part = collections.Counter(
+        [0] * n
+        if keys is None
+        else [partition_for("consistent_random", k, partitions) for k in keys]
+    )
+    w = collections.Counter({partition_for("consistent_random", b"w", partitions): 300})
+    with mock_producer(cluster) as p:
+        warm_up(p, topic, partitions)
+        # The partition count is read (and kept for a second) by the batch path's own
+        # metadata request, which the slow broker below would time out.
+        assert p.produce_batch(topic, [b"w"] * 300, [b"w"] * 300).result(30).ok
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 3000)
+        p.produce_batch(topic, [b"v%d" % i for i in range(n)], keys)
+        snap = wait_for(
+            p,
+            lambda s: all(
+                s.partitions[(topic, q)].unfinished_msgs == per_part[q] for q in per_part
+            ),
+            "every message unfinished on its partition",
+        )
+        for q, m in per_part.items():
+            ps = snap.partitions[(topic, q)]
+            assert ps.enqueued == m + 1 + w[q] and ps.state != "idle", ps  # + the warm-ups
+        for b in (1, 2, 3):
+            cluster.set_rtt(b, 0)
+        assert p.flush(60) == 0
+        done = wait_for(
+            p,
+            lambda s: all(
+                s.partitions[(topic, q)].delivered == m + 1 + w[q] for q, m in per_part.items()
+            ),
+            "every message delivered",
+        )
+        assert all(done.partitions[(topic, q)].unfinished_msgs == 0 for q in per_part)
 
 
 def test_state_in_flight_while_a_request_awaits_its_response(cluster: Any) -> None:

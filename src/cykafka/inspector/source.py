@@ -7,7 +7,7 @@ not need to know the inspector's internals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 if TYPE_CHECKING:
@@ -35,13 +35,20 @@ class StatsSource(Protocol):
         """The largest key + value (bytes) produced since the previous call, -1: none."""
         ...
 
-    def _last_stats(self) -> tuple[Optional[str], Optional[float], int]:
-        """(latest statistics JSON, monotonic time received, emit count)."""
+    def _last_stats(
+        self,
+    ) -> tuple[Optional[str], Optional[float], int, Optional[Mapping[tuple[str, int], int]]]:
+        """(latest statistics JSON, monotonic time received, emit count, direct counts).
+        The direct counts, per (topic, partition), are the messages handed over with
+        their partition given when the emit was served; the emit's ``msgs`` leaves
+        them out.  None: there were none."""
         ...
 
-    def _take_stats(self) -> list[tuple[float, str]]:
-        """Every statistics emit (monotonic time received, JSON) since the previous
-        call, oldest first (the last minute of them at most)."""
+    def _take_stats(
+        self,
+    ) -> Sequence[tuple[float, str, Optional[Mapping[tuple[str, int], int]]]]:
+        """Every statistics emit (monotonic time received, JSON, direct counts) since the
+        previous call, oldest first (the last minute of them at most)."""
         ...
 
     def _last_outcome_time(self) -> float:

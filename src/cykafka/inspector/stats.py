@@ -44,6 +44,20 @@ _MAX_SAMPLES = 512  # per-partition enqueue samples kept for oldest_age_s
 # --------------------------------------------------------------------------- the inspector
 
 
+def _with_direct(
+    st: dict[str, Any], direct: Optional[Mapping[tuple[str, int], int]]
+) -> dict[str, Any]:
+    """``st`` with each partition's ``msgs`` counting every message enqueued on it:
+    librdkafka counts only those its partitioner placed, and the producer hands a
+    batch's messages whose partition is already decided to that partition itself
+    (``direct``: their counts when this emit was served)."""
+    for (tname, part), n in (direct or {}).items():
+        p = st.get("topics", {}).get(tname, {}).get("partitions", {}).get(str(part))
+        if p is not None:
+            p["msgs"] = int(p.get("msgs", 0)) + n
+    return st
+
+
 def _us_to_ms(window: Optional[Mapping[str, Any]]) -> Optional[float]:
     # Window stats are "reset to 0 on each stats emit"; avg is meaningless without samples.
     if not window or not window.get("cnt"):
@@ -108,16 +122,16 @@ class Inspector:
         # stored the strings.
         latest_at: Optional[float] = None
         latest: Optional[dict[str, Any]] = None
-        for latest_at, js in producer._take_stats():
-            latest = json.loads(js)
+        for latest_at, js, direct in producer._take_stats():
+            latest = _with_direct(json.loads(js), direct)
             self.java.observe_stats(latest, latest_at)
-        text, received, count = producer._last_stats()
+        text, received, count, direct = producer._last_stats()
         if text is None or received is None:
             return None, None, 0
         if count != self._parsed_count:
             parsed = latest if latest is not None and latest_at == received else None
             if parsed is None:
-                parsed = json.loads(text)
+                parsed = _with_direct(json.loads(text), direct)
             self._note_sample(parsed, received)
             self._parsed, self._parsed_count = parsed, count
         return self._parsed, received, count
@@ -432,7 +446,7 @@ class Inspector:
             or producer._on_event_thread()
         ):
             return
-        _, received, count = producer._last_stats()
+        _, received, count, _ = producer._last_stats()
         if received is not None and received >= outcome:
             return
         with self._lock:
