@@ -105,6 +105,20 @@ class Sink:
             self._settle(*self.pending[0])  # popped only once settled: Ctrl-C may come
             self.pending_rows -= len(self.pending.popleft()[1])
 
+    def _flush(self, fut: Any, timeout: float) -> None:
+        """Wait up to ``timeout`` (short: Ctrl-C is seen at once) for ``fut``, with the
+        producer's ``flush()``: the input is over, and librdkafka's flush "overrides
+        the linger.ms setting for the duration of the flush() call, effectively
+        triggering immediate transmission" (its CHANGELOG, 1.5.0), where waiting on
+        the future would hold the last partial batch for linger.ms."""
+        try:
+            self.producer.flush(timeout)
+        except Exception:  # closed meanwhile (Ctrl-C purges it): wait on the future
+            try:
+                fut.result(timeout)
+            except TimeoutError:
+                pass
+
     def _settle(self, fut: Any, chunk: Chunk, timeout: Optional[float] = None) -> None:
         rep = fut.result(timeout)
         r = self.result
@@ -175,10 +189,7 @@ class Sink:
                         return "stop"
                     if fut.done() or left == 0.0:
                         break
-                    try:  # short waits: Ctrl-C is seen at once
-                        fut.result(0.1 if left is None else min(left, 0.1))
-                    except TimeoutError:
-                        continue
+                    self._flush(fut, 0.1 if left is None else min(left, 0.1))
                 self._settle(fut, chunk, left)
             except TimeoutError:
                 return "timeout"
