@@ -2,9 +2,12 @@
 #
 # Sources: a list/tuple of bytes|str|None, a pyarrow Array/ChunkedArray of
 # binary, large_binary, string, large_string or fixed_size_binary (read
-# straight from the Arrow buffers, no per-row Python objects), or a NumPy
-# array of fixed-width bytes (dtype "S<n>"; trailing NULs are dropped, as
-# NumPy itself does) or of Python objects.
+# straight from the Arrow buffers, no per-row Python objects), cykafka._codecs'
+# Lines (the same layout, without pyarrow), or a NumPy array of fixed-width
+# bytes (dtype "S<n>"; trailing NULs are dropped, as NumPy itself does) or of
+# Python objects.
+
+from cpython.bytearray cimport PyByteArray_AS_STRING
 
 
 cdef class _Column:
@@ -106,6 +109,9 @@ cdef _Column _column(object values, str what, Py_ssize_t base=0):
         raise TypeError(f"{what} must be a sequence of messages (list, tuple, pyarrow or "
                         f"NumPy array), not a single {type(values).__name__}")
     _check_column_shape(values, what)
+    if _is_lines(values):
+        _lines_column(col, values)
+        return col
     if _is_arrow(values):
         _arrow_column(col, values, what)
         return col
@@ -206,6 +212,31 @@ cdef _arrow_column(_Column col, object values, str what):
     col.n = start
 
 
+cdef bint _is_lines(object o):
+    t = type(o)
+    return t.__name__ == "Lines" and t.__module__ == "cykafka._codecs"
+
+
+cdef _lines_column(_Column col, object lines):
+    """cykafka._codecs.Lines: one Arrow-layout chunk in two bytearrays that Lines
+    never resizes (it keeps them private), read in place."""
+    col.kind = _K_ARROW
+    col.keep = lines
+    col.n = len(lines)
+    col.nchunks = 1
+    col.chunks = <_ArrowChunk *>calloc(1, sizeof(_ArrowChunk))
+    if col.chunks == NULL:
+        raise MemoryError()
+    cdef _ArrowChunk *ch = &col.chunks[0]
+    ch.start = 0
+    ch.length = col.n
+    ch.offset = lines.start
+    ch.layout = _A_OFF64 if lines.large else _A_OFF32
+    ch.validity = NULL
+    ch.offsets = <const void *>PyByteArray_AS_STRING(lines.offsets)
+    ch.data = <const char *>PyByteArray_AS_STRING(lines.data)
+
+
 cdef class _IntColumn:
     """partitions or timestamps of a batch as a C array (None -> ``none_value``)."""
 
@@ -235,6 +266,9 @@ cdef _IntColumn _int_column(object values, Py_ssize_t n, str what, bint is_parti
                             Py_ssize_t base=0):
     cdef _IntColumn col = _IntColumn.__new__(_IntColumn)
     _check_column_shape(values, what)
+    if _is_lines(values):
+        _lines_column(col, values)
+        return col
     if _is_arrow(values):
         values = _arrow_ints(values, is_partition, what)
     elif _is_numpy(values):

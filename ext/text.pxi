@@ -1,12 +1,16 @@
 # text.pxi -- splitting a block of text into lines, for `cykafka import --format
-# lines` (cykafka._arrow.lines_array turns the result into an Arrow binary array).
+# lines`.
 #
 # One pass with memchr + memcpy, without the GIL: it runs in the importer's reader
-# thread while the producer's C loop wants the same cores.  The output buffers are
-# bytearrays that pa.py_buffer wraps without a copy; the extension itself knows
-# nothing of Arrow.
+# thread while the producer's C loop wants the same cores.  The output is Arrow's
+# binary layout in two bytearrays: Lines holds them as a sequence of bytes that
+# produce_batch reads directly (columns.pxi), so a plain lines import never loads
+# pyarrow and NumPy (a tenth of a second of start-up); Lines.to_arrow() and
+# cykafka._arrow.lines_array wrap the same buffers without a copy.
 
+cimport cython
 from cpython cimport buffer as _pybuf
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                 PyByteArray_Resize)
 from libc.stdint cimport int32_t, int64_t
@@ -117,3 +121,86 @@ def split_lines(buf, Py_ssize_t end=-1):
         return data, offsets, s.n, s.large
     finally:
         _pybuf.PyBuffer_Release(&view)
+
+
+@cython.final
+cdef class Lines:
+    """Lines of text as a read-only sequence of ``bytes``, kept in Arrow's binary
+    layout (:func:`split_lines`'s buffers) with no Python object per line.
+    ``produce_batch`` reads it directly; :meth:`to_arrow` is the same lines as a
+    pyarrow array, without a copy.  Slicing (step 1) shares the buffers."""
+
+    cdef readonly object data      # bytearray: the line bodies, back to back
+    cdef readonly object offsets   # bytearray: native-endian int32 (int64 when large)
+    cdef readonly bint large
+    cdef readonly Py_ssize_t start  # this sequence's line 0 is line ``start`` of offsets
+    cdef Py_ssize_t n
+
+    def __init__(self):
+        raise TypeError("Lines are made by cykafka._codecs.lines()")
+
+    def __len__(self):
+        return self.n
+
+    cdef int64_t _at(self, Py_ssize_t i):
+        cdef const char *p = PyByteArray_AS_STRING(self.offsets)
+        if self.large:
+            return (<const int64_t *>p)[i]
+        return (<const int32_t *>p)[i]
+
+    def __getitem__(self, index):
+        cdef Py_ssize_t i, lo, hi, step
+        cdef int64_t a, b
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(self.n)
+            if step != 1:
+                raise ValueError("Lines slices take step 1")
+            return _lines_view(self, self.start + lo, max(hi - lo, 0))
+        i = index
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(f"line {index} of {self.n}")
+        a = self._at(self.start + i)
+        b = self._at(self.start + i + 1)
+        return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(self.data) + a, b - a)
+
+    def __iter__(self):
+        for i in range(self.n):
+            yield self[i]
+
+    def to_pylist(self):
+        """Every line as ``bytes``."""
+        return [self[i] for i in range(self.n)]
+
+    def to_arrow(self):
+        """The lines as a pyarrow binary (large_binary when ``large``) array."""
+        import pyarrow as pa
+        typ = pa.large_binary() if self.large else pa.binary()
+        return pa.Array.from_buffers(typ, self.n, [None, pa.py_buffer(self.offsets),
+                                                   pa.py_buffer(self.data)], offset=self.start)
+
+    def __repr__(self):
+        return f"<cykafka Lines: {self.n} lines>"
+
+
+cdef Lines _lines_view(Lines of, Py_ssize_t start, Py_ssize_t n):
+    cdef Lines out = Lines.__new__(Lines)
+    out.data = of.data
+    out.offsets = of.offsets
+    out.large = of.large
+    out.start = start
+    out.n = n
+    return out
+
+
+def lines(buf, Py_ssize_t end=-1):
+    """:func:`split_lines` of ``buf[:end]`` as :class:`Lines`."""
+    data, offsets, n, large = split_lines(buf, end)
+    cdef Lines out = Lines.__new__(Lines)
+    out.data = data
+    out.offsets = offsets
+    out.large = large
+    out.start = 0
+    out.n = n
+    return out

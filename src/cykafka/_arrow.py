@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ._codecs import arrow_json, split_lines
+from ._codecs import arrow_json, lines
 
 
 class _Lazy:
@@ -161,9 +161,7 @@ def as_message_column(
 def lines_array(buf: bytes, end: int = -1) -> pa.Array:
     """Split ``buf[:end]`` (whole lines, each ending in b"\\n") into a binary array of
     its lines without the newlines, with no per-line Python objects: one C pass
-    (``_codecs.split_lines``, without the GIL) copies the line bodies and writes the
+    (``_codecs.lines``, without the GIL) copies the line bodies and writes the
     offsets.  ``end=-1``: all of ``buf``.  A b"\\r" before a b"\\n" is dropped too;
     bytes after the last b"\\n" are ignored."""
-    data, offsets, n, large = split_lines(buf, end)
-    typ = pa.large_binary() if large else pa.binary()
-    return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return lines(buf, end).to_arrow()

@@ -684,6 +684,29 @@ def test_lines_array_empty_and_bad_arguments() -> None:
         lines_array("a\n")  # type: ignore[arg-type]
 
 
+def test_lines_is_the_sequence_of_its_arrow_array() -> None:
+    """cykafka._codecs.Lines, what a plain lines import hands to produce_batch: the same
+    lines as lines_array, as a sequence of bytes (indexing, slicing, iteration)."""
+    from cykafka._codecs import Lines, lines
+
+    buf = b"a\r\n\nbb\r\nccc\n\xff\x00\ntail"
+    ls = lines(buf)
+    want = _reference_lines(buf)
+    assert isinstance(ls, Lines) and len(ls) == len(want) == 5
+    assert list(ls) == ls.to_pylist() == ls.to_arrow().to_pylist() == want
+    assert [ls[i] for i in range(-5, 5)] == want + want
+    part = ls[1:4]
+    assert len(part) == 3 and list(part) == want[1:4] == part.to_arrow().to_pylist()
+    assert list(part[1:]) == want[2:4] and list(ls[4:9]) == want[4:] and len(ls[3:1]) == 0
+    with pytest.raises(IndexError):
+        ls[5]
+    with pytest.raises(ValueError, match="step 1"):
+        ls[::2]
+    with pytest.raises(TypeError):
+        Lines()
+    assert list(lines(b"x\ny\n", 2)) == [b"x"] and len(lines(b"")) == 0
+
+
 def test_lines_array_many_short_lines_and_big_buffers() -> None:
     # Many more lines than the first guess of the offsets' size (grown as it goes),
     # and buffers big enough to be split without the GIL.

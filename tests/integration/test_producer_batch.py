@@ -58,6 +58,25 @@ def test_arrow_with_nulls_slices_and_chunks_byte_exact(producer, broker, topic, 
     assert [r.key for r in recs[10:]] == [b"x", b"y"]
 
 
+def test_lines_and_their_slices_byte_exact(producer, broker, topic, read_back) -> None:
+    """cykafka._codecs.Lines (Arrow's binary layout without pyarrow, what the lines
+    import sends) as values and keys, whole and sliced."""
+    from cykafka._codecs import lines
+
+    name = topic()
+    text = b"".join(b"line %d\r\n" % i if i % 3 else b"\xff\x00%d\n" % i for i in range(3000))
+    text += b"\n"  # an empty last line
+    values = lines(text)
+    keys = lines(b"".join(b"k%d\n" % (i % 7) for i in range(len(values))))
+    assert producer.produce_batch(name, values, keys).result(60).ok
+    assert producer.produce_batch(name, values[1000:1500], keys[1000:1500]).result(60).ok
+    recs = read_back(broker.bootstrap_servers, name, expected=len(values) + 500)[0]
+    want = values.to_pylist() + values.to_pylist()[1000:1500]
+    assert [r.value for r in recs] == want
+    assert [r.key for r in recs] == keys.to_pylist() + keys.to_pylist()[1000:1500]
+    assert values[-1] == b"" and want[1] == b"line 1" and want[3] == b"\xff\x003"
+
+
 def test_numpy_fixed_width_and_object_arrays(producer, broker, topic, read_back) -> None:
     name = topic()
     arr = np.array([b"one", b"two", b"three"], dtype="S5")

@@ -20,13 +20,24 @@ __all__ = ["run_import"]
 
 
 def _load_arrow() -> None:
-    """Every reader hands its rows over as Arrow arrays: pyarrow and NumPy take
-    about 0.1 s to load, which this thread spends while the cluster check waits on
-    the network.  A failure here is left to the reader's own import to report."""
+    """pyarrow and NumPy take about 0.1 s to load, which this thread spends while the
+    cluster check waits on the network.  A failure here is left to the reader's own
+    import to report."""
     try:
         import cykafka._arrow  # noqa: F401
     except Exception:
         pass
+
+
+def _uses_arrow(files: list[str], fmt: Optional[str], options: ReadOptions) -> bool:
+    """Whether some input's reader loads pyarrow (all but plain lines do); True when
+    a format is unknown (the import itself says so)."""
+    from ..importer.readers import READERS, detect_format
+
+    try:
+        return any(READERS[fmt or detect_format(f)].uses_arrow(options) for f in files)
+    except Exception:
+        return True
 
 
 def run_import(
@@ -41,8 +52,9 @@ def run_import(
     static_headers: list[tuple[str, bytes]],
     exactly_once: Optional[ExactlyOnce] = None,
 ) -> int:
-    threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
-    from ..importer import ImportInputError, import_files, open_producer, write_sample_csv
+    if args.sample is not None or _uses_arrow(files, fmt, options):
+        threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
+    from ..importer import ImportInputError, import_files, open_producer
     from ..importer.cluster import ClusterError, check_partition, prepare_topic
 
     broker = None
@@ -115,6 +127,8 @@ def run_import(
             phases["producer"] = time.monotonic() - t
         if args.sample is not None:
             print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            from ..importer import write_sample_csv
+
             sample = write_sample_csv(args.sample)
             files = [sample]
         try:

@@ -65,6 +65,12 @@ class Reader(Protocol):
         checks before anything is produced; None when they cannot be known early."""
         ...
 
+    def uses_arrow(self, options: ReadOptions) -> bool:
+        """Whether reading with ``options`` loads pyarrow (and NumPy, which it loads):
+        a tenth of a second, which ``cykafka import`` then spends while it waits on the
+        network."""
+        ...
+
     def read(
         self,
         source: Source,

@@ -58,6 +58,9 @@ class CsvReader:
     extensions: tuple[str, ...] = (".csv", ".tsv")
     has_fields = True
 
+    def uses_arrow(self, options: ReadOptions) -> bool:
+        return True
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         if not source.is_regular:
             return list(options.column_names) if options.column_names else None

@@ -73,6 +73,9 @@ class JsonlReader:
     #: record of the first block has it (a misspelled --key-field: every key NULL).
     missing_field = "is in no record of the first block; the fields there are"
 
+    def uses_arrow(self, options: ReadOptions) -> bool:
+        return True
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         """The fields of the records of the first block (regular files only).  A
         ``.json`` file holding one JSON array (not one record per line) is refused."""

@@ -1,7 +1,9 @@
 """``lines``: every line is one message (empty lines too; a final newline does not make
 an extra one; ``\\r\\n`` counts as a newline).  A block of the input is split by one C
-pass into a binary array: no Python object per line.  With a key delimiter (``-K``)
-each line is ``KEY<delim>VALUE``; a line without it is reported, not sent keyless."""
+pass into :class:`cykafka._codecs.Lines`: no Python object per line, and no pyarrow
+(produce_batch reads it directly).  With a key delimiter (``-K``) each line is
+``KEY<delim>VALUE``, split with pyarrow; a line without it is reported, not sent
+keyless."""
 
 from __future__ import annotations
 
@@ -44,6 +46,9 @@ class LinesReader:
     extensions: tuple[str, ...] = (".txt", ".log", ".lines")
     has_fields = False
 
+    def uses_arrow(self, options: ReadOptions) -> bool:
+        return options.key_delimiter is not None  # pyarrow splits the keys off
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         return None
 
@@ -55,7 +60,7 @@ class LinesReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
-        from ..._arrow import lines_array
+        from ..._codecs import lines
 
         row = start.row if start is not None else 1
         at = (start.offset or 0) if start is not None else 0
@@ -66,7 +71,7 @@ class LinesReader:
                     report(_oversized(source, b, row, options))
                     row += 1
                     continue
-                values = lines_array(b.data, b.end)
+                values = lines(b.data, b.end)
                 chunk = Chunk(
                     values,
                     file=source.name,
@@ -90,7 +95,7 @@ class LinesReader:
 def _with_keys(chunk: Chunk, delim: bytes, report: Report) -> Chunk:
     import numpy as np
 
-    keys, values, missing = _split_keys(chunk.values, delim)
+    keys, values, missing = _split_keys(chunk.values.to_arrow(), delim)
     if missing is not None:
         bad = np.flatnonzero(np.asarray(missing.to_numpy(zero_copy_only=False), bool))
         for i in bad.tolist():

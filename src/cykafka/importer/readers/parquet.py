@@ -34,6 +34,9 @@ class ParquetReader:
         except (pa.ArrowInvalid, OSError) as e:
             raise ImportInputError(f"{source.name}: not readable as Parquet: {e}") from None
 
+    def uses_arrow(self, options: ReadOptions) -> bool:
+        return True
+
     def columns(self, source: Source, options: ReadOptions) -> Optional[list[str]]:
         return list(self._open(source).schema_arrow.names)  # type: ignore[attr-defined]
 
