@@ -28,6 +28,7 @@ include "failures.pxi"
 include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
+include "probe.pxi"
 include "avro_batch.pxi"
 
 

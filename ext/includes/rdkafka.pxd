@@ -30,6 +30,7 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
         RD_KAFKA_RESP_ERR__STATE
         RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
         RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC
+        RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
         RD_KAFKA_RESP_ERR__INVALID_ARG
         RD_KAFKA_RESP_ERR__AUTHENTICATION
         RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE
@@ -198,6 +199,9 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
                                           const rd_kafka_metadata_t **metadatap,
                                           int timeout_ms)
     void rd_kafka_metadata_destroy(const rd_kafka_metadata_t *metadata)
+    rd_kafka_resp_err_t rd_kafka_query_watermark_offsets(rd_kafka_t *rk, const char *topic,
+                                                         int32_t partition, int64_t *low,
+                                                         int64_t *high, int timeout_ms)
 
     int32_t rd_kafka_msg_partitioner_consistent(const rd_kafka_topic_t *rkt,
                                                 const void *key, size_t keylen,

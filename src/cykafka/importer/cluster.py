@@ -7,12 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from .model import ImportInputError
-
-if TYPE_CHECKING:
-    from confluent_kafka.admin import AdminClient, TopicMetadata
 
 __all__ = [
     "ClusterError",
@@ -92,31 +89,26 @@ def prepare_topic(
     """Check that the cluster answers and ``topic`` exists; create it with
     ``partitions`` when it is missing and that is given; check that ``partition`` (-p)
     is one of its partitions.  ``count_records``: also say how many records an existing
-    topic holds (:func:`records_in`), with the same admin client: one connection, one
-    metadata request."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    from .._admin import TopicMismatchError, ensure_topic, find_topic
+    topic holds (see :func:`records_in`).  The look is :func:`cykafka._native.topic_probe`:
+    no confluent-kafka client unless the topic has to be created."""
+    from .._native import KafkaConfigError, KafkaError, topic_probe
     from ..config import redact
 
     try:
-        admin = AdminClient(_admin_config(bootstrap, config))
-    except KafkaException as e:
+        count, held = topic_probe(_admin_config(bootstrap, config), topic, timeout, count_records)
+    except KafkaConfigError as e:
+        raise ClusterError(redact(f"cannot connect to {bootstrap}: {e.message}", config)) from None
+    except KafkaError as e:
         raise ClusterError(
-            redact(f"cannot connect to {bootstrap}: {e.args[0].str()}", config)
+            redact(
+                f"cannot reach the Kafka cluster at {bootstrap} within {timeout:g} s "
+                f"({e.message}); check --bootstrap-servers",
+                config,
+            )
         ) from None
-    try:
-        t = find_topic(admin, topic, timeout)
-    except KafkaException as e:
-        raise ClusterError(
-            f"cannot reach the Kafka cluster at {bootstrap} within {timeout:g} s "
-            f"({e.args[0].str() if e.args else e}); check --bootstrap-servers"
-        ) from None
-    if t is not None:
-        check_partition(topic, partition, len(t.partitions))
-        held = _high_watermarks(admin, topic, t, timeout) if count_records else None
-        return TopicCheck(created=False, partitions=len(t.partitions), records=held)
+    if count is not None:
+        check_partition(topic, partition, count)
+        return TopicCheck(created=False, partitions=count, records=held)
     if partitions is None:
         raise ClusterError(
             f"topic {topic!r} does not exist on {bootstrap}; create it, or pass "
@@ -124,7 +116,14 @@ def prepare_topic(
             usage=True,
         )
     check_partition(topic, partition, partitions)
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from .._admin import TopicMismatchError, ensure_topic, find_topic
+
+    t = None
     try:
+        admin = AdminClient(_admin_config(bootstrap, config))
         # --partitions N creates a missing topic; one that exists (made meanwhile by
         # another client) is used with its own partition count, as documented.
         created = ensure_topic(admin, topic, partitions, same_partitions=False)
@@ -142,30 +141,9 @@ def records_in(
     lower than the record count, see docs/tansu.md), None when the cluster does not say
     or there is no such topic.  A plain import into a topic that holds records may be
     the rerun of one that delivered some of them: it sends them again."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    from .._admin import find_topic
+    from .._native import KafkaError, topic_probe
 
     try:
-        admin = AdminClient(_admin_config(bootstrap, config))
-        t = find_topic(admin, topic, timeout)
-    except (KafkaException, ValueError, TypeError):
-        return None
-    return None if t is None else _high_watermarks(admin, topic, t, timeout)
-
-
-def _high_watermarks(
-    admin: AdminClient, topic: str, t: TopicMetadata, timeout: float
-) -> Optional[int]:
-    """The sum of the high watermarks of ``topic``'s partitions (``t``: its metadata);
-    None when the cluster does not say."""
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
-    try:
-        want = {TopicPartition(topic, p): OffsetSpec.latest() for p in t.partitions}
-        futs = admin.list_offsets(want, request_timeout=timeout)
-        return sum(max(f.result(timeout).offset, 0) for f in futs.values())
-    except (KafkaException, ValueError, TypeError):
+        return topic_probe(_admin_config(bootstrap, config), topic, timeout, True)[1]
+    except (KafkaError, ValueError, TypeError):
         return None
