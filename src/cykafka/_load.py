@@ -9,14 +9,17 @@ then resolves the extension's dependency to the copy already loaded.
 
 from __future__ import annotations
 
-import ctypes
-import glob
 import os
-from importlib.util import find_spec
 from types import ModuleType
 
 
 def _preload_wheel_librdkafka() -> str | None:
+    # Imported here: only this fallback needs them, and every `cykafka` command pays
+    # for what the package imports (ctypes and glob: about 5 ms).
+    import ctypes
+    import glob
+    from importlib.util import find_spec
+
     spec = find_spec("confluent_kafka")
     if spec is None or not spec.submodule_search_locations:
         return None

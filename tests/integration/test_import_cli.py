@@ -43,6 +43,38 @@ def test_unreachable_broker_fails_fast_with_one_message(tmp_path):
     assert "100%" not in p.stdout + p.stderr
 
 
+def test_a_plain_lines_import_starts_without_pyarrow_numpy_or_confluent_kafka(
+    broker, topic, read_back, tmp_path
+):
+    """Loading them took a tenth of a second of every lines import's start-up (the
+    benchmark's process comparison with kcat): the lines reach produce_batch as
+    cykafka._codecs.Lines, and the cluster check is cykafka's own.  A key delimiter
+    still splits the lines with pyarrow."""
+    name = topic(partitions=1)
+    f = tmp_path / "a.txt"
+    f.write_bytes(b"".join(b"k%d:v%d\n" % (i, i) for i in range(1000)))
+    code = (
+        "import sys; from cykafka.cli import main; "
+        "rc = main(sys.argv[1:]); "
+        "print(sorted(m for m in ('pyarrow', 'numpy', 'confluent_kafka') if m in sys.modules)); "
+        "sys.exit(rc)"
+    )
+    base = ["import", str(f), "-b", broker.bootstrap_servers, "-t", name, "--no-progress"]
+    plain = subprocess.run(
+        [sys.executable, "-c", code, *base], capture_output=True, text=True, timeout=60
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.strip().splitlines()[-1] == "[]"
+    keyed = subprocess.run(
+        [sys.executable, "-c", code, *base, "-K", ":"], capture_output=True, text=True, timeout=60
+    )
+    assert keyed.returncode == 0, keyed.stderr
+    assert "'pyarrow'" in keyed.stdout.strip().splitlines()[-1]
+    recs = read_back(broker.bootstrap_servers, name, expected=2000)[0]
+    assert [r.value for r in recs[:2]] == [b"k0:v0", b"k1:v1"]
+    assert [(r.key, r.value) for r in recs[1000:1002]] == [(b"k0", b"v0"), (b"k1", b"v1")]
+
+
 def test_missing_topic_is_an_error_unless_partitions(broker, read_back, tmp_path, capsys):
     f = tmp_path / "a.txt"
     f.write_text("x\ny\n")

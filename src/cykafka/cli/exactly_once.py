@@ -66,8 +66,6 @@ def exactly_once_from_args(
 ) -> Optional[ExactlyOnce]:
     """The :class:`~cykafka.importer.resume.ExactlyOnce` options, or None without
     ``--exactly-once`` (then its other options are refused)."""
-    from ..importer.resume import ExactlyOnce, parse_commit_every
-
     if not args.exactly_once:
         for flag, given in (
             ("--transactional-id", args.transactional_id is not None),
@@ -78,6 +76,8 @@ def exactly_once_from_args(
             if given:
                 raise UsageError(f"{flag} needs --exactly-once")
         return None
+    from ..importer.resume import ExactlyOnce, parse_commit_every
+
     if config.get("transactional.id"):
         raise UsageError("--exactly-once sets transactional.id; use --transactional-id")
     rows, seconds = None, None

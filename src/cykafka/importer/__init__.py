@@ -19,15 +19,36 @@ summary and written to the dead-letter file when one is given.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .engine import import_files
 from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
 from .pipeline import IMPORT_DEFAULTS, open_producer, plan_files, resolve_import
 from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
-from .resume import ExactlyOnce, ResumeRefused
-from .sample import write_sample_csv
 from .sink import Sink
 from .sources import Source
 from .summary import ImportResult
+
+if TYPE_CHECKING:
+    from .resume import ExactlyOnce, ResumeRefused
+    from .sample import write_sample_csv
+
+#: Loaded when first asked for: a plain import needs neither, and every import's
+#: start-up paid for them (hashlib, the progress topic, tempfile).
+_LAZY = {
+    "ExactlyOnce": "resume",
+    "ResumeRefused": "resume",
+    "write_sample_csv": "sample",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FORMATS",
