@@ -278,6 +278,14 @@ def test_c_encoder_writes_what_the_reference_writes(table, nonfinite):
     got, got_refused = record_json(table, nonfinite=nonfinite)
     assert got.to_pylist() == want.to_pylist()
     assert got_refused == want_refused
+    # The same columns as a RecordBatch: the sliced arrays themselves, whose children
+    # reach past the slice on both sides (a Table's columns are concatenated first).
+    batch = pa.RecordBatch.from_arrays(
+        [table[name].chunk(0) for name in table.column_names], names=table.column_names
+    )
+    got, got_refused = record_json(batch, nonfinite=nonfinite)
+    assert got.to_pylist() == want.to_pylist()
+    assert got_refused == want_refused
     for name in table.column_names:
         want_col, want_bad = reference.as_message_column(table[name], name, nonfinite=nonfinite)
         got_col, got_bad = as_message_column(table[name], name, nonfinite=nonfinite)
@@ -306,3 +314,38 @@ def test_dictionary_index_out_of_range_is_refused_by_name():
     )
     with pytest.raises(ValueError, match="column 'd': a dictionary index is out of range"):
         record_json(pa.table({"d": bad}))
+
+
+def test_a_slice_is_encoded_from_the_values_it_reaches_only():
+    """A slice of a nested column still has the whole column's child arrays behind it.
+    The encoder converts and checks only the children the slice reaches: a bad
+    dictionary index in a row outside the slice does not refuse it (it did, and
+    converting every child for every slice made sliced nested columns quadratic)."""
+    words = pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 7, 1, 0], pa.int32()), pa.array(["a", "b"]), safe=False
+    )
+    tags = pa.ListArray.from_arrays(pa.array([0, 2, 3, 5], pa.int32()), words)
+    points = pa.ListArray.from_arrays(
+        pa.array([0, 1, 3, 4], pa.int32()),
+        pa.StructArray.from_arrays(
+            [pa.array([0.5, 1.25, float("nan"), 2.0]), pa.array(["p", "q", "r", "s"])],
+            names=["x", "label"],
+        ),
+    )
+    fixed = pa.FixedSizeListArray.from_arrays(pa.array([1.5, 2.5, 3.5, 4.5, 5.5, 6.5]), 2)
+    # A RecordBatch: its columns are the arrays themselves (a Table's are concatenated
+    # first, which compacts the children).
+    table = pa.record_batch({"tags": tags, "points": points, "fixed": fixed})
+    out, refused = record_json(table.slice(2, 1), nonfinite="refuse")
+    assert out.to_pylist() == [
+        '{"tags":["b","a"],"points":[{"x":2.0,"label":"s"}],"fixed":[5.5,6.5]}'
+    ]
+    assert refused == {}
+    with pytest.raises(ValueError, match="column 'tags': a dictionary index is out of range"):
+        record_json(table.slice(1, 1))
+    out, refused = record_json(table.slice(0, 1), nonfinite="refuse")
+    assert out.to_pylist() == [
+        '{"tags":["a","b"],"points":[{"x":0.5,"label":"p"}],"fixed":[1.5,2.5]}'
+    ]
+    assert list(refused) == [] and record_json(table.slice(1, 1).drop_columns(["tags"]))[1]
+    assert as_message_column(tags.slice(2, 1), "tags")[0].to_pylist() == ['["b","a"]']
