@@ -6,8 +6,11 @@
  * full (rd_kafka_poll(rk, 100), then retry), and rd_kafka_flush() at the end.
  * Like librdkafka's examples/producer.c it names the topic per message
  * (RD_KAFKA_V_TOPIC); the local option cfloor.rkt=true uses a topic handle
- * (RD_KAFKA_V_RKT) instead, which skips a topic lookup per message, and
- * cfloor.keys=N gives message i the key "key-<i % N>" (the keyed lines).
+ * (RD_KAFKA_V_RKT) instead, which skips a topic lookup per message,
+ * cfloor.keys=N gives message i the key "key-<i % N>" (the keyed lines), and
+ * cfloor.file=PATH takes the values from the lines of PATH instead of random
+ * bytes (message i is line i % lines, without its newline; SIZE is ignored):
+ * the floor for a file's own bytes, e.g. the JSON of a Parquet file's rows.
  *
  * Usage: cfloor BOOTSTRAP TOPIC COUNT SIZE [key=value ...]
  *   key=value pairs are librdkafka configuration, except cfloor.* options.
@@ -69,6 +72,7 @@ int main(int argc, char **argv) {
     size_t size = (size_t)atoll(argv[4]);
     int use_rkt = 0;
     long nkeys = 0;
+    const char *file = NULL;
 
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (rd_kafka_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr))
@@ -86,6 +90,10 @@ int main(int argc, char **argv) {
             nkeys = atol(eq + 1);
             continue;
         }
+        if (!strcmp(argv[i], "cfloor.file")) {
+            file = eq + 1;
+            continue;
+        }
         if (rd_kafka_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr))
             die(argv[i], errstr);
     }
@@ -96,14 +104,47 @@ int main(int argc, char **argv) {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
 
     /* Distinct payloads, like rows of a file: a ring of up to 65536 values of
-     * SIZE pseudo-random bytes, message i pointing at slot i % ring. */
+     * SIZE pseudo-random bytes, message i pointing at slot i % ring; or (cfloor.file)
+     * the file's lines, read whole before the clock starts. */
     size_t ring = count < 65536 ? (size_t)(count > 0 ? count : 1) : 65536;
-    char *data = malloc(ring * (size ? size : 1));
-    if (!data)
-        die("malloc", "payload");
-    unsigned int seed = 12345;
-    for (size_t i = 0; i < ring * size; i++)
-        data[i] = (char)rand_r(&seed);
+    char *data = NULL;
+    char **starts = NULL;
+    size_t *lens = NULL;
+    if (file) {
+        FILE *f = fopen(file, "rb");
+        if (!f)
+            die(file, "cannot open");
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        data = malloc((size_t)n + 1);
+        if (!data || fread(data, 1, (size_t)n, f) != (size_t)n)
+            die(file, "cannot read");
+        fclose(f);
+        ring = 0;
+        for (long i = 0; i < n; i++)
+            ring += data[i] == '\n';
+        if (!ring)
+            die(file, "no lines");
+        starts = malloc(ring * sizeof *starts);
+        lens = malloc(ring * sizeof *lens);
+        if (!starts || !lens)
+            die("malloc", "lines");
+        char *p = data;
+        for (size_t k = 0; k < ring; k++) {
+            char *nl = memchr(p, '\n', (size_t)(data + n - p));
+            starts[k] = p;
+            lens[k] = (size_t)(nl - p);
+            p = nl + 1;
+        }
+    } else {
+        data = malloc(ring * (size ? size : 1));
+        if (!data)
+            die("malloc", "payload");
+        unsigned int seed = 12345;
+        for (size_t i = 0; i < ring * size; i++)
+            data[i] = (char)rand_r(&seed);
+    }
 
     /* Keys "key-<k>", built before the clock starts like the payloads. */
     char (*keys)[24] = NULL;
@@ -129,7 +170,9 @@ int main(int argc, char **argv) {
     long long queue_full = 0;
     double c0 = cpu(), t0 = now();
     for (long long i = 0; i < count; i++) {
-        char *v = data + (size_t)(i % (long long)ring) * size;
+        size_t slot = (size_t)(i % (long long)ring);
+        char *v = starts ? starts[slot] : data + slot * size;
+        size_t vlen = starts ? lens[slot] : size;
         const char *key = keys ? keys[i % nkeys] : NULL;
         size_t keylen = key ? strlen(key) : 0;
         for (;;) {
@@ -137,12 +180,12 @@ int main(int argc, char **argv) {
                 err = rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt),
                                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                         RD_KAFKA_V_KEY(key, keylen),
-                                        RD_KAFKA_V_VALUE(v, size), RD_KAFKA_V_END);
+                                        RD_KAFKA_V_VALUE(v, vlen), RD_KAFKA_V_END);
             else
                 err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
                                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                         RD_KAFKA_V_KEY(key, keylen),
-                                        RD_KAFKA_V_VALUE(v, size), RD_KAFKA_V_END);
+                                        RD_KAFKA_V_VALUE(v, vlen), RD_KAFKA_V_END);
             if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 break;
             queue_full++;
@@ -164,6 +207,8 @@ int main(int argc, char **argv) {
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(rk);
     free(data);
+    free(starts);
+    free(lens);
     free(keys);
     return 0;
 }

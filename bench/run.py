@@ -326,9 +326,15 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
         0.8,
     )
     typed = etl.get("import_typed", {})
-    # Medians of the per-round ratios (bench/import_compare.py), rows/s.
-    add("import typed Parquet >= 0.8 x flat Parquet", typed.get("typed_vs_flat_median"), 0.8)
-    add("import nested Parquet >= 0.8 x flat Parquet", typed.get("nested_vs_flat_median"), 0.8)
+    # Medians of the per-round ratios (bench/import_compare.py), rows/s.  Against flat
+    # Parquet in rows/s, only for information (the table below the targets): the typed
+    # rows are more bytes, and the C loop over them sets that ratio (docs/benchmark.md).
+    for kind in ("flat", "typed", "nested"):
+        add(
+            f"import {kind} Parquet >= 0.8 x C loop over its JSON",
+            typed.get(kind, {}).get("ratio_to_c_floor_median"),
+            0.8,
+        )
     kc = etl.get("import_kcat", {})
     for n, need in (("2000000", 1.0), ("10000000", 1.2)):
         k = kc.get(n, {})
