@@ -7,9 +7,9 @@
 #
 # librdkafka 2.16 drops its bootstrap connection once the first metadata answer
 # names the brokers; a request of ours still in flight on it is retried on the
-# named broker, whose connection "any broker" waits reconnect.backoff.ms / 2
-# (measured: 7 ms or 55 ms for the same request, about half and half).  This
-# client is ours alone, so it waits 20 ms at most.
+# named broker, whose connection waits reconnect.backoff.ms / 2 (measured: 7 ms
+# or 55 ms for the same request, about half and half): callers pass a config
+# with a short backoff (cykafka._admin.short_lived).
 
 cdef object _probe_errors(rd_kafka_t *rk):
     """The errors librdkafka reported so far (connection refused, authentication
@@ -51,7 +51,7 @@ def topic_probe(dict config, str topic, double timeout, bint count_records=False
     cdef int i
     cdef bytes name = topic.encode()
     cdef const char *cname = name
-    conf = _new_conf({**config, "reconnect.backoff.ms": config.get("reconnect.backoff.ms", 20)})
+    conf = _new_conf(config)
     rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_ERROR)
     # rd_kafka_new takes ownership of conf on success only.
     rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))  # partner: destroy below

@@ -16,12 +16,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
-__all__ = ["TopicMismatchError", "ensure_topic", "find_topic", "topic_metadata"]
+__all__ = [
+    "RECONNECT_BACKOFF_MS",
+    "TopicMismatchError",
+    "ensure_topic",
+    "find_topic",
+    "short_lived",
+    "topic_metadata",
+]
+
+#: ``reconnect.backoff.ms`` of the clients cykafka opens for a few requests, and of the
+#: import's producer.  librdkafka 2.16 drops its bootstrap connection once the first
+#: metadata answer names the brokers; a request of ours still on it is retried on the
+#: named broker, to which librdkafka connects no sooner than reconnect.backoff.ms / 2
+#: after its last connection (measured: 50 ms at librdkafka's default of 100 ms in about
+#: half of all starts, 11 ms at 20).  A lost connection is still retried with
+#: librdkafka's exponential backoff, from this up to ``reconnect.backoff.max.ms``.
+RECONNECT_BACKOFF_MS = 20
+
+
+def short_lived(conf: Mapping[str, Any], log_level: int = 3) -> dict[str, Any]:
+    """``conf`` for a client cykafka opens for a few requests (a topic lookup, a read of
+    a log): librdkafka's log kept to ``log_level``, and :data:`RECONNECT_BACKOFF_MS`
+    unless ``conf`` sets ``reconnect.backoff.ms``."""
+    return {"reconnect.backoff.ms": RECONNECT_BACKOFF_MS, **conf, "log_level": log_level}
 
 
 class TopicMismatchError(ValueError):

@@ -241,10 +241,10 @@ def leaders(
     a confluent-kafka client config, or the bootstrap servers."""
     from confluent_kafka.admin import AdminClient
 
-    from ._admin import topic_metadata
+    from ._admin import short_lived, topic_metadata
 
     conf = {"bootstrap.servers": client} if isinstance(client, str) else client
-    md, t = topic_metadata(AdminClient({**conf, "log_level": 3}), topic, timeout)
+    md, t = topic_metadata(AdminClient(short_lived(conf)), topic, timeout)
     if t is None:
         raise LookupError(f"topic {topic!r}: no such topic")
     out: dict[int, tuple[str, int]] = {}

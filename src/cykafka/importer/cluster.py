@@ -43,6 +43,7 @@ def check_topic_name(topic: str) -> None:
 
 
 def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    from .._admin import short_lived
     from ..config import translate
 
     translated, _notes = translate(config)  # Java names, as the producer gets them
@@ -52,7 +53,7 @@ def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
         if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
     }
     # log_level 0: a cluster that does not answer is said once, below, not logged per retry.
-    return {**passthrough, "bootstrap.servers": bootstrap, "log_level": 0}
+    return short_lived({**passthrough, "bootstrap.servers": bootstrap}, log_level=0)
 
 
 def check_partition(topic: str, partition: Optional[int], count: int) -> None:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._admin import RECONNECT_BACKOFF_MS
 from .interrupt import CtrlC
 from .model import Chunk, Fields, ImportInputError
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
@@ -38,13 +39,12 @@ DEFAULT_OPTIONS = ReadOptions()
 #: latency for throughput (librdkafka's 5 ms linger makes small requests; with 5 in
 #: flight under the ordered preset that halved the rate on a busy 2-core machine).
 #: ``reconnect.backoff.ms``: the producer asks for the topic's partition count as the
-#: first rows arrive, and librdkafka 2.16 may have sent that request on the bootstrap
-#: connection it drops once it knows the brokers; it then connects to the broker it
-#: learned no sooner than reconnect.backoff.ms / 2 after its last connection (measured:
-#: 50 ms at the default 100 ms in about half of all starts, 11 ms at 20 ms).  A lost
-#: connection is still retried with librdkafka's exponential backoff, from 20 ms up to
-#: reconnect.backoff.max.ms.
-IMPORT_DEFAULTS: Mapping[str, str] = {"linger.ms": "20", "reconnect.backoff.ms": "20"}
+#: first rows arrive, which can wait for librdkafka's next connection
+#: (:data:`cykafka._admin.RECONNECT_BACKOFF_MS` says why and how long).
+IMPORT_DEFAULTS: Mapping[str, str] = {
+    "linger.ms": "20",
+    "reconnect.backoff.ms": str(RECONNECT_BACKOFF_MS),
+}
 
 
 def plan_files(
