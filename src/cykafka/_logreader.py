@@ -356,8 +356,9 @@ def consume_to(
             )
         done = False
         # consume() waits its whole timeout unless 10000 records come: short waits, so
-        # that the end (often a marker, never returned) is seen soon.
-        for msg in consumer.consume(10000, 0.02):
+        # that the end (often a marker, never returned) is seen soon (a small log, as an
+        # exactly-once import's progress after each commit: 20 ms a read at 0.02).
+        for msg in consumer.consume(10000, 0.005):
             err = msg.error()
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:

@@ -98,13 +98,13 @@ from cykafka.cli.main import main
 
 real, marker, reads = pt.committed_progress, pathlib.Path(sys.argv[1]), []
 
-def held(client, name, key, timeout=60.0):
-    seen = real(client, name, key, timeout)
+def held(client, name, key, timeout=60.0, **kw):
+    seen = real(client, name, key, timeout, **kw)
     if not reads:  # the run's first read: where it resumes from
         reads.append(len(seen))
         marker.touch()
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(real(client, name, key, timeout)) <= len(seen):
+        while time.monotonic() < deadline and len(real(client, name, key, timeout, **kw)) <= len(seen):
             time.sleep(0.01)
     return seen
 

@@ -23,9 +23,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .identity import FileIdentity
+
+if TYPE_CHECKING:
+    from .committed import CommittedReader
 
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
@@ -137,9 +140,9 @@ def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float =
     finished import, and a rerun would send everything again."""
     from confluent_kafka.admin import AdminClient
 
-    from .._admin import TopicMismatchError, ensure_topic
+    from .._admin import TopicMismatchError, ensure_topic, short_lived
 
-    admin = AdminClient({**client, "log_level": 3})
+    admin = AdminClient(short_lived(client))
     try:
         ensure_topic(
             admin,
@@ -156,14 +159,25 @@ def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float =
 
 
 def committed_progress(
-    client: Mapping[str, Any], name: str, key: str, timeout: float = 60.0
+    client: Mapping[str, Any],
+    name: str,
+    key: str,
+    timeout: float = 60.0,
+    reader: Optional[CommittedReader] = None,
 ) -> list[Optional[bytes]]:
     """Every committed progress record of ``key``, in log order (None: a tombstone),
-    as a read_committed consumer on Kafka sees them (:mod:`.committed`)."""
+    as a read_committed consumer on Kafka sees them (:mod:`.committed`).  ``reader``:
+    the :class:`~.committed.CommittedReader` of topic ``name`` to read with (a run reads
+    its progress again after every commit), else a reader of its own."""
     from .committed import committed_messages
 
     want = key.encode()
-    return [m.value for m in committed_messages(client, name, timeout=timeout) if m.key == want]
+    msgs = (
+        reader.messages()
+        if reader is not None
+        else committed_messages(client, name, timeout=timeout)
+    )
+    return [m.value for m in msgs if m.key == want]
 
 
 def last_progress(seen: Sequence[Optional[bytes]]) -> Optional[Progress]:

@@ -19,13 +19,16 @@ import copy
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .identity import block_digest
 from .model import Chunk, ImportInputError, Problem
 from .progress_topic import Progress, committed_progress
 from .sink import Sink
 from .summary import ImportResult
+
+if TYPE_CHECKING:
+    from .committed import CommittedReader
 
 __all__ = ["PERMANENT_ERRORS", "BrokerDoesNotFence", "TransactionalSink"]
 
@@ -72,6 +75,7 @@ class TransactionalSink:
         slice_rows: Optional[int] = None,
         client: Optional[dict[str, Any]] = None,
         seen: Sequence[Optional[bytes]] = (),
+        reader: Optional[CommittedReader] = None,
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -93,8 +97,10 @@ class TransactionalSink:
         self._released: list[tuple[str, int]] = []  # skipped rows reported by this commit
         self.transactions = 0
         self.open_rows = 0  # rows in the open transaction
-        #: Where each commit is confirmed from the committed view (None: not confirmed).
+        #: Where each commit is confirmed from the committed view (None: not confirmed),
+        #: read with ``reader`` when given (one consumer for every confirmation).
         self.client = client
+        self.reader = reader
         #: The committed progress records of this import as read when ``state`` was
         #: (after init_transactions fenced any earlier run): each commit must add one.
         self._seen = list(seen)
@@ -196,7 +202,9 @@ class TransactionalSink:
 
     def _committed(self) -> list[Optional[bytes]]:
         assert self.client is not None
-        return committed_progress(self.client, self.progress_topic, self.key, self.timeout)
+        return committed_progress(
+            self.client, self.progress_topic, self.key, self.timeout, reader=self.reader
+        )
 
     def _confirm(self, new: Progress) -> None:
         """After a commit the broker acknowledged: the committed view of the progress
