@@ -33,8 +33,11 @@ The partition ``state`` rules are one table in :mod:`cykafka.inspector.states`.
 
 ``xmit_msgs`` is an estimate: librdkafka reports ``xmit_msgq_cnt`` as 0 always ("FIXME:
 xmit_msgq is local to the broker thread", rdkafka.c), so it is derived as ``msgs`` (total
-enqueued on the partition) minus the exact outcomes minus ``msgq_cnt`` minus
-``msgs_inflight``.  ``oldest_age_s`` is a lower bound: librdkafka keeps no per-partition
+enqueued on the partition: librdkafka's count of the messages its partitioner placed,
+plus the producer's own count of those ``produce_batch`` handed to their partition
+itself, taken when the statistics were served) minus the exact outcomes minus
+``msgq_cnt`` minus ``msgs_inflight``.  ``oldest_age_s`` is a lower bound: librdkafka keeps
+no per-partition
 timestamps in its statistics, so the inspector remembers, per statistics sample, how many
 messages had been enqueued on the partition; the oldest undelivered message (messages of
 one partition complete in order) was enqueued before the first sample whose count
