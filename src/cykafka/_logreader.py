@@ -109,6 +109,35 @@ class _Reader:
         return self.take(n).decode() if n >= 0 else ""
 
 
+def _lz4_frame(payload: bytes) -> bytes:
+    """An LZ4 frame (lz4 records of a v2 batch; cykafka's import compresses with lz4),
+    through pyarrow's frame codec.  That codec wants the decompressed size, which
+    librdkafka's frames do not carry; the block headers bound it (a compressed block
+    holds at most the frame's block size), and the batch's record count ends the
+    parse before the bytes past the data."""
+    import pyarrow as pa
+
+    if len(payload) < 7 or payload[:4] != b"\x04\x22\x4d\x18":
+        raise ValueError("lz4 batch without an LZ4 frame")
+    flg, bd = payload[4], payload[5]
+    block_max = 1 << (8 + 2 * ((bd >> 4) & 7))  # 4: 64 KiB ... 7: 4 MiB
+    pos = 7 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    bound = 0
+    while True:
+        if pos + 4 > len(payload):
+            raise ValueError("lz4 frame cut short")
+        (size,) = struct.unpack_from("<I", payload, pos)
+        if size == 0:  # end mark
+            break
+        raw, size = bool(size & 0x80000000), size & 0x7FFFFFFF
+        bound += size if raw else block_max
+        pos += 4 + size + (4 if flg & 0x10 else 0)
+    try:
+        return pa.Codec("lz4").decompress(payload, decompressed_size=bound, asbytes=True)
+    except OSError as e:
+        raise ValueError(f"corrupt lz4 frame ({e})") from None
+
+
 def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
     """The records of a Fetch response's record set; a batch cut off at the end
     of the response (brokers may send a partial last batch) is left out."""
@@ -130,11 +159,16 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
         codec = attrs & 0x07
         if codec == 1:
             payload = zlib.decompress(payload, 16 + zlib.MAX_WBITS)
+        elif codec == 3:
+            try:
+                payload = _lz4_frame(payload)
+            except ValueError as e:
+                raise ValueError(f"partition {partition}: batch at offset {base}: {e}") from None
         elif codec:
             raise ValueError(
                 f"partition {partition}: {_COMPRESSION.get(codec, codec)}-"
                 f"compressed batch at offset {base}: read_raw_log reads "
-                f"uncompressed and gzip batches only"
+                f"uncompressed, gzip and lz4 batches only"
             )
         transactional, control = bool(attrs & 0x10), bool(attrs & 0x20)
         r = _Reader(payload)

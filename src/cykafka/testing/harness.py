@@ -165,7 +165,7 @@ def verify_ordering(
     nparts = max(partitions, 1 + max((o[1] for o in outcome if o is not None), default=0))
     log = read_log(mock, topic, nparts)
     # The raw log carries each batch's producer id, epoch and sequence: what tells a mock
-    # artefact from a real duplicate or loss.  Only uncompressed and gzip are parsed.
+    # artefact from a real duplicate or loss.  Uncompressed, gzip and lz4 are parsed.
     try:
         raw: Optional[list[RawRecord]] = read_raw_log(mock, topic, nparts)
     except ValueError:

@@ -104,7 +104,7 @@ def read_raw_log(
     ``read_committed`` consumer sees on a real Kafka broker; use it where the broker
     writes markers but does not tell consumers which transactions aborted (librdkafka's
     mock cluster and Tansu), so that ``read_log(isolation_level="read_committed")``
-    still shows aborted records.  Uncompressed and gzip batches only."""
+    still shows aborted records.  Uncompressed, gzip and lz4 batches."""
     servers = mock.bootstrap_servers if isinstance(mock, MockCluster) else mock
     parts = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
     try:
