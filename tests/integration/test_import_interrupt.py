@@ -116,7 +116,9 @@ def interrupt_import(
     dl_unknown = {i for i, f in fates.items() if f == "unknown"}
     dl_delivered = set(range(read)) - set(fates)
 
-    values = [r.value for rs in read_back(broker.bootstrap_servers, name).values() for r in rs]
+    # up to 2 x ROWS rows at the soak's longest delay: more than 30 s of reading on Tansu
+    got = read_back(broker.bootstrap_servers, name, timeout=180)
+    values = [r.value for rs in got.values() for r in rs]
     in_topic = {int(v[4:]) for v in values}
     assert len(values) == len(in_topic), "duplicates in the topic"
     assert not dl_not_sent & in_topic, "rows reported 'not sent' are in the topic"

@@ -57,6 +57,36 @@ def test_lines_byte_exact_with_summary(broker, topic, read_back, tmp_path, capsy
     assert "result      OK" in out
 
 
+def _codecs_on_the_broker(broker, name: str) -> set[str]:
+    """The compression of every record batch of partition 0, as the broker stores it."""
+    from cykafka._logreader import _COMPRESSION, fetch_batches, leaders
+
+    host, port = leaders(broker.bootstrap_servers, name, 30.0)[0]
+    # attributes: int16 after baseOffset, batchLength, partitionLeaderEpoch, magic, crc
+    return {
+        _COMPRESSION[int.from_bytes(b.data[21:23], "big") & 7]
+        for _, b in fetch_batches(host, port, name, 0)
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "codec"), [((), "lz4"), (("-X", "compression.type=none"), "none")]
+)
+def test_an_import_compresses_with_lz4_unless_told_not_to(
+    broker, topic, read_back, tmp_path, extra: tuple[str, ...], codec: str
+) -> None:
+    """A bulk load sends lz4 batches (the broker and the network do a quarter of the
+    work on text); -X compression.type=none is honoured; the rows read back intact."""
+    name = topic(partitions=1)
+    f = tmp_path / "lines.txt"
+    lines = [b"row %d of a bulk load, with some text that repeats" % i for i in range(20_000)]
+    f.write_bytes(b"\n".join(lines) + b"\n")
+    assert _import(broker, str(f), "-t", name, *extra) == 0
+    recs = read_back(broker.bootstrap_servers, name, expected=len(lines))
+    assert [r.value for r in recs[0]] == lines
+    assert _codecs_on_the_broker(broker, name) == {codec}
+
+
 def test_csv_key_field_and_record_json(broker, topic, read_back, tmp_path, capsys) -> None:
     name = topic(partitions=3)
     f = tmp_path / "orders.csv"

