@@ -199,8 +199,9 @@ def _naive_csv_to(bootstrap: str, topic: str, path: str, conf: dict[str, str]) -
     return n / dt
 
 
-#: librdkafka settings of bench/run.py's lines (and so of its C floor).
-HARNESS_CONFIG = {"linger.ms": "5"}
+#: librdkafka settings of bench/run.py's lines (and so of its C floor), for every side:
+#: uncompressed, as those lines are, rather than the import's lz4.
+HARNESS_CONFIG = {"linger.ms": "5", "compression.type": "none"}
 
 
 def run(
@@ -544,7 +545,7 @@ if __name__ == "__main__":
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (best kept)")
     ap.add_argument(
-        "--import-defaults", action="store_true", help="the import's config, not linger.ms=5"
+        "--import-defaults", action="store_true", help="the import's config, not HARNESS_CONFIG"
     )
     ap.add_argument(
         "--memory", action="store_true", help="peak RSS of a 500 MB vs a 50 MB lines import"

@@ -23,11 +23,12 @@ import FILE --format lines`` against ``kcat -P -l FILE``, both timed as whole
 processes (start to exit) on the same file of 100-byte lines.  kcat is Debian's
 (installed with apt-get when missing) on the wheel's librdkafka 2.16 (a directory with
 a ``librdkafka.so.1`` symlink first on ``LD_LIBRARY_PATH``; Debian's 2.0.2 cannot talk
-to the test broker).  Three pairs: *defaults* (``cykafka import`` is idempotent, the
-``ordered`` preset; kcat is not), *same guarantee* (``kcat -X
-enable.idempotence=true``) and *same settings* (``--preset none`` against plain kcat).
-Targets: >= 1.0 x kcat at 2 M lines and >= 1.2 x at 10 M, for both like-for-like
-pairs.  Each process's CPU seconds (user + system, all threads) are kept too: on a
+to the test broker).  Four pairs: *defaults* (each at its own: ``cykafka import`` is
+idempotent, the ``ordered`` preset, and compresses with lz4; kcat is neither), *same
+guarantee* (``kcat -X enable.idempotence=true``, otherwise kcat's defaults), and *same
+settings*: kcat given, as ``-X``, every librdkafka setting the import runs with, against
+``--preset none`` and against the default ``ordered`` import.  Targets: >= 1.0 x kcat
+at 2 M lines and >= 1.2 x at 10 M, for each pair.  Each process's CPU seconds (user + system, all threads) are kept too: on a
 shared machine they move less than wall time.  cykafka's wall time is split into the
 phases ``--timings`` prints (start-up: interpreter and imports; the cluster check's
 metadata; producer start; waiting for input; handing over; the final flush) and the
@@ -280,6 +281,19 @@ def _phases(stdout: str) -> dict[str, float]:
     return out
 
 
+def _import_config(bootstrap: str, preset: Optional[str]) -> dict[str, str]:
+    """The librdkafka config ``cykafka import --preset PRESET`` runs with (1 partition)."""
+    from cykafka.importer import resolve_import
+
+    conf = resolve_import({"bootstrap.servers": bootstrap}, preset, 1).librdkafka()
+    conf.pop("bootstrap.servers")
+    return conf
+
+
+def _x(conf: dict[str, str]) -> list[str]:
+    return [a for k, v in sorted(conf.items()) for a in ("-X", f"{k}={v}")]
+
+
 def kcat(
     bootstrap_servers: str, rows: tuple[int, ...] = (2_000_000, 10_000_000), repeat: int = 3
 ) -> dict[str, Any]:
@@ -318,6 +332,11 @@ def kcat(
             ],  # fmt: skip
         }
         sides["cykafka_none"] = [*sides["cykafka"], "--preset", "none"]
+        # kcat with every librdkafka setting the import resolves to (its defaults, lz4
+        # and linger.ms=20 among them, and under ordered the preset's and the queue bound)
+        for side, preset in (("kcat_same", None), ("kcat_same_ordered", "ordered")):
+            conf = _import_config(bootstrap_servers, preset)
+            sides[side] = [*sides["kcat"][:-2], *_x(conf), "-l", "{file}"]
         for n in rows:
             path = os.path.join(tmp, f"lines-{n}.txt")
             _write_lines(path, n)
@@ -347,7 +366,12 @@ def kcat(
                 "runs_seconds": {s: [round(x, 2) for x in v] for s, v in times.items()},
                 "defaults_ratio": ratio("kcat", "cykafka"),
                 "same_guarantee_ratio": ratio("kcat_idempotent", "cykafka"),
-                "same_settings_ratio": ratio("kcat", "cykafka_none"),
+                "same_settings_ratio": ratio("kcat_same", "cykafka_none"),
+                "same_settings_ordered_ratio": ratio("kcat_same_ordered", "cykafka"),
+                "kcat_configs": {
+                    "kcat_same": _import_config(bootstrap_servers, None),
+                    "kcat_same_ordered": _import_config(bootstrap_servers, "ordered"),
+                },
                 "cykafka_phases_s": {
                     k: round(_med([ph.get(k, 0.0) for ph in phases]), 3) for k in phases[0]
                 },

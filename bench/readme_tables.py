@@ -116,27 +116,34 @@ def import_table(res: dict[str, Any]) -> str:
     if kc:
         if out:
             out.append("")
+        sides = (
+            ("kcat", "kcat"),
+            ("kcat_idempotent", "kcat idempotent"),
+            ("kcat_same", "kcat, import's settings"),
+            ("kcat_same_ordered", "kcat, import's settings, ordered"),
+            ("cykafka_none", "cykafka `--preset none`"),
+            ("cykafka", "cykafka (default: `ordered`)"),
+        )
+        ratios = (
+            ("defaults_ratio", "defaults"),
+            ("same_guarantee_ratio", "same guarantee"),
+            ("same_settings_ratio", "same settings, none"),
+            ("same_settings_ordered_ratio", "same settings, ordered"),
+        )
         out += [
-            "| lines, whole processes | kcat | kcat idempotent | cykafka `--preset none` "
-            "| cykafka (default: `ordered`) | × kcat, same settings | × kcat, same guarantee "
-            "| × kcat, defaults |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| lines, whole processes | "
+            + " | ".join(label for _, label in sides)
+            + " | "
+            + " | ".join(f"× kcat, {label}" for _, label in ratios)
+            + " |",
+            "|---|" + "---:|" * (len(sides) + len(ratios)),
         ]
         for n, k in sorted(((int(n), v) for n, v in kc.items() if n.isdigit())):
-            sec = k["seconds_median"]
-            out.append(
-                f"| {n:,} lines (s, median) | {sec['kcat']:.2f} | {sec['kcat_idempotent']:.2f} "
-                f"| {sec['cykafka_none']:.2f} | {sec['cykafka']:.2f} "
-                f"| **{k['same_settings_ratio']:.2f}** | **{k['same_guarantee_ratio']:.2f}** "
-                f"| {k['defaults_ratio']:.2f} |"
-            )
-            cpu = k.get("cpu_seconds_median")
-            if cpu:
-                out.append(
-                    f"| {n:,} lines (CPU s, median) | {cpu['kcat']:.2f} "
-                    f"| {cpu['kcat_idempotent']:.2f} | {cpu['cykafka_none']:.2f} "
-                    f"| {cpu['cykafka']:.2f} | | | |"
-                )
+            for unit, key in (("s", "seconds_median"), ("CPU s", "cpu_seconds_median")):
+                got = k.get(key, {})
+                cells = [f"{got[s]:.2f}" if s in got else "" for s, _ in sides]
+                rs = [f"**{k[r]:.2f}**" if unit == "s" and r in k else "" for r, _ in ratios]
+                out.append(f"| {n:,} lines ({unit}, median) | " + " | ".join(cells + rs) + " |")
         phased = [(int(n), v["cykafka_phases_s"]) for n, v in kc.items() if n.isdigit()]
         phased = [(n, ph) for n, ph in sorted(phased) if "hand_over" in ph]
         if phased:
