@@ -28,8 +28,8 @@ idempotent, the ``ordered`` preset, and compresses with lz4; kcat is neither), *
 guarantee* (``kcat -X enable.idempotence=true``, otherwise kcat's defaults), and *same
 settings*: kcat given, as ``-X``, every librdkafka setting the import runs with, against
 ``--preset none`` and against the default ``ordered`` import.  Targets: >= 1.0 x kcat
-at 2 M lines and >= 1.2 x at 10 M, for each pair.  Each process's CPU seconds (user + system, all threads) are kept too: on a
-shared machine they move less than wall time.  cykafka's wall time is split into the
+at 2 M lines and >= 1.2 x at 10 M, for each pair.  Each process's CPU seconds (user +
+system, all threads) are kept too: on a shared machine they move less than wall time.  cykafka's wall time is split into the
 phases ``--timings`` prints (start-up: interpreter and imports; the cluster check's
 metadata; producer start; waiting for input; handing over; the final flush) and the
 rest (closing the producer, exit).
@@ -139,7 +139,6 @@ def _c_floor_of(bootstrap: str, path: str, tmp: str) -> float:
     import pyarrow.parquet as pq
 
     from cykafka._arrow import record_json
-    from cykafka.importer import resolve_import
 
     records = os.path.join(tmp, os.path.basename(path) + ".jsonl")
     rows = 0
@@ -148,8 +147,7 @@ def _c_floor_of(bootstrap: str, path: str, tmp: str) -> float:
             arr = record_json(b)[0]  # strings: JSON text never holds a raw newline
             f.write(("\n".join(arr.to_pylist()) + "\n").encode())
             rows += len(arr)
-    conf = resolve_import({"bootstrap.servers": bootstrap}, "ordered", 1).librdkafka()
-    conf.pop("bootstrap.servers")
+    conf = _import_config(bootstrap, "ordered")
     extra = [f"{k}={v}" for k, v in conf.items()] + [f"cfloor.file={records}"]
     try:
         with _topic(bootstrap, "bench-typed-cfloor", 1) as topic:
@@ -334,8 +332,11 @@ def kcat(
         sides["cykafka_none"] = [*sides["cykafka"], "--preset", "none"]
         # kcat with every librdkafka setting the import resolves to (its defaults, lz4
         # and linger.ms=20 among them, and under ordered the preset's and the queue bound)
-        for side, preset in (("kcat_same", None), ("kcat_same_ordered", "ordered")):
-            conf = _import_config(bootstrap_servers, preset)
+        configs = {
+            "kcat_same": _import_config(bootstrap_servers, None),
+            "kcat_same_ordered": _import_config(bootstrap_servers, "ordered"),
+        }
+        for side, conf in configs.items():
             sides[side] = [*sides["kcat"][:-2], *_x(conf), "-l", "{file}"]
         for n in rows:
             path = os.path.join(tmp, f"lines-{n}.txt")
@@ -368,10 +369,7 @@ def kcat(
                 "same_guarantee_ratio": ratio("kcat_idempotent", "cykafka"),
                 "same_settings_ratio": ratio("kcat_same", "cykafka_none"),
                 "same_settings_ordered_ratio": ratio("kcat_same_ordered", "cykafka"),
-                "kcat_configs": {
-                    "kcat_same": _import_config(bootstrap_servers, None),
-                    "kcat_same_ordered": _import_config(bootstrap_servers, "ordered"),
-                },
+                "kcat_configs": configs,
                 "cykafka_phases_s": {
                     k: round(_med([ph.get(k, 0.0) for ph in phases]), 3) for k in phases[0]
                 },

@@ -68,6 +68,7 @@ class Batch:
     producer_id: int
     transactional: bool
     control: bool  # its records are transaction markers
+    compression: str  # "none", "gzip", "snappy", "lz4" or "zstd"
     data: bytes  # the whole batch, header included (the header is never compressed)
 
     def records(self) -> Iterator[RawRecord]:
@@ -212,6 +213,7 @@ def _batches(partition: int, body: bytes) -> Iterator[Batch]:
             pid,
             bool(attrs & 0x10),
             bool(attrs & 0x20),
+            _COMPRESSION.get(attrs & 0x07, str(attrs & 0x07)),
             body[pos:end],
         )
         pos = end

@@ -59,14 +59,10 @@ def test_lines_byte_exact_with_summary(broker, topic, read_back, tmp_path, capsy
 
 def _codecs_on_the_broker(broker, name: str) -> set[str]:
     """The compression of every record batch of partition 0, as the broker stores it."""
-    from cykafka._logreader import _COMPRESSION, fetch_batches, leaders
+    from cykafka._logreader import fetch_batches, leaders
 
     host, port = leaders(broker.bootstrap_servers, name, 30.0)[0]
-    # attributes: int16 after baseOffset, batchLength, partitionLeaderEpoch, magic, crc
-    return {
-        _COMPRESSION[int.from_bytes(b.data[21:23], "big") & 7]
-        for _, b in fetch_batches(host, port, name, 0)
-    }
+    return {b.compression for _, b in fetch_batches(host, port, name, 0)}
 
 
 @pytest.mark.parametrize(
