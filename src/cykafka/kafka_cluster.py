@@ -47,6 +47,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
+from .broker import BrokerError, TopicError
+
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
@@ -74,8 +76,9 @@ _INSTALL_HINT = (
 )
 
 
-class KafkaError(RuntimeError):
-    """Base class for errors raised by :class:`KafkaCluster`."""
+class KafkaError(BrokerError):
+    """Base class for errors raised by :class:`KafkaCluster` (a :class:`BrokerError`, as
+    the embedded broker's are)."""
 
 
 class KafkaStartError(KafkaError):
@@ -647,7 +650,7 @@ class KafkaCluster:
         try:
             fut.result(timeout=timeout)
         except Exception as exc:
-            raise KafkaError(
+            raise TopicError(
                 f"creating topic {name!r} ({partitions} partitions, rf {rf}) failed: {exc}"
             ) from exc
 
@@ -670,7 +673,7 @@ class KafkaCluster:
         try:
             fut.result(timeout=timeout)
         except Exception as exc:
-            raise KafkaError(f"deleting topic {name!r} failed: {exc}") from exc
+            raise TopicError(f"deleting topic {name!r} failed: {exc}") from exc
         self.wait_for(
             lambda: name not in self.list_topics(), timeout, f"topic {name!r} to disappear"
         )

@@ -90,6 +90,7 @@ def test_find_tansu_returns_executable() -> None:
     assert out.returncode == 0 and "tansu" in out.stdout
 
 
+@pytest.mark.tansu_only("the embedded broker's own process, port and advertised address")
 def test_broker_answers_kafka_protocol(broker: Any) -> None:
     assert broker.host == "127.0.0.1"
     assert broker.bootstrap_servers == f"127.0.0.1:{broker.port}"
@@ -134,7 +135,8 @@ def test_produce_then_read_back_byte_exact(
 ) -> None:
     from confluent_kafka import TIMESTAMP_CREATE_TIME, Producer
 
-    name = topic(3)
+    # ~1 MiB values: above Apache Kafka's default limit of 1 MB a batch.
+    name = topic(3, config={"max.message.bytes": "2000000"})
     every_byte = bytes(range(256))
     cases: list[tuple[int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
         (0, b"k0", every_byte, [("h", b"\x00\xff"), ("h", b"dup"), ("empty", b"")]),

@@ -66,6 +66,20 @@ class CommittedIndex:
     # markers per producer id: offsets (ascending) and whether each is a COMMIT
     markers: dict[int, tuple[array, list[bool]]] = field(default_factory=dict)
 
+    def open_transactions(self) -> bool:
+        """Whether a transactional batch has no marker of its producer after it yet: a
+        transaction still open, or one whose end Kafka has not written yet (Kafka
+        answers EndTxn once the coordinator has logged it, and writes the markers into
+        the partitions afterwards, so a read just after a commit can come before them)."""
+        last: dict[int, int] = {}
+        for last_off, pid in zip(self.lasts, self.pids):
+            last[pid] = max(last_off, last.get(pid, -1))
+        for pid, off in last.items():
+            found = self.markers.get(pid)
+            if found is None or found[0][-1] < off:
+                return True
+        return False
+
     def visible(self, offset: int) -> bool:
         if offset >= self.high:
             return False
@@ -165,6 +179,8 @@ class CommittedReader:
         self.topic, self.timeout = topic, timeout
         self._where: Optional[dict[int, tuple[str, int]]] = None
         self._consumer: Optional[Consumer] = None
+        #: After a read: whether it found a transaction without its marker yet.
+        self.saw_open = False
 
     def __enter__(self) -> CommittedReader:
         return self
@@ -187,6 +203,7 @@ class CommittedReader:
             self._where = leaders(self.client, self.topic, self.timeout)
         where = self._where
         parts = sorted(where) if partitions is None else list(partitions)
+        self.saw_open = False
         if str(self.client.get("security.protocol", "plaintext")).lower() != "plaintext":
             # The batch headers are read over a plain socket; a secured cluster is real
             # Kafka, which hides aborted transactions itself.
@@ -196,6 +213,7 @@ class CommittedReader:
             if p not in where:
                 raise LookupError(f"topic {self.topic!r} has no partition {p}")
             idx = self._index(p)
+            self.saw_open = self.saw_open or idx.open_transactions()
             if idx.high == 0:
                 continue
             if self._consumer is None:

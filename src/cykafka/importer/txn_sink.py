@@ -213,8 +213,21 @@ class TransactionalSink:
         write or commit).  A broker that accepts a fenced producer's writes, or
         acknowledges a commit its log shows aborted, fails here: the import stops
         instead of counting rows that may be missing or twice in the topic."""
-        seen = self._committed()
         mine = new.to_json()
+        seen = self._committed()
+        # Kafka writes a transaction's markers after it acknowledges the commit: while
+        # the log still shows a transaction without its marker, read again.
+        deadline = time.monotonic() + self.timeout
+        wait = 0.005
+        while (
+            seen != [*self._seen, mine]
+            and self.reader is not None
+            and self.reader.saw_open
+            and time.monotonic() < deadline
+        ):
+            time.sleep(wait)
+            wait = min(wait * 2, 0.1)
+            seen = self._committed()
         if seen == [*self._seen, mine]:
             self._seen = seen
             return
