@@ -520,9 +520,15 @@ cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
                 error = fn(core.rk, slice_ms)
             if error == NULL:
                 return
-            if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT or \
-                    not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
+            if not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
                 raise _error_from_error_t(error)   # takes ownership of error
+            # Retriable: a slice that timed out, or the broker's answer (Kafka moves
+            # the transaction coordinator with its partition's leader: NOT_COORDINATOR,
+            # COORDINATOR_LOAD_IN_PROGRESS).  rdkafka.h: "If the error is retriable
+            # the application may call [it] again".
+            if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT:
+                with nogil:
+                    usleep(20000)
             rd_kafka_error_destroy(error)  # partner: fn above; the call is resumed
             PyErr_CheckSignals()
             core.check_closing(f"{what} waited")

@@ -282,6 +282,32 @@ def broker_kind(broker: Any) -> str:
 
 
 @pytest.fixture
+def committed(broker_kind: str) -> Callable[..., list[Any]]:
+    """``committed(bootstrap, topic, partitions=None)``: the records a ``read_committed``
+    consumer sees, in partition then offset order.  On Apache Kafka that is a plain
+    ``read_committed`` consumer (:func:`read_back`); Tansu returns aborted records to
+    such a consumer, so there the log's markers are applied by
+    ``cykafka.testing.committed_view`` (docs/tansu.md)."""
+
+    def read(
+        bootstrap_servers: str,
+        topic: str,
+        partitions: int | Iterable[int] | None = None,
+        timeout: float = 60.0,
+    ) -> list[Any]:
+        if broker_kind == "kafka":
+            parts = range(partitions) if isinstance(partitions, int) else partitions
+            got = read_back(bootstrap_servers, topic, parts, timeout=timeout)
+            return [r for p in sorted(got) for r in got[p]]
+        from cykafka.testing import committed_view, read_raw_log
+
+        raw = read_raw_log(bootstrap_servers, topic, 1 if partitions is None else partitions)
+        return committed_view(raw)
+
+    return read
+
+
+@pytest.fixture
 def fresh_broker() -> Iterator[LocalBroker]:
     """A private broker for tests that stop/restart it (the session one must stay up)."""
     with LocalBroker() as b:
