@@ -26,10 +26,9 @@ def _report(r: Any) -> dict[str, Any]:
         "failed": r.failed,
         "skipped": r.skipped,
         "ok": r.ok,
-        # what a retry without exactly_once wrote again (None: not known)
-        "retried": getattr(r, "retried", None),
-        "duplicates": getattr(r, "duplicates", None),
-        "duplicates_max": getattr(r, "duplicates_max", None),
+        "retried": r.retried,
+        "duplicates": r.duplicates,
+        "duplicates_max": r.duplicates_max,
         "offsets": [[t, p, lo, hi] for (t, p), (lo, hi) in sorted(r.offsets.items())],
         "tasks": [
             {"task": t.task, "attempt": t.attempt, "rows": t.rows, "skipped": t.skipped}

@@ -58,4 +58,15 @@ def test_worker_killed_mid_task_report_counts_every_attempt(
         assert again == 0 and report["ok"]
     else:
         assert again > 0 and not report["ok"]
+        assert again <= report["duplicates_max"]
         assert f"{again:,} records" in report["text"] and "exactly_once" in report["text"]
+    if preset == "ordered":
+        # What docs/spark.md says ordered keeps under a retry: each partition holds the
+        # failed attempt's prefix, then the retry's rows, all of them, in order (the
+        # DataFrame's: ids rise); so the order goes back exactly once per partition.
+        for p in (0, 1):
+            ids = [int(r.value) for r in view if r.partition == p]
+            drops = [i for i in range(1, len(ids)) if ids[i] < ids[i - 1]]
+            assert len(drops) == 1, drops
+            last_run = ids[drops[0] :]
+            assert last_run == sorted(set(ids))

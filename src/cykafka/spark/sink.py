@@ -82,7 +82,9 @@ def write_kafka(
             partition gets its rows in this order (ties: the DataFrame's order), however
             Spark split and shuffled the rows -- no global sort needed.  Without it a
             partition gets its rows in the DataFrame's order, which is only defined after
-            ``df.orderBy(...)``.
+            ``df.orderBy(...)``.  Each attempt of a task writes in this order: a task
+            retried without ``exactly_once`` writes its rows again after those its
+            failed attempt wrote (``report.duplicates`` counts them).
         value_format / key_format: ``"avro"``, ``"json-schema"`` or ``"protobuf"``:
             serialize the value (the ``value`` column, or the row) / the key column
             for a Confluent Schema Registry (:mod:`cykafka.schema_registry`); a row
@@ -196,7 +198,7 @@ def _log_ends(plan: WritePlan) -> Optional[dict[int, int]]:
     try:
         return log_ends(client_config(plan.config), plan.topic)
     except Exception as e:  # the write goes on; the report says it did not measure
-        _logger.warning("write_kafka: cannot read the ends of %r (%s)", plan.topic, e)
+        _logger.info("write_kafka: cannot read the log ends of %r (%s)", plan.topic, e)
         return None
 
 
