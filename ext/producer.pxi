@@ -450,6 +450,17 @@ cdef class NativeProducer:
                 core.closing = True
                 core.orphaned = True
                 core.orphan_deadline = _now_ns() + 10_000_000_000
+                if core.txn_open:
+                    # abort_transaction() waits for reports this thread serves: the
+                    # purge fails what is pending, the broker aborts the rest.
+                    core.txn_open = False
+                    core.purge_reason = ("the Producer was dropped in its own callback "
+                                         "with its transaction open: not committed")
+                    _logger.warning(
+                        "cykafka: Producer %s dropped in its own callback with an open "
+                        "transaction of %d messages: not committed; its pending messages "
+                        "are purged and the broker aborts it after transaction.timeout.ms",
+                        core.name, core.produced - core.txn_produced)
                 core.purge()
             else:
                 try:

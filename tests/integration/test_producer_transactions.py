@@ -114,3 +114,34 @@ def test_interpreter_exit_inside_a_transaction_aborts_it_and_says_so(broker, top
     assert f"open transaction of {N + 1} messages: aborted" in done.stderr, done.stderr
     markers, data, visible = _markers(bs, name)
     assert markers == ["ABORT"] and len(data) == N and visible == []
+
+
+def test_dropped_in_its_own_callback_inside_a_transaction_says_so(
+    broker, topic, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The one close that cannot abort: the last reference goes away in an on_delivery
+    callback, on the thread that serves the reports an abort waits for.  It says so,
+    and nothing is committed."""
+    import time
+
+    bs, name = broker.bootstrap_servers, topic()
+    p = cykafka.Producer(
+        {"bootstrap.servers": bs, "transactional.id": f"tx-{name}", "linger.ms": 5},
+        preset="exactly_once",
+    )
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce_batch(name, [b"a", b"b"]).result(30)
+    holder = [p]
+    del p
+    with caplog.at_level(logging.WARNING, logger="cykafka"):
+        with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
+            last = holder[0].produce(name, b"c", on_delivery=lambda e, m: holder.clear())
+            assert last.result(30).offset >= 0
+            deadline = time.monotonic() + 30
+            while "dropped in its own callback" not in caplog.text:
+                assert time.monotonic() < deadline, caplog.text
+                time.sleep(0.05)
+    assert "open transaction of 3 messages: not committed" in caplog.text
+    _, data, visible = _markers(bs, name)
+    assert len(data) == 3 and visible == []
