@@ -237,6 +237,9 @@ cdef class _Core:   # core.pxi
     cdef tuple secrets
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
     cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
+    cdef bint txn_open           # begin_transaction() succeeded, no commit/abort since
+    cdef bint txn_commit_at_close   # close(commit=True): commit an open transaction
+    cdef int64_t txn_produced, txn_delivered   # produced/delivered when it began
     cdef str redact(self, str text)
     cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
                tuple secrets)

@@ -4,8 +4,8 @@
 # binary, large_binary, string, large_string or fixed_size_binary (read
 # straight from the Arrow buffers, no per-row Python objects), cykafka._codecs'
 # Lines (the same layout, without pyarrow), or a NumPy array of fixed-width
-# bytes (dtype "S<n>"; trailing NULs are dropped, as NumPy itself does) or of
-# Python objects.
+# bytes (dtype "S<n>", each item its whole width: an item ending in NUL is
+# refused, see _check_numpy_s) or of Python objects.
 
 from cpython.bytearray cimport PyByteArray_AS_STRING
 
@@ -41,12 +41,9 @@ cdef class _Column:
                     ptrs[j] = PyUnicode_AsUTF8AndSize(o, &ln)
                     lens[j] = ln
         elif self.kind == _K_NUMPY_S:
-            for j in range(count):
+            for j in range(count):   # no item ends in NUL (_check_numpy_s)
                 ptrs[j] = self.np_data + (start + j) * self.np_width
-                ln = self.np_width
-                while ln > 0 and ptrs[j][ln - 1] == 0:
-                    ln -= 1
-                lens[j] = ln
+                lens[j] = self.np_width
         else:
             while c < self.nchunks and start >= self.chunks[c].start + self.chunks[c].length:
                 c += 1
@@ -100,6 +97,27 @@ cdef int _check_column_shape(object values, str what) except -1:
     return 0
 
 
+cdef int _check_numpy_s(_Column col, str what, Py_ssize_t base) except -1:
+    """Refuse a NumPy "S" column with an item whose last byte is NUL.  NumPy pads
+    shorter items with NUL bytes and drops trailing NULs when it reads an item
+    (np.array([b"a\\x00"])[0] == b"a"), so such an item's value cannot be told:
+    sending it either way could change it silently."""
+    cdef Py_ssize_t i, w = col.np_width
+    cdef const char *last = col.np_data + w - 1
+    if w == 0:
+        return 0
+    for i in range(col.n):
+        if last[i * w] == 0:
+            item = bytes((<const char *>(col.np_data + i * w))[:w])
+            raise ValueError(
+                f"{what}[{base + i}]: NumPy 'S{w}' item {item!r} ends in a NUL byte, "
+                f"and NumPy pads 'S' items with NUL bytes (it reads this one as "
+                f"{item.rstrip(bytes(1))!r}), so its value cannot be told; pass "
+                f"{what}.astype(object) (NumPy's reading, padding dropped), a list of "
+                f"bytes, or pa.array(..., pa.binary()) (each value with its length)")
+    return 0
+
+
 cdef _Column _column(object values, str what, Py_ssize_t base=0):
     """Validate a key/value column; TypeError names the culprit's index (``base`` +
     its position: produce_many's chunks are named by record number)."""
@@ -125,6 +143,7 @@ cdef _Column _column(object values, str what, Py_ssize_t base=0):
             col.n = len(arr)
             col.np_width = arr.dtype.itemsize
             col.np_data = <const char *><size_t>arr.ctypes.data
+            _check_numpy_s(col, what, base)
             return col
         if values.dtype.kind != "O":
             raise TypeError(f"{what}: a NumPy array of dtype {values.dtype} is not supported; "

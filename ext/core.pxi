@@ -361,6 +361,8 @@ cdef class _Core:
             with nogil:
                 usleep(1000)
             PyErr_CheckSignals()   # Ctrl-C raises; closing stays set, close() again resumes
+        if self.txn_open:
+            _end_open_transaction(self, timeout_ns)   # before the flush: see there
         remaining = self.flush(timeout_ns, True)
         if remaining:
             # Nothing may vanish: purge what is left so that every future fails

@@ -293,12 +293,15 @@ cdef class NativeProducer:
             _wait_outcomes(None, core, before, _monotonic() + timeout)
         return core.delivered + core.failed - before
 
-    def close(self, timeout=None):
+    def close(self, timeout=None, commit=False):
         """Flush (up to ``timeout`` s; None or inf: no limit), fail what is left,
-        stop the event thread and free librdkafka.  Idempotent."""
+        stop the event thread and free librdkafka.  Idempotent.  An open transaction
+        is aborted first (its pending messages fail, a warning says so), or
+        committed with ``commit=True``."""
         cdef _Core core = self._core
         cdef int64_t timeout_ns = _timeout_ns(timeout)   # before anything changes
         if core is not None and not core.closed:
+            core.txn_commit_at_close = bool(commit)
             core.close(timeout_ns)
             _live.discard(self)
 
@@ -415,14 +418,19 @@ cdef class NativeProducer:
         core.leave()
         if error != NULL:
             raise _error_from_error_t(error)
+        core.txn_open = True
+        core.txn_produced = core.produced
+        core.txn_delivered = core.delivered
 
     def commit_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_commit_transaction, timeout,
-                  "commit_transaction()")
+        cdef _Core core = self._usable()
+        _txn_call(core, rd_kafka_commit_transaction, timeout, "commit_transaction()")
+        core.txn_open = False
 
     def abort_transaction(self, timeout=60.0):
-        _txn_call(self._usable(), rd_kafka_abort_transaction, timeout,
-                  "abort_transaction()")
+        cdef _Core core = self._usable()
+        _txn_call(core, rd_kafka_abort_transaction, timeout, "abort_transaction()")
+        core.txn_open = False
 
     def __del__(self):
         cdef _Core core = self._core
@@ -442,6 +450,17 @@ cdef class NativeProducer:
                 core.closing = True
                 core.orphaned = True
                 core.orphan_deadline = _now_ns() + 10_000_000_000
+                if core.txn_open:
+                    # abort_transaction() waits for reports this thread serves: the
+                    # purge fails what is pending, the broker aborts the rest.
+                    core.txn_open = False
+                    core.purge_reason = ("the Producer was dropped in its own callback "
+                                         "with its transaction open: not committed")
+                    _logger.warning(
+                        "cykafka: Producer %s dropped in its own callback with an open "
+                        "transaction of %d messages: not committed; its pending messages "
+                        "are purged and the broker aborts it after transaction.timeout.ms",
+                        core.name, core.produced - core.txn_produced)
                 core.purge()
             else:
                 try:
@@ -534,6 +553,67 @@ cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
             core.check_closing(f"{what} waited")
     finally:
         core.leave()   # partner: core.enter() above
+
+
+cdef object _txn_end(_Core core, bint commit, int64_t deadline):
+    """Commit or abort the open transaction from close() (whose ``closing`` already
+    refuses _txn_call), in 200 ms slices like _txn_call; the error, or None."""
+    cdef rd_kafka_error_t *error
+    cdef int slice_ms
+    while True:
+        slice_ms = <int>max(1, min(200, (deadline - _now_ns()) // 1000000))
+        with nogil:
+            if commit:
+                error = rd_kafka_commit_transaction(core.rk, slice_ms)
+            else:
+                error = rd_kafka_abort_transaction(core.rk, slice_ms)
+        if error == NULL:
+            return None
+        if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT or \
+                not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
+            return _error_from_error_t(error)   # takes ownership of error
+        rd_kafka_error_destroy(error)  # partner: the call above; resumed next slice
+        PyErr_CheckSignals()
+
+
+cdef _end_open_transaction(_Core core, int64_t timeout_ns):
+    """close() (a with-block's end, the flush at exit, a dropped producer) found a
+    transaction open: nobody can commit it after this, and left open it would only
+    hide its messages until transaction.timeout.ms, while their futures said
+    delivered.  So abort it before the flush (committed with close(commit=True)):
+    the abort purges what is still pending, whose futures fail saying why; those
+    already delivered stay so (an outcome never changes), and the warning counts
+    them.  If the abort fails too, what is pending is purged all the same."""
+    cdef int64_t n = core.produced - core.txn_produced
+    cdef int64_t written = core.delivered - core.txn_delivered
+    cdef bint commit = core.txn_commit_at_close
+    # Bounded even for close(None): abort_transaction()'s own default.
+    cdef int64_t deadline = _deadline_after(min(timeout_ns, 60_000_000_000))
+    # Kept after this call: the purged messages' reports may be served later.
+    reason = "close() aborted the open transaction it belonged to: it is not committed"
+    core.txn_open = False
+    if not commit:
+        core.purge_reason = reason
+    err = _txn_end(core, commit, deadline)
+    if err is not None and commit:
+        _logger.error("cykafka: Producer %s: committing its open transaction at close "
+                      "failed (%s); aborting it", core.name, err)
+        commit = False
+        core.purge_reason = reason
+        err = _txn_end(core, False, deadline)
+    if err is not None:
+        core.purge()   # not left to the flush: it would say delivered
+    if commit:
+        _logger.info("cykafka: Producer %s closed with an open transaction of %d messages: "
+                     "committed (close(commit=True))", core.name, n)
+        return
+    _logger.warning(
+        "cykafka: Producer %s closed with an open transaction of %d messages: %s; %d of "
+        "them had been written (their futures said delivered: written, never committed), "
+        "the other %d fail with this reason; commit_transaction() before closing, or "
+        "close(commit=True), commits instead",
+        core.name, n, "aborted" if err is None else
+        f"aborting it failed ({err}), its pending messages purged", written, n - written)
 
 
 cdef _Topic _entered_topic(_Core core, object name):

@@ -428,3 +428,41 @@ def committed_view(entries: Sequence[RawRecord]) -> list[RawRecord]:
                 kept.append(e)
         visible.extend(reversed(kept))
     return visible
+
+
+def log_ends(
+    client: Mapping[str, Union[str, int, float]], topic: str, timeout: float = 30.0
+) -> dict[int, int]:
+    """Each partition of ``topic`` -> its log end (the offset its next record gets).
+    Kafka's ListOffsets(latest) says it; Tansu answers the last batch's base offset + 1
+    there, short of the records after the first in that batch, so on a plaintext
+    listener the batch at that offset is fetched too and its last offset + 1 counts.
+    ``client``: a confluent-kafka client config (brokers and security settings)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    from ._admin import short_lived
+
+    where = leaders(client, topic, timeout)
+    admin = AdminClient(short_lived(client))
+    asked = admin.list_offsets(
+        {TopicPartition(topic, p): OffsetSpec.latest() for p in where},
+        request_timeout=timeout,
+    )
+    ends = {tp.partition: int(f.result().offset) for tp, f in asked.items()}
+    if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
+        return ends  # the Fetch below speaks plaintext only; Kafka's answer is exact
+    conns: dict[tuple[str, int], _Connection] = {}
+    try:
+        for p, high in ends.items():
+            if high <= 0:
+                continue
+            if where[p] not in conns:
+                conns[where[p]] = _Connection(*where[p], timeout)
+            err, _high, body = conns[where[p]].fetch(topic, p, high - 1, 1 << 16)
+            if not err:
+                ends[p] = max([high, *(b.last + 1 for b in _batches(p, body))])
+    finally:
+        for conn in conns.values():
+            conn.close()
+    return ends

@@ -79,14 +79,47 @@ def test_lines_and_their_slices_byte_exact(producer, broker, topic, read_back) -
 
 def test_numpy_fixed_width_and_object_arrays(producer, broker, topic, read_back) -> None:
     name = topic()
-    arr = np.array([b"one", b"two", b"three"], dtype="S5")
+    arr = np.array([b"one", b"two", b"six"], dtype="S3")
     assert (
         producer.produce_batch(name, arr, np.array([b"k", None, "s"], dtype=object)).result(30).ok
     )
     recs = read_back(broker.bootstrap_servers, name, expected=3)[0]
-    assert [(r.key, r.value) for r in recs] == [(b"k", b"one"), (None, b"two"), (b"s", b"three")]
+    assert [(r.key, r.value) for r in recs] == [(b"k", b"one"), (None, b"two"), (b"s", b"six")]
     with pytest.raises(TypeError, match="dtype float64"):
         producer.produce_batch(name, np.zeros(3))
+
+
+def test_numpy_fixed_width_items_ending_in_nul_are_refused(
+    producer, broker, topic, read_back
+) -> None:
+    """NumPy pads 'S' items with NUL bytes and drops trailing NULs when it reads one
+    (``np.array([b"\\x00"])[0] == b""``): a value ending in NUL cannot be told from
+    padding.  Such an array is refused before anything is queued, naming the column,
+    the item and the alternatives; items that fill their width with a non-NUL last byte
+    are sent exactly, NUL bytes inside included."""
+    import pyarrow as pa
+
+    name = topic()
+    refused = [
+        ("values", np.array([b"abc", b"\x00"]), 1),  # b"\x00" stored as b"\x00\x00\x00"
+        ("values", np.array([b"abc\x00\x00", b"defgh"]), 0),
+        ("values", np.array([b"abc", b"a"]), 1),  # padded: b"a" or b"a\x00"?
+        ("keys", np.array([b"k1", b"k\x00"]), 1),
+    ]
+    for what, arr, at in refused:
+        values, keys = (arr, None) if what == "values" else ([b"v", b"w"], arr)
+        with pytest.raises(ValueError) as info:
+            producer.produce_batch(name, values, keys)
+        text = str(info.value)
+        assert text.startswith(f"{what}[{at}]: NumPy 'S{arr.dtype.itemsize}' item"), text
+        assert "astype(object)" in text and "pa.binary()" in text, text
+        assert len(producer) == 0
+    exact = [b"\x00\xffab", b"abcd", b"\x00\x00\x01\x02"]
+    as_arrow = [b"\x00", b"abc\x00\x00"]  # the alternative: lengths carried
+    producer.produce_batch(name, np.array(exact, dtype="S4")).result(30).raise_if_failed()
+    producer.produce_batch(name, pa.array(as_arrow, pa.binary())).result(30).raise_if_failed()
+    recs = read_back(broker.bootstrap_servers, name, expected=5)[0]
+    assert [r.value for r in recs] == exact + as_arrow
 
 
 def test_mixed_good_and_bad_messages_are_all_accounted(broker, topic, read_back) -> None:

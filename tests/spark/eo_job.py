@@ -4,7 +4,8 @@ standalone cluster) and its own Spark settings, and the tests inject faults into
 Python workers through ``tests/spark/faults/sitecustomize.py``.
 
 ``python eo_job.py '<json>'``; the JSON names ``mode`` ("batch" or "stream"),
-``master``, ``conf``, ``bootstrap``, ``topic`` and the mode's arguments.  Prints one
+``master``, ``conf``, ``bootstrap``, ``topic`` and the mode's arguments (batch:
+``preset``, default ``exactly_once``).  Prints one
 line ``REPORTS <json>``: the reports of the write (batch) or of each micro-batch
 (stream); exits 3 when the streaming query failed (its error on stderr)."""
 
@@ -25,6 +26,9 @@ def _report(r: Any) -> dict[str, Any]:
         "failed": r.failed,
         "skipped": r.skipped,
         "ok": r.ok,
+        "retried": r.retried,
+        "duplicates": r.duplicates,
+        "duplicates_max": r.duplicates_max,
         "offsets": [[t, p, lo, hi] for (t, p), (lo, hi) in sorted(r.offsets.items())],
         "tasks": [
             {"task": t.task, "attempt": t.attempt, "rows": t.rows, "skipped": t.skipped}
@@ -82,7 +86,7 @@ def main(args: dict[str, Any]) -> int:
                     df,
                     args["topic"],
                     bootstrap_servers=args["bootstrap"],
-                    preset="exactly_once",
+                    preset=args.get("preset", "exactly_once"),
                     **opts,
                 )
             )

@@ -46,6 +46,11 @@ class TaskResult:
     #: attempt committed
     skipped: bool = False
 
+    @property
+    def retried(self) -> bool:
+        """An earlier attempt of this task ran before this one."""
+        return self.attempt > 0
+
     @classmethod
     def from_json(cls, text: str) -> TaskResult:
         d = json.loads(text)
@@ -83,14 +88,37 @@ class WriteReport:
     batch_id: Optional[int] = None
     #: exactly_once: the work units the rows were split into (task k wrote unit k)
     units: Optional[int] = None
+    #: Without exactly_once, after a task retry: the records the failed attempts left in
+    #: the topic besides ``delivered`` -- rows written more than once (measured from the
+    #: topic's log ends before and after the write, so another producer writing to the
+    #: topic meanwhile counts too).  None: not measured (a ``topic`` column, or the
+    #: ends could not be read); :attr:`duplicates_max` bounds it then.  0 otherwise.
+    duplicates: Optional[int] = 0
 
     @property
     def ok(self) -> bool:
-        """Every row was delivered (or had been, by an earlier attempt); under
+        """Every row was delivered (or had been, by an earlier attempt), and none is
+        known or suspected to be written more than once (:attr:`duplicates`); under
         exactly_once also: every unit reported exactly once, committed."""
         if self.units is not None and sorted(t.task for t in self.tasks) != list(range(self.units)):
             return False
-        return self.failed == 0 and self.delivered == self.rows
+        again = self.duplicates if self.duplicates is not None else self.duplicates_max
+        return self.failed == 0 and self.delivered == self.rows and again == 0
+
+    @property
+    def retried(self) -> int:
+        """Tasks whose result came from a later attempt than their first (Spark retried
+        them after a failure, or ran a speculative copy)."""
+        return sum(1 for t in self.tasks if t.retried)
+
+    @property
+    def duplicates_max(self) -> int:
+        """Without exactly_once: the most rows the earlier attempts of retried tasks
+        can have written (each of them all its task's rows); 0 under exactly_once,
+        which commits one attempt of each unit."""
+        if self.units is not None:
+            return 0
+        return sum(t.rows * t.attempt for t in self.tasks)
 
     @property
     def skipped(self) -> int:
@@ -146,6 +174,20 @@ class WriteReport:
         )
         if self.skipped:
             text += f"; {self.skipped:,} rows already committed by an earlier attempt"
+        if self.retried and self.units is None:
+            n = self.retried
+            text += f"; {n} task{'s' if n > 1 else ''} retried without exactly_once: "
+            if self.duplicates is not None:
+                text += (
+                    f"{self.duplicates:,} records in the topic were written by failed "
+                    f"attempts (rows written more than once; the offsets include them)"
+                )
+            else:
+                text += (
+                    f"up to {self.duplicates_max:,} rows may have been written more than "
+                    f"once (not measured)"
+                )
+            text += "; preset='exactly_once' writes each row once"
         if self.errors:
             text += "; first errors: " + "; ".join(self.errors[:MAX_ERRORS])
         return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from ..schema_registry.formats import RegistryLike
 
 __all__ = ["run_plan", "write_kafka"]
+
+_logger = logging.getLogger("cykafka.spark")
 
 
 def write_kafka(
@@ -79,7 +82,9 @@ def write_kafka(
             partition gets its rows in this order (ties: the DataFrame's order), however
             Spark split and shuffled the rows -- no global sort needed.  Without it a
             partition gets its rows in the DataFrame's order, which is only defined after
-            ``df.orderBy(...)``.
+            ``df.orderBy(...)``.  Each attempt of a task writes in this order: a task
+            retried without ``exactly_once`` writes its rows again after those its
+            failed attempt wrote (``report.duplicates`` counts them).
         value_format / key_format: ``"avro"``, ``"json-schema"`` or ``"protobuf"``:
             serialize the value (the ``value`` column, or the row) / the key column
             for a Confluent Schema Registry (:mod:`cykafka.schema_registry`); a row
@@ -168,6 +173,9 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
     )
     fn = shipped("cykafka.spark.executor", "write_task", plan.to_wire())
     t0 = time.monotonic()
+    # Without transactions a retried task writes its rows again: the topic's ends
+    # before and after the write tell how many records the failed attempts left.
+    ends = None if plan.transactional or plan.topic_col else _log_ends(plan)
     try:
         rows = out.mapInArrow(fn, "report string").collect()
     except Exception as e:
@@ -175,7 +183,46 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
     report.elapsed = time.monotonic() - t0
     for r in rows:
         report.add(TaskResult.from_json(r["report"]))
+    if report.retried and not plan.transactional:
+        _count_rewritten(report, plan, ends)
     return report
+
+
+def _log_ends(plan: WritePlan) -> Optional[dict[int, int]]:
+    """``plan.topic``'s log end per partition, or None if it cannot be read (the
+    report then bounds what a retry wrote again instead of counting it)."""
+    from .._logreader import log_ends
+    from .progress import client_config
+
+    assert plan.topic is not None
+    try:
+        return log_ends(client_config(plan.config), plan.topic)
+    except Exception as e:  # the write goes on; the report says it did not measure
+        _logger.info("write_kafka: cannot read the log ends of %r (%s)", plan.topic, e)
+        return None
+
+
+def _count_rewritten(
+    report: WriteReport, plan: WritePlan, before: Optional[dict[int, int]]
+) -> None:
+    """Some task was retried without transactions: count the records its failed
+    attempts left in the topic (all records written minus those the report counts
+    delivered), and widen the offsets to every record written, theirs included."""
+    after = None if before is None else _log_ends(plan)
+    if before is None or after is None:
+        report.duplicates = None
+        return
+    assert plan.topic is not None
+    written = 0
+    for p, end in after.items():
+        start = before.get(p, 0)
+        if end > start:
+            written += end - start
+            old = report.offsets.get((plan.topic, p))
+            report.offsets[(plan.topic, p)] = (
+                (min(old[0], start), max(old[1], end - 1)) if old else (start, end - 1)
+            )
+    report.duplicates = max(written - report.delivered, 0)
 
 
 def _first_attempts_units(plan: WritePlan) -> WritePlan:
