@@ -1,0 +1,230 @@
+"""Security an Apache Kafka broker enforces: TLS with hostname verification, SASL/SCRAM
+users, and ACLs -- against the producer, ``cykafka import`` and (tests/spark) Spark.
+
+One Kafka node (KRaft) with four client listeners, certificates made here with the
+``openssl`` command:
+
+* ``PLAINTEXT``: the super user (``User:ANONYMOUS``); the tests' admin and read-back.
+* ``SSL``: a certificate for 127.0.0.1 signed by the test CA.
+* ``BADHOST``: TLS with a certificate signed by the same CA for another host name
+  (``kafka.invalid``): a client that verifies host names must refuse it.
+* ``SASL_SSL``: TLS (as ``SSL``) and SCRAM-SHA-512 logins of users made by the tests.
+
+Kafka's ``StandardAuthorizer`` runs: a SCRAM user may do only what its ACLs allow.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cykafka
+from cykafka.cli import main
+from cykafka.kafka_cluster import KafkaCluster, Listener, Security
+
+PASSWORD = "Okapi-Pa55-" + uuid.uuid4().hex[:8]  # never to appear in any output
+
+
+# --------------------------------------------------------------------------- certificates
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def _ca(d: Path, name: str) -> tuple[Path, Path]:
+    cert, key = d / f"{name}.pem", d / f"{name}.key"
+    _openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+    )  # fmt: skip
+    return cert, key
+
+
+def _server_cert(d: Path, name: str, san: str, ca: tuple[Path, Path]) -> tuple[Path, Path]:
+    cert, key, csr, ext = (d / f"{name}{s}" for s in (".pem", ".key", ".csr", ".ext"))
+    _openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+        "-subj", f"/CN={san.split(':', 1)[1]}",
+    )  # fmt: skip
+    ext.write_text(f"subjectAltName={san}\nextendedKeyUsage=serverAuth\n")
+    _openssl(
+        "x509", "-req", "-in", str(csr), "-CA", str(ca[0]), "-CAkey", str(ca[1]),
+        "-CAcreateserial", "-days", "2", "-out", str(cert), "-extfile", str(ext),
+    )  # fmt: skip
+    return cert, key
+
+
+@dataclass
+class Certs:
+    ca: Path  # signed the brokers' certificates
+    other_ca: Path  # signed nothing the brokers serve
+    server: tuple[Path, Path]  # for 127.0.0.1
+    wrong_host: tuple[Path, Path]  # for kafka.invalid, signed by `ca`
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    d = tmp_path_factory.mktemp("certs")
+    ca = _ca(d, "cykafka-test-ca")
+    return Certs(
+        ca=ca[0],
+        other_ca=_ca(d, "another-ca")[0],
+        server=_server_cert(d, "broker", "IP:127.0.0.1", ca),
+        wrong_host=_server_cert(d, "elsewhere", "DNS:kafka.invalid", ca),
+    )
+
+
+@pytest.fixture(scope="module")
+def secure(certs: Certs) -> Iterator[KafkaCluster]:
+    listeners = (
+        Listener("PLAINTEXT"),
+        Listener("SSL", "SSL"),
+        Listener("BADHOST", "SSL", certificate=certs.wrong_host[0], key=certs.wrong_host[1]),
+        Listener("SASL_SSL", "SASL_SSL"),
+    )
+    security = Security(
+        certificate=certs.server[0], key=certs.server[1], ca=certs.ca, acls=True
+    )
+    with KafkaCluster(nodes=1, listeners=listeners, security=security) as cluster:
+        yield cluster
+
+
+@dataclass
+class User:
+    name: str
+    password: str
+
+    @property
+    def principal(self) -> str:
+        return f"User:{self.name}"
+
+
+def _user(cluster: KafkaCluster, prefix: str) -> User:
+    u = User(f"{prefix}-{uuid.uuid4().hex[:6]}", PASSWORD)
+    cluster.add_scram_user(u.name, u.password)
+    return u
+
+
+def _sasl(cluster: KafkaCluster, user: User, **extra: Any) -> dict[str, Any]:
+    return cluster.listener_config(
+        "SASL_SSL", **{"sasl.username": user.name, "sasl.password": user.password, **extra}
+    )
+
+
+def _topic(cluster: KafkaCluster, partitions: int = 1) -> str:
+    return cluster.create_topic(f"sec-{uuid.uuid4().hex[:8]}", partitions=partitions)
+
+
+def _no_secret(where: str, text: str) -> None:
+    assert PASSWORD not in text, f"the password leaked in {where}: {text!r}"
+
+
+def _records(cluster: KafkaCluster, topic: str, read_back: Any) -> int:
+    return sum(len(v) for v in read_back(cluster.bootstrap_servers, topic).values())
+
+
+# --------------------------------------------------------------------------- TLS
+
+
+def test_tls_right_ca_delivers_and_reads_back(secure, read_back) -> None:
+    topic = _topic(secure, partitions=2)
+    n = 500
+    conf = secure.listener_config("SSL")
+    assert conf["security.protocol"] == "SSL"
+    with cykafka.Producer(conf, preset="ordered") as p:
+        futs = [p.produce(topic, b"tls-%d" % i, key=b"k%d" % (i % 7)) for i in range(n)]
+        assert p.flush(60) == 0
+    assert all(f.exception(0) is None for f in futs)
+    got = read_back(secure.bootstrap_servers, topic, expected=n)
+    assert sorted(r.value for rs in got.values() for r in rs) == sorted(b"tls-%d" % i for i in range(n))
+
+
+@pytest.mark.parametrize("case", ["wrong CA", "wrong host"])
+def test_tls_wrong_ca_or_host_is_refused_by_the_producer(secure, certs, read_back, case) -> None:
+    topic = _topic(secure)
+    if case == "wrong CA":
+        conf = secure.listener_config("SSL", **{"ssl.ca.location": str(certs.other_ca)})
+    else:
+        conf = secure.listener_config("BADHOST")
+    conf["message.timeout.ms"] = 3000
+    errors: list[BaseException] = []
+    with cykafka.Producer(conf, on_error=errors.append) as p:
+        futs = [p.produce(topic, b"never") for _ in range(3)]
+        p.flush(30)
+    for f in futs:
+        exc = f.exception(0)
+        assert isinstance(exc, cykafka.KafkaDeliveryError), exc
+        assert "SSL" in str(exc) and "certificate verify failed" in str(exc), str(exc)
+    texts = [str(e) for e in errors]
+    assert any("SSL handshake failed" in t for t in texts), texts
+    assert _records(secure, topic, read_back) == 0
+
+
+# --------------------------------------------------------------------------- SASL/SCRAM
+
+
+def _writer(cluster: KafkaCluster, topic: str, prefix: str = "writer") -> User:
+    """A user allowed to write ``topic`` (WRITE implies DESCRIBE)."""
+    u = _user(cluster, prefix)
+    cluster.allow(u.principal, "TOPIC", topic, ["WRITE"])
+    return u
+
+
+def test_scram_user_delivers_and_reads_back(secure, read_back) -> None:
+    topic = _topic(secure, partitions=3)
+    u = _writer(secure, topic)
+    n = 300
+    with cykafka.Producer(_sasl(secure, u), preset="ordered") as p:
+        futs = [p.produce(topic, b"v%d" % i, key=b"k%d" % (i % 5)) for i in range(n)]
+        assert p.flush(60) == 0
+    assert [f.exception(0) for f in futs] == [None] * n
+    got = read_back(secure.bootstrap_servers, topic, expected=n)
+    for recs in got.values():  # per-key order kept
+        by_key: dict[bytes, list[int]] = {}
+        for r in recs:
+            assert r.key is not None and r.value is not None
+            by_key.setdefault(r.key, []).append(int(r.value[1:]))
+        assert all(v == sorted(v) for v in by_key.values())
+
+
+def test_scram_wrong_password_is_a_clear_error_without_the_secret(secure, read_back, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="cykafka")
+    topic = _topic(secure)
+    u = _writer(secure, topic)
+    errors: list[BaseException] = []
+    wrong = PASSWORD + "-wrong"
+    conf = _sasl(
+        secure,
+        u,
+        **{"sasl.password": wrong, "message.timeout.ms": 3000, "debug": "security,broker"},
+    )
+    with cykafka.Producer(conf, on_error=errors.append) as p:
+        seen = {"repr": repr(p)}
+        futs = [p.produce(topic, b"never") for _ in range(3)]
+        p.flush(30)
+        seen["repr after"] = repr(p)
+    auth = [e for e in errors if isinstance(e, cykafka.KafkaAuthenticationError)]
+    assert auth, [str(e) for e in errors]
+    assert "SCRAM-SHA-512" in str(auth[0]) and "authentication" in str(auth[0]).lower()
+    for f in futs:
+        exc = f.exception(0)
+        assert isinstance(exc, cykafka.KafkaDeliveryError), exc
+        assert "SCRAM-SHA-512" in str(exc) and "uthentication" in str(exc), str(exc)
+        seen[f"future {f!r}"] = f"{exc!s} {exc!r}"
+    seen["on_error"] = "\n".join(f"{e!s} {e!r}" for e in errors)
+    seen["log"] = "\n".join(r.getMessage() for r in caplog.records)
+    assert "SCRAM" in seen["log"]  # the exchange really ran and was logged
+    for where, text in seen.items():
+        _no_secret(where, text)
+        assert wrong not in text, where
+    assert _records(secure, topic, read_back) == 0
