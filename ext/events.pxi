@@ -231,6 +231,11 @@ cdef _handle_error(_Core core, rd_kafka_event_t *ev):
     exc = _error_from_code(code, msg, fatal)
     if fatal:
         core.fatal_error = exc
+    if core.delivery_hint is None and code in (RD_KAFKA_RESP_ERR__SSL,
+                                               RD_KAFKA_RESP_ERR__AUTHENTICATION,
+                                               RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED):
+        # librdkafka fails the messages with _MSG_TIMED_OUT only: say why they never left.
+        core.delivery_hint = f"the broker refused the connection: {msg}"
     _logger.log(_logging.ERROR if fatal else _logging.WARNING, "%s: %s", core.name, exc)
     if core.error_cb is not None:
         try:
