@@ -237,6 +237,7 @@ cdef class _Core:   # core.pxi
     cdef tuple secrets
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
     cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
+    cdef str principal           # who the brokers authorize, as ACLs name it (errors.pxi)
     cdef str redact(self, str text)
     cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
                tuple secrets)

@@ -522,7 +522,12 @@ cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
                 return
             if rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT or \
                     not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
-                raise _error_from_error_t(error)   # takes ownership of error
+                exc = _error_from_error_t(error)   # takes ownership of error
+                note = _authz_note(core, exc.code)
+                if note:
+                    exc.message = f"{exc.message}: {note}"
+                    exc.args = (exc.message,)
+                raise exc
             rd_kafka_error_destroy(error)  # partner: fn above; the call is resumed
             PyErr_CheckSignals()
             core.check_closing(f"{what} waited")

@@ -228,3 +228,67 @@ def test_scram_wrong_password_is_a_clear_error_without_the_secret(secure, read_b
         _no_secret(where, text)
         assert wrong not in text, where
     assert _records(secure, topic, read_back) == 0
+
+
+# --------------------------------------------------------------------------- ACLs
+
+
+def _refused(conf: dict[str, Any], topic: str, n: int = 3) -> tuple[list, list]:
+    """Produce ``n`` messages; (their exceptions, what on_error got)."""
+    errors: list[BaseException] = []
+    with cykafka.Producer({**conf, "message.timeout.ms": 10_000}, on_error=errors.append) as p:
+        futs = [p.produce(topic, b"refused-%d" % i) for i in range(n)]
+        p.flush(60)
+    return [f.exception(0) for f in futs], errors
+
+
+@pytest.mark.parametrize("preset", [None, "ordered"], ids=["plain", "idempotent"])
+def test_no_write_on_the_topic_fails_every_message_naming_topic_and_principal(
+    secure, read_back, preset
+) -> None:
+    topic = _topic(secure)
+    u = _user(secure, "reader")
+    secure.allow(u.principal, "TOPIC", topic, ["DESCRIBE", "READ"])  # sees it, may not write
+    excs, errors = _refused(
+        _sasl(secure, u, **({"enable.idempotence": False} if preset is None else {})), topic
+    )
+    texts = [str(e) for e in excs]
+    assert all(isinstance(e, cykafka.KafkaDeliveryError) for e in excs), texts
+    # Each message names the principal and the missing right.  Plain: the broker refuses
+    # the topic.  Idempotent: whichever the broker refuses first -- the topic, or the
+    # producer id (no WRITE on any topic: a fatal error, and librdkafka purges the queue).
+    for e, t in zip(excs, texts):
+        assert u.principal in t and "WRITE" in t, t
+        if preset is None or e.name == "TOPIC_AUTHORIZATION_FAILED":
+            assert e.name == "TOPIC_AUTHORIZATION_FAILED" and topic in t, t
+        else:
+            assert "Cluster authorization failed" in t and "fatal error" in t, t
+    assert _records(secure, topic, read_back) == 0
+
+
+def test_idempotent_write_needs_only_write_on_a_topic(secure, read_back) -> None:
+    """Kafka 3+ (KIP-679): IDEMPOTENT_WRITE on the cluster is no longer needed; WRITE
+    on any topic lets a principal get a producer id.  So "no IDEMPOTENT_WRITE" alone is
+    not refused: the user below has no cluster ACL at all, and delivers idempotently."""
+    topic = _topic(secure)
+    u = _writer(secure, topic)
+    with cykafka.Producer(_sasl(secure, u), preset="ordered") as p:
+        assert p.guarantees.to_dict()  # an idempotent config
+        futs = [p.produce(topic, b"i%d" % i) for i in range(50)]
+        assert p.flush(60) == 0
+    assert [f.exception(0) for f in futs] == [None] * 50
+    read_back(secure.bootstrap_servers, topic, expected=50)
+
+
+def test_no_rights_on_the_transactional_id_is_a_clear_error(secure, read_back) -> None:
+    topic = _topic(secure)
+    u = _writer(secure, topic)
+    tid = f"tx-{u.name}"
+    with cykafka.Producer(_sasl(secure, u, **{"transactional.id": tid})) as p:
+        with pytest.raises(cykafka.KafkaError) as info:
+            p.init_transactions(30)
+    text = str(info.value)
+    assert info.value.name == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", text
+    assert tid in text and u.principal in text and "WRITE" in text, text
+    _no_secret("init_transactions error", text + repr(info.value))
+    assert _records(secure, topic, read_back) == 0
