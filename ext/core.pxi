@@ -177,7 +177,7 @@ cdef class _Core:
             raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
                                    self.redact(errstr.decode(errors="replace")))
         self.name = rd_kafka_name(self.rk).decode()
-        self.principal = _principal(self.rk)
+        self.principal = principal(config)
         _configure_partitioner(self)
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in _free

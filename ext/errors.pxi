@@ -137,18 +137,19 @@ _GENERIC_CLASSES = {
 }
 
 
-cdef str _principal(rd_kafka_t *rk):
-    """Who the brokers' ACLs see, as Kafka's default principal builder names it:
-    ``User:<sasl.username>`` for PLAIN/SCRAM, else a description (a user name is
-    not secret; nothing else of the config is read)."""
-    proto = (_conf_get(rk, "security.protocol") or "plaintext").lower()
+def principal(dict config):
+    """Who the brokers' ACLs see for a librdkafka ``config``, as Kafka's default
+    principal builder names it: ``User:<sasl.username>`` for PLAIN/SCRAM, else a
+    description (a user name is not secret; nothing else of the config is read)."""
+    proto = str(config.get("security.protocol") or "plaintext").lower()
     if proto.startswith("sasl"):
-        mech = (_conf_get(rk, "sasl.mechanisms") or "GSSAPI").upper()
+        mech = str(config.get("sasl.mechanisms") or config.get("sasl.mechanism")
+                   or "GSSAPI").upper()
         if mech == "PLAIN" or mech.startswith("SCRAM"):
-            return f"User:{_conf_get(rk, 'sasl.username') or ''}"
+            return f"User:{config.get('sasl.username') or ''}"
         return f"the {mech} principal"
-    if proto == "ssl" and (_conf_get(rk, "ssl.certificate.location") or
-                           _conf_get(rk, "ssl.keystore.location")):
+    if proto == "ssl" and any(config.get(k) for k in (
+            "ssl.certificate.location", "ssl.certificate.pem", "ssl.keystore.location")):
         return "the TLS client certificate's principal"
     return "User:ANONYMOUS"
 

@@ -292,3 +292,136 @@ def test_no_rights_on_the_transactional_id_is_a_clear_error(secure, read_back) -
     assert tid in text and u.principal in text and "WRITE" in text, text
     _no_secret("init_transactions error", text + repr(info.value))
     assert _records(secure, topic, read_back) == 0
+
+
+# --------------------------------------------------------------------------- cykafka import
+
+
+def _config_file(tmp_path: Path, conf: dict[str, Any]) -> str:
+    """The client settings as a -F file (the password stays out of argv)."""
+    path = tmp_path / f"client-{uuid.uuid4().hex[:6]}.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in conf.items() if k != "bootstrap.servers"))
+    return str(path)
+
+
+def _input(tmp_path: Path, rows: int = 20) -> str:
+    f = tmp_path / "orders.csv"
+    f.write_text("id,user\n" + "".join(f"{i},u{i % 3}\n" for i in range(rows)))
+    return str(f)
+
+
+def _run_import(conf: dict[str, Any], topic: str, tmp_path: Path, capsys, *args: str):
+    status = main(
+        [
+            "import", _input(tmp_path), "-t", topic, "--no-progress",
+            "-b", conf["bootstrap.servers"], "-F", _config_file(tmp_path, conf), *args,
+        ]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _refused_before_reading(status: int, out: str, err: str) -> None:
+    assert status == 1, (status, out, err)
+    assert "rows" not in out and "delivered" not in out, out  # no summary: nothing read
+
+
+@pytest.mark.parametrize("case", ["wrong CA", "wrong host"])
+def test_import_refuses_a_wrong_ca_or_host_before_reading(
+    secure, certs, read_back, tmp_path, capsys, case
+) -> None:
+    topic = _topic(secure)
+    if case == "wrong CA":
+        conf = secure.listener_config("SSL", **{"ssl.ca.location": str(certs.other_ca)})
+    else:
+        conf = secure.listener_config("BADHOST")
+    status, out, err = _run_import(conf, topic, tmp_path, capsys)
+    _refused_before_reading(status, out, err)
+    assert "SSL handshake failed" in err and "certificate verify failed" in err, err
+    assert _records(secure, topic, read_back) == 0
+
+
+def test_import_wrong_password_is_clear_and_never_printed(
+    secure, read_back, tmp_path, capsys, caplog
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    topic = _topic(secure)
+    u = _writer(secure, topic)
+    wrong = PASSWORD + "-wrong"
+    status, out, err = _run_import(
+        _sasl(secure, u, **{"sasl.password": wrong}), topic, tmp_path, capsys
+    )
+    _refused_before_reading(status, out, err)
+    assert "SCRAM-SHA-512" in err and "uthentication" in err, err
+    log = "\n".join(r.getMessage() for r in caplog.records)
+    for where, text in (("stdout", out), ("stderr", err), ("log", log)):
+        assert wrong not in text and PASSWORD not in text, where
+    assert _records(secure, topic, read_back) == 0
+
+
+def test_import_summary_dry_run_and_explain_never_print_the_password(
+    secure, read_back, tmp_path, capsys, caplog
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    topic = _topic(secure, partitions=2)
+    u = _writer(secure, topic)
+    conf = _sasl(secure, u, debug="security")
+    seen: dict[str, str] = {}
+    status, out, err = _run_import(conf, topic, tmp_path, capsys, "--key-field", "user", "--timings")
+    assert status == 0, err
+    assert "20" in out and "delivered" in out, out  # the summary
+    seen["import"] = out + err
+    status, out, err = _run_import(conf, topic, tmp_path, capsys, "--dry-run")
+    assert status == 0, err
+    seen["--dry-run"] = out + err
+    assert main(["explain", _config_file(tmp_path, conf), "--preset", "ordered"]) == 0
+    seen["explain"] = "".join(capsys.readouterr())
+    assert main(["explain", "--json", _config_file(tmp_path, conf)]) == 0
+    seen["explain --json"] = "".join(capsys.readouterr())
+    seen["log"] = "\n".join(r.getMessage() for r in caplog.records)
+    assert "SCRAM" in seen["log"]  # debug=security logged the real exchange
+    for where, text in seen.items():
+        _no_secret(where, text)
+    read_back(secure.bootstrap_servers, topic, expected=20)
+
+
+@pytest.mark.parametrize("rights", [["DESCRIBE", "READ"], []], ids=["read-only", "none"])
+def test_import_without_write_is_refused_before_reading(
+    secure, read_back, tmp_path, capsys, rights
+) -> None:
+    topic = _topic(secure)
+    u = _user(secure, "reader")
+    if rights:
+        secure.allow(u.principal, "TOPIC", topic, rights)
+    before = set(secure.list_topics())
+    status, out, err = _run_import(_sasl(secure, u), topic, tmp_path, capsys, "--partitions", "2")
+    _refused_before_reading(status, out, err)
+    assert u.principal in err and repr(topic) in err and "WRITE" in err, err
+    assert "Nothing was read or sent" in err, err
+    assert set(secure.list_topics()) == before  # nothing created
+    assert _records(secure, topic, read_back) == 0
+
+
+def test_exactly_once_import_without_the_transactional_id_is_refused_before_reading(
+    secure, read_back, tmp_path, capsys
+) -> None:
+    topic = _topic(secure)
+    u = _writer(secure, topic)
+    progress = f"{topic}.progress"
+    secure.create_topic(progress, config={"cleanup.policy": "compact"})
+    # What an exactly-once import needs besides: its progress topic (checked to be
+    # compacted, so DESCRIBE_CONFIGS too).
+    secure.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
+    tid = f"import-{u.name}"
+    status, out, err = _run_import(
+        _sasl(secure, u), topic, tmp_path, capsys,
+        "--exactly-once", "--transactional-id", tid, "--progress-topic", progress,
+    )  # fmt: skip
+    # Refused at init_transactions, before the first row is read, and not retried: the
+    # summary says 0 rows read and why it stopped.
+    assert status == 1, (out, err)
+    assert "rows read   0" in out and "delivered   0" in out, out
+    assert "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in out, out
+    assert tid in out and u.principal in out and "WRITE" in out, out
+    assert "resuming from the last commit" not in err, err
+    assert _records(secure, topic, read_back) == 0
