@@ -281,9 +281,7 @@ class Security:
                     "acls=True needs a PLAINTEXT (or SSL) first listener: its principal, "
                     "User:ANONYMOUS, is the super user the brokers and the test admin use"
                 )
-            out["authorizer.class.name"] = (
-                "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-            )
+            out["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
             out["super.users"] = "User:ANONYMOUS"
         return out
 
@@ -678,7 +676,9 @@ class KafkaCluster:
             f.result(timeout=timeout)
 
         def known() -> bool:
-            desc = self._admin().describe_user_scram_credentials([user])[user].result(timeout=5)
+            futs = self._admin().describe_user_scram_credentials([user])
+            assert isinstance(futs, dict)  # one future per user named
+            desc = futs[user].result(timeout=5)
             return any(info.mechanism == mech for info in desc.scram_credential_infos)
 
         self.wait_for(known, timeout, f"SCRAM credentials of {user!r}")
@@ -716,7 +716,7 @@ class KafkaCluster:
         for f in self._admin().create_acls(bindings, request_timeout=timeout).values():
             f.result(timeout=timeout)
         flt = AclBindingFilter(
-            rtype, name, ptype, principal, None, AclOperation.ANY, AclPermissionType.ANY
+            rtype, name, ptype, principal, "*", AclOperation.ANY, AclPermissionType.ANY
         )
 
         def enforced() -> bool:

@@ -1,25 +1,11 @@
-"""Security an Apache Kafka broker enforces: TLS with hostname verification, SASL/SCRAM
-users, and ACLs -- against the producer, ``cykafka import`` and (tests/spark) Spark.
-
-One Kafka node (KRaft) with four client listeners, certificates made here with the
-``openssl`` command:
-
-* ``PLAINTEXT``: the super user (``User:ANONYMOUS``); the tests' admin and read-back.
-* ``SSL``: a certificate for 127.0.0.1 signed by the test CA.
-* ``BADHOST``: TLS with a certificate signed by the same CA for another host name
-  (``kafka.invalid``): a client that verifies host names must refuse it.
-* ``SASL_SSL``: TLS (as ``SSL``) and SCRAM-SHA-512 logins of users made by the tests.
-
-Kafka's ``StandardAuthorizer`` runs: a SCRAM user may do only what its ACLs allow.
-"""
+"""Security an Apache Kafka broker enforces -- TLS with hostname verification, SASL/SCRAM
+users, ACLs -- against the producer and ``cykafka import`` (Spark: tests/spark).  The
+secured node, its listeners and the certificates: tests/security_helpers.py."""
 
 from __future__ import annotations
 
 import logging
-import subprocess
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,117 +13,21 @@ import pytest
 
 import cykafka
 from cykafka.cli import main
-from cykafka.kafka_cluster import KafkaCluster, Listener, Security
-
-PASSWORD = "Okapi-Pa55-" + uuid.uuid4().hex[:8]  # never to appear in any output
-
-
-# --------------------------------------------------------------------------- certificates
-
-
-def _openssl(*args: str) -> None:
-    subprocess.run(["openssl", *args], check=True, capture_output=True)
-
-
-def _ca(d: Path, name: str) -> tuple[Path, Path]:
-    cert, key = d / f"{name}.pem", d / f"{name}.key"
-    _openssl(
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}",
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-    )  # fmt: skip
-    return cert, key
-
-
-def _server_cert(d: Path, name: str, san: str, ca: tuple[Path, Path]) -> tuple[Path, Path]:
-    cert, key, csr, ext = (d / f"{name}{s}" for s in (".pem", ".key", ".csr", ".ext"))
-    _openssl(
-        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
-        "-subj", f"/CN={san.split(':', 1)[1]}",
-    )  # fmt: skip
-    ext.write_text(f"subjectAltName={san}\nextendedKeyUsage=serverAuth\n")
-    _openssl(
-        "x509", "-req", "-in", str(csr), "-CA", str(ca[0]), "-CAkey", str(ca[1]),
-        "-CAcreateserial", "-days", "2", "-out", str(cert), "-extfile", str(ext),
-    )  # fmt: skip
-    return cert, key
-
-
-@dataclass
-class Certs:
-    ca: Path  # signed the brokers' certificates
-    other_ca: Path  # signed nothing the brokers serve
-    server: tuple[Path, Path]  # for 127.0.0.1
-    wrong_host: tuple[Path, Path]  # for kafka.invalid, signed by `ca`
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    d = tmp_path_factory.mktemp("certs")
-    ca = _ca(d, "cykafka-test-ca")
-    return Certs(
-        ca=ca[0],
-        other_ca=_ca(d, "another-ca")[0],
-        server=_server_cert(d, "broker", "IP:127.0.0.1", ca),
-        wrong_host=_server_cert(d, "elsewhere", "DNS:kafka.invalid", ca),
-    )
-
-
-@pytest.fixture(scope="module")
-def secure(certs: Certs) -> Iterator[KafkaCluster]:
-    listeners = (
-        Listener("PLAINTEXT"),
-        Listener("SSL", "SSL"),
-        Listener("BADHOST", "SSL", certificate=certs.wrong_host[0], key=certs.wrong_host[1]),
-        Listener("SASL_SSL", "SASL_SSL"),
-    )
-    security = Security(
-        certificate=certs.server[0], key=certs.server[1], ca=certs.ca, acls=True
-    )
-    with KafkaCluster(nodes=1, listeners=listeners, security=security) as cluster:
-        yield cluster
-
-
-@dataclass
-class User:
-    name: str
-    password: str
-
-    @property
-    def principal(self) -> str:
-        return f"User:{self.name}"
-
-
-def _user(cluster: KafkaCluster, prefix: str) -> User:
-    u = User(f"{prefix}-{uuid.uuid4().hex[:6]}", PASSWORD)
-    cluster.add_scram_user(u.name, u.password)
-    return u
-
-
-def _sasl(cluster: KafkaCluster, user: User, **extra: Any) -> dict[str, Any]:
-    return cluster.listener_config(
-        "SASL_SSL", **{"sasl.username": user.name, "sasl.password": user.password, **extra}
-    )
-
-
-def _topic(cluster: KafkaCluster, partitions: int = 1) -> str:
-    return cluster.create_topic(f"sec-{uuid.uuid4().hex[:8]}", partitions=partitions)
-
-
-def _no_secret(where: str, text: str) -> None:
-    assert PASSWORD not in text, f"the password leaked in {where}: {text!r}"
-
-
-def _records(cluster: KafkaCluster, topic: str, read_back: Any) -> int:
-    return sum(len(v) for v in read_back(cluster.bootstrap_servers, topic).values())
-
+from security_helpers import (
+    PASSWORD,
+    new_topic,
+    no_secret,
+    records,
+    sasl,
+    user,
+    writer,
+)
 
 # --------------------------------------------------------------------------- TLS
 
 
 def test_tls_right_ca_delivers_and_reads_back(secure, read_back) -> None:
-    topic = _topic(secure, partitions=2)
+    topic = new_topic(secure, partitions=2)
     n = 500
     conf = secure.listener_config("SSL")
     assert conf["security.protocol"] == "SSL"
@@ -146,12 +36,14 @@ def test_tls_right_ca_delivers_and_reads_back(secure, read_back) -> None:
         assert p.flush(60) == 0
     assert all(f.exception(0) is None for f in futs)
     got = read_back(secure.bootstrap_servers, topic, expected=n)
-    assert sorted(r.value for rs in got.values() for r in rs) == sorted(b"tls-%d" % i for i in range(n))
+    assert sorted(r.value for rs in got.values() for r in rs) == sorted(
+        b"tls-%d" % i for i in range(n)
+    )
 
 
 @pytest.mark.parametrize("case", ["wrong CA", "wrong host"])
 def test_tls_wrong_ca_or_host_is_refused_by_the_producer(secure, certs, read_back, case) -> None:
-    topic = _topic(secure)
+    topic = new_topic(secure)
     if case == "wrong CA":
         conf = secure.listener_config("SSL", **{"ssl.ca.location": str(certs.other_ca)})
     else:
@@ -167,24 +59,17 @@ def test_tls_wrong_ca_or_host_is_refused_by_the_producer(secure, certs, read_bac
         assert "SSL" in str(exc) and "certificate verify failed" in str(exc), str(exc)
     texts = [str(e) for e in errors]
     assert any("SSL handshake failed" in t for t in texts), texts
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
 # --------------------------------------------------------------------------- SASL/SCRAM
 
 
-def _writer(cluster: KafkaCluster, topic: str, prefix: str = "writer") -> User:
-    """A user allowed to write ``topic`` (WRITE implies DESCRIBE)."""
-    u = _user(cluster, prefix)
-    cluster.allow(u.principal, "TOPIC", topic, ["WRITE"])
-    return u
-
-
 def test_scram_user_delivers_and_reads_back(secure, read_back) -> None:
-    topic = _topic(secure, partitions=3)
-    u = _writer(secure, topic)
+    topic = new_topic(secure, partitions=3)
+    u = writer(secure, topic)
     n = 300
-    with cykafka.Producer(_sasl(secure, u), preset="ordered") as p:
+    with cykafka.Producer(sasl(secure, u), preset="ordered") as p:
         futs = [p.produce(topic, b"v%d" % i, key=b"k%d" % (i % 5)) for i in range(n)]
         assert p.flush(60) == 0
     assert [f.exception(0) for f in futs] == [None] * n
@@ -197,13 +82,15 @@ def test_scram_user_delivers_and_reads_back(secure, read_back) -> None:
         assert all(v == sorted(v) for v in by_key.values())
 
 
-def test_scram_wrong_password_is_a_clear_error_without_the_secret(secure, read_back, caplog) -> None:
+def test_scram_wrong_password_is_a_clear_error_without_the_secret(
+    secure, read_back, caplog
+) -> None:
     caplog.set_level(logging.DEBUG, logger="cykafka")
-    topic = _topic(secure)
-    u = _writer(secure, topic)
+    topic = new_topic(secure)
+    u = writer(secure, topic)
     errors: list[BaseException] = []
     wrong = PASSWORD + "-wrong"
-    conf = _sasl(
+    conf = sasl(
         secure,
         u,
         **{"sasl.password": wrong, "message.timeout.ms": 3000, "debug": "security,broker"},
@@ -225,9 +112,9 @@ def test_scram_wrong_password_is_a_clear_error_without_the_secret(secure, read_b
     seen["log"] = "\n".join(r.getMessage() for r in caplog.records)
     assert "SCRAM" in seen["log"]  # the exchange really ran and was logged
     for where, text in seen.items():
-        _no_secret(where, text)
+        no_secret(where, text)
         assert wrong not in text, where
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
 # --------------------------------------------------------------------------- ACLs
@@ -246,11 +133,11 @@ def _refused(conf: dict[str, Any], topic: str, n: int = 3) -> tuple[list, list]:
 def test_no_write_on_the_topic_fails_every_message_naming_topic_and_principal(
     secure, read_back, preset
 ) -> None:
-    topic = _topic(secure)
-    u = _user(secure, "reader")
+    topic = new_topic(secure)
+    u = user(secure, "reader")
     secure.allow(u.principal, "TOPIC", topic, ["DESCRIBE", "READ"])  # sees it, may not write
     excs, errors = _refused(
-        _sasl(secure, u, **({"enable.idempotence": False} if preset is None else {})), topic
+        sasl(secure, u, **({"enable.idempotence": False} if preset is None else {})), topic
     )
     texts = [str(e) for e in excs]
     assert all(isinstance(e, cykafka.KafkaDeliveryError) for e in excs), texts
@@ -263,16 +150,16 @@ def test_no_write_on_the_topic_fails_every_message_naming_topic_and_principal(
             assert e.name == "TOPIC_AUTHORIZATION_FAILED" and topic in t, t
         else:
             assert "Cluster authorization failed" in t and "fatal error" in t, t
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
-def test_idempotent_write_needs_only_write_on_a_topic(secure, read_back) -> None:
+def test_idempotent_write_needs_only_write_on_anew_topic(secure, read_back) -> None:
     """Kafka 3+ (KIP-679): IDEMPOTENT_WRITE on the cluster is no longer needed; WRITE
     on any topic lets a principal get a producer id.  So "no IDEMPOTENT_WRITE" alone is
     not refused: the user below has no cluster ACL at all, and delivers idempotently."""
-    topic = _topic(secure)
-    u = _writer(secure, topic)
-    with cykafka.Producer(_sasl(secure, u), preset="ordered") as p:
+    topic = new_topic(secure)
+    u = writer(secure, topic)
+    with cykafka.Producer(sasl(secure, u), preset="ordered") as p:
         assert p.guarantees.to_dict()  # an idempotent config
         futs = [p.produce(topic, b"i%d" % i) for i in range(50)]
         assert p.flush(60) == 0
@@ -281,17 +168,17 @@ def test_idempotent_write_needs_only_write_on_a_topic(secure, read_back) -> None
 
 
 def test_no_rights_on_the_transactional_id_is_a_clear_error(secure, read_back) -> None:
-    topic = _topic(secure)
-    u = _writer(secure, topic)
+    topic = new_topic(secure)
+    u = writer(secure, topic)
     tid = f"tx-{u.name}"
-    with cykafka.Producer(_sasl(secure, u, **{"transactional.id": tid})) as p:
+    with cykafka.Producer(sasl(secure, u, **{"transactional.id": tid})) as p:
         with pytest.raises(cykafka.KafkaError) as info:
             p.init_transactions(30)
     text = str(info.value)
     assert info.value.name == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", text
     assert tid in text and u.principal in text and "WRITE" in text, text
-    _no_secret("init_transactions error", text + repr(info.value))
-    assert _records(secure, topic, read_back) == 0
+    no_secret("init_transactions error", text + repr(info.value))
+    assert records(secure, topic, read_back) == 0
 
 
 # --------------------------------------------------------------------------- cykafka import
@@ -330,7 +217,7 @@ def _refused_before_reading(status: int, out: str, err: str) -> None:
 def test_import_refuses_a_wrong_ca_or_host_before_reading(
     secure, certs, read_back, tmp_path, capsys, case
 ) -> None:
-    topic = _topic(secure)
+    topic = new_topic(secure)
     if case == "wrong CA":
         conf = secure.listener_config("SSL", **{"ssl.ca.location": str(certs.other_ca)})
     else:
@@ -338,36 +225,38 @@ def test_import_refuses_a_wrong_ca_or_host_before_reading(
     status, out, err = _run_import(conf, topic, tmp_path, capsys)
     _refused_before_reading(status, out, err)
     assert "SSL handshake failed" in err and "certificate verify failed" in err, err
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
 def test_import_wrong_password_is_clear_and_never_printed(
     secure, read_back, tmp_path, capsys, caplog
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    topic = _topic(secure)
-    u = _writer(secure, topic)
+    topic = new_topic(secure)
+    u = writer(secure, topic)
     wrong = PASSWORD + "-wrong"
     status, out, err = _run_import(
-        _sasl(secure, u, **{"sasl.password": wrong}), topic, tmp_path, capsys
+        sasl(secure, u, **{"sasl.password": wrong}), topic, tmp_path, capsys
     )
     _refused_before_reading(status, out, err)
     assert "SCRAM-SHA-512" in err and "uthentication" in err, err
     log = "\n".join(r.getMessage() for r in caplog.records)
     for where, text in (("stdout", out), ("stderr", err), ("log", log)):
         assert wrong not in text and PASSWORD not in text, where
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
 def test_import_summary_dry_run_and_explain_never_print_the_password(
     secure, read_back, tmp_path, capsys, caplog
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    topic = _topic(secure, partitions=2)
-    u = _writer(secure, topic)
-    conf = _sasl(secure, u, debug="security")
+    topic = new_topic(secure, partitions=2)
+    u = writer(secure, topic)
+    conf = sasl(secure, u, debug="security")
     seen: dict[str, str] = {}
-    status, out, err = _run_import(conf, topic, tmp_path, capsys, "--key-field", "user", "--timings")
+    status, out, err = _run_import(
+        conf, topic, tmp_path, capsys, "--key-field", "user", "--timings"
+    )
     assert status == 0, err
     assert "20" in out and "delivered" in out, out  # the summary
     seen["import"] = out + err
@@ -381,7 +270,7 @@ def test_import_summary_dry_run_and_explain_never_print_the_password(
     seen["log"] = "\n".join(r.getMessage() for r in caplog.records)
     assert "SCRAM" in seen["log"]  # debug=security logged the real exchange
     for where, text in seen.items():
-        _no_secret(where, text)
+        no_secret(where, text)
     read_back(secure.bootstrap_servers, topic, expected=20)
 
 
@@ -389,32 +278,32 @@ def test_import_summary_dry_run_and_explain_never_print_the_password(
 def test_import_without_write_is_refused_before_reading(
     secure, read_back, tmp_path, capsys, rights
 ) -> None:
-    topic = _topic(secure)
-    u = _user(secure, "reader")
+    topic = new_topic(secure)
+    u = user(secure, "reader")
     if rights:
         secure.allow(u.principal, "TOPIC", topic, rights)
     before = set(secure.list_topics())
-    status, out, err = _run_import(_sasl(secure, u), topic, tmp_path, capsys, "--partitions", "2")
+    status, out, err = _run_import(sasl(secure, u), topic, tmp_path, capsys, "--partitions", "2")
     _refused_before_reading(status, out, err)
     assert u.principal in err and repr(topic) in err and "WRITE" in err, err
     assert "Nothing was read or sent" in err, err
     assert set(secure.list_topics()) == before  # nothing created
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
 
 
 def test_exactly_once_import_without_the_transactional_id_is_refused_before_reading(
     secure, read_back, tmp_path, capsys
 ) -> None:
-    topic = _topic(secure)
-    u = _writer(secure, topic)
+    topic = new_topic(secure)
+    u = writer(secure, topic)
     progress = f"{topic}.progress"
-    secure.create_topic(progress, config={"cleanup.policy": "compact"})
+    secure.createnew_topic(progress, config={"cleanup.policy": "compact"})
     # What an exactly-once import needs besides: its progress topic (checked to be
     # compacted, so DESCRIBE_CONFIGS too).
     secure.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
     tid = f"import-{u.name}"
     status, out, err = _run_import(
-        _sasl(secure, u), topic, tmp_path, capsys,
+        sasl(secure, u), topic, tmp_path, capsys,
         "--exactly-once", "--transactional-id", tid, "--progress-topic", progress,
     )  # fmt: skip
     # Refused at init_transactions, before the first row is read, and not retried: the
@@ -424,4 +313,4 @@ def test_exactly_once_import_without_the_transactional_id_is_refused_before_read
     assert "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in out, out
     assert tid in out and u.principal in out and "WRITE" in out, out
     assert "resuming from the last commit" not in err, err
-    assert _records(secure, topic, read_back) == 0
+    assert records(secure, topic, read_back) == 0
