@@ -297,7 +297,7 @@ def test_exactly_once_import_without_the_transactional_id_is_refused_before_read
     topic = new_topic(secure)
     u = writer(secure, topic)
     progress = f"{topic}.progress"
-    secure.createnew_topic(progress, config={"cleanup.policy": "compact"})
+    secure.create_topic(progress, config={"cleanup.policy": "compact"})
     # What an exactly-once import needs besides: its progress topic (checked to be
     # compacted, so DESCRIBE_CONFIGS too).
     secure.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
