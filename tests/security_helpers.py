@@ -31,6 +31,7 @@ __all__ = [
     "records",
     "sasl",
     "secure_cluster",
+    "transactional_writer",
     "user",
     "writer",
 ]
@@ -140,3 +141,15 @@ def writer(cluster: KafkaCluster, topic: str, prefix: str = "writer") -> User:
     u = user(cluster, prefix)
     cluster.allow(u.principal, "TOPIC", topic, ["WRITE"])
     return u
+
+
+def transactional_writer(cluster: KafkaCluster) -> tuple[str, str, User]:
+    """(topic, progress topic, user) for an exactly-once write whose user has every
+    right it needs but none on any transactional id: WRITE on the topic, and on the
+    progress topic WRITE, READ and DESCRIBE_CONFIGS (it is checked to be compacted)."""
+    topic = new_topic(cluster)
+    u = writer(cluster, topic)
+    progress = f"{topic}.progress"
+    cluster.create_topic(progress, config={"cleanup.policy": "compact"})
+    cluster.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
+    return topic, progress, u

@@ -19,6 +19,7 @@ from security_helpers import (
     no_secret,
     records,
     sasl,
+    transactional_writer,
     user,
     writer,
 )
@@ -294,13 +295,7 @@ def test_import_without_write_is_refused_before_reading(
 def test_exactly_once_import_without_the_transactional_id_is_refused_before_reading(
     secure, read_back, tmp_path, capsys
 ) -> None:
-    topic = new_topic(secure)
-    u = writer(secure, topic)
-    progress = f"{topic}.progress"
-    secure.create_topic(progress, config={"cleanup.policy": "compact"})
-    # What an exactly-once import needs besides: its progress topic (checked to be
-    # compacted, so DESCRIBE_CONFIGS too).
-    secure.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
+    topic, progress, u = transactional_writer(secure)
     tid = f"import-{u.name}"
     status, out, err = _run_import(
         sasl(secure, u), topic, tmp_path, capsys,

@@ -15,6 +15,7 @@ from security_helpers import (
     no_secret,
     records,
     sasl,
+    transactional_writer,
     user,
     writer,
 )
@@ -98,11 +99,7 @@ def test_no_write_is_a_failed_report_naming_topic_and_principal(
 def test_exactly_once_without_the_transactional_id_fails_naming_it(
     spark, secure, read_back
 ) -> None:
-    topic = new_topic(secure)
-    u = writer(secure, topic)
-    progress = f"{topic}.progress"
-    secure.create_topic(progress, config={"cleanup.policy": "compact"})
-    secure.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
+    topic, progress, u = transactional_writer(secure)
     with pytest.raises(KafkaWriteError) as info:
         _write(
             spark,
