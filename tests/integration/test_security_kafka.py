@@ -309,3 +309,14 @@ def test_exactly_once_import_without_the_transactional_id_is_refused_before_read
     assert tid in out and u.principal in out and "WRITE" in out, out
     assert "resuming from the last commit" not in err, err
     assert records(secure, topic, read_back) == 0
+
+
+def test_the_write_check_lets_a_cluster_without_acls_through(kafka, tmp_path, capsys) -> None:
+    """No authorizer: the broker reports every operation as allowed, and the import's
+    check must not refuse (nor on Tansu, which reports none: the check is skipped)."""
+    from cykafka.importer.cluster import check_write_access
+
+    topic = kafka.create_topic(f"open-{uuid.uuid4().hex[:8]}")
+    check_write_access(kafka.bootstrap_servers, {}, topic)
+    status, out, err = _run_import(kafka.client_config(), topic, tmp_path, capsys)
+    assert status == 0 and "delivered" in out, (out, err)
