@@ -240,6 +240,7 @@ cdef class _Core:   # core.pxi
     cdef bint txn_open           # begin_transaction() succeeded, no commit/abort since
     cdef bint txn_commit_at_close   # close(commit=True): commit an open transaction
     cdef int64_t txn_produced, txn_delivered   # produced/delivered when it began
+    cdef str principal           # who the brokers authorize, as ACLs name it (errors.pxi)
     cdef str redact(self, str text)
     cdef start(self, dict config, object max_block_s, object error_cb, object stats_cb,
                tuple secrets)

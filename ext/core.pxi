@@ -123,6 +123,7 @@ cdef class _Core:
         self.secrets = ()
         self.delivery_hint = None
         self.purge_reason = None
+        self.principal = "User:ANONYMOUS"
         self.stats_unread = _deque()
         self.close_lock = _threading.RLock()
         self.size_max = -1
@@ -176,6 +177,7 @@ cdef class _Core:
             raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
                                    self.redact(errstr.decode(errors="replace")))
         self.name = rd_kafka_name(self.rk).decode()
+        self.principal = principal(config)
         _configure_partitioner(self)
         rd_kafka_set_log_queue(self.rk, NULL)  # NULL: the main queue
         self.mainq = rd_kafka_queue_get_main(self.rk)  # partner: rd_kafka_queue_destroy in _free

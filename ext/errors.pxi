@@ -137,6 +137,40 @@ _GENERIC_CLASSES = {
 }
 
 
+def principal(dict config):
+    """Who the brokers' ACLs see for a librdkafka ``config``, as Kafka's default
+    principal builder names it: ``User:<sasl.username>`` for PLAIN/SCRAM, else a
+    description (a user name is not secret; nothing else of the config is read)."""
+    proto = str(config.get("security.protocol") or "plaintext").lower()
+    if proto.startswith("sasl"):
+        mech = str(config.get("sasl.mechanisms") or config.get("sasl.mechanism")
+                   or "GSSAPI").upper()
+        if mech == "PLAIN" or mech.startswith("SCRAM"):
+            return f"User:{config.get('sasl.username') or ''}"
+        return f"the {mech} principal"
+    if proto == "ssl" and any(config.get(k) for k in (
+            "ssl.certificate.location", "ssl.certificate.pem", "ssl.keystore.location")):
+        return "the TLS client certificate's principal"
+    return "User:ANONYMOUS"
+
+
+cdef str _authz_note(_Core core, int code, str topic=None):
+    """What an authorization error means for this producer, naming its principal and
+    the ACL it lacks ("" for other codes): the broker's own text names neither."""
+    who = core.principal
+    if code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+        what = f"topic {topic!r}" if topic else "the topic"
+        return f"{who} may not write to {what}: an ACL must allow it WRITE on the topic"
+    if code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+        return (f"{who} may not produce idempotently: Kafka allows it to a principal "
+                f"with WRITE on any topic (or IDEMPOTENT_WRITE on the cluster)")
+    if code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        tid = _conf_get(core.rk, "transactional.id")
+        return (f"{who} may not use transactional.id {tid!r}: an ACL must allow it "
+                f"WRITE and DESCRIBE on that transactional id")
+    return ""
+
+
 cdef object _delivery_error(int code, str detail=None):
     """The exception a failed delivery report resolves its future with."""
     cls = _DELIVERY_CLASSES.get(code, KafkaDeliveryError)

@@ -51,7 +51,9 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     elif core.purge_reason is not None and m.err in (RD_KAFKA_RESP_ERR__PURGE_QUEUE,
                                                      RD_KAFKA_RESP_ERR__PURGE_INFLIGHT):
         text = f"{text}: {core.purge_reason}"
-    return text
+    note = _authz_note(core, m.err, rd_kafka_topic_name(m.rkt).decode(errors="replace")
+                       if m.rkt != NULL else None)
+    return f"{text}: {note}" if note else text
 
 
 cdef _handle_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
@@ -228,9 +230,20 @@ cdef _handle_error(_Core core, rd_kafka_event_t *ev):
         # The event carries _FATAL; the original error is kept by librdkafka.
         code = rd_kafka_fatal_error(core.rk, buf, sizeof(buf))
         msg = core.redact(buf.decode(errors="replace"))
+    note = _authz_note(core, code)
+    if note:
+        msg = f"{msg}: {note}"
     exc = _error_from_code(code, msg, fatal)
     if fatal:
         core.fatal_error = exc
+        if core.purge_reason is None:
+            # librdkafka purges the queue on a fatal error: the messages say which.
+            core.purge_reason = f"the producer stopped on a fatal error: {msg}"
+    if core.delivery_hint is None and code in (RD_KAFKA_RESP_ERR__SSL,
+                                               RD_KAFKA_RESP_ERR__AUTHENTICATION,
+                                               RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED):
+        # librdkafka fails the messages with _MSG_TIMED_OUT only: say why they never left.
+        core.delivery_hint = f"the broker refused the connection: {msg}"
     _logger.log(_logging.ERROR if fatal else _logging.WARNING, "%s: %s", core.name, exc)
     if core.error_cb is not None:
         try:

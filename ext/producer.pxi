@@ -540,7 +540,12 @@ cdef _txn_call(_Core core, _txn_fn fn, object timeout, str what):
             if error == NULL:
                 return
             if not rd_kafka_error_is_retriable(error) or _now_ns() >= deadline:
-                raise _error_from_error_t(error)   # takes ownership of error
+                exc = _error_from_error_t(error)   # takes ownership of error
+                note = _authz_note(core, exc.code)
+                if note:
+                    exc.message = f"{exc.message}: {note}"
+                    exc.args = (exc.message,)
+                raise exc
             # Retriable: a slice that timed out, or the broker's answer (Kafka moves
             # the transaction coordinator with its partition's leader: NOT_COORDINATOR,
             # COORDINATOR_LOAD_IN_PROGRESS).  rdkafka.h: "If the error is retriable

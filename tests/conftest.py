@@ -268,6 +268,24 @@ def kafka3(_kafka3_session: KafkaCluster) -> Iterator[KafkaCluster]:
 
 
 @pytest.fixture(scope="session")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Test certificates made with ``openssl`` (tests/security_helpers.py)."""
+    from security_helpers import make_certs
+
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="session")
+def secure(certs: Any) -> Iterator[KafkaCluster]:
+    """One Apache Kafka node with TLS, SCRAM and ACLs enforced, for the session
+    (listeners and users: tests/security_helpers.py)."""
+    from security_helpers import secure_cluster
+
+    with secure_cluster(certs) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
 def broker(request: pytest.FixtureRequest) -> Any:
     """The session's broker of this test's parameter: :func:`kafka` or :func:`tansu`.
     Both offer ``bootstrap_servers``, ``client_config()``, ``create_topic()``,

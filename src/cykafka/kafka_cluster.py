@@ -59,6 +59,7 @@ __all__ = [
     "KafkaNode",
     "KafkaStartError",
     "Listener",
+    "Security",
     "kafka_classpath",
 ]
 
@@ -205,10 +206,92 @@ def _tcp_open(host: str, port: int) -> bool:
 @dataclass(frozen=True)
 class Listener:
     """A client listener of every node: its Kafka listener name and security protocol
-    (``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``)."""
+    (``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``).
+
+    ``certificate``/``key``: PEM files (certificate chain, unencrypted private key) this
+    listener serves TLS with, instead of :class:`Security`'s (say a certificate made for
+    another host name, to see clients refuse it)."""
 
     name: str
     protocol: str = "PLAINTEXT"
+    certificate: str | os.PathLike[str] | None = None
+    key: str | os.PathLike[str] | None = None
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+
+@dataclass(frozen=True)
+class Security:
+    """TLS, SASL and authorization of a :class:`KafkaCluster`.
+
+    Args:
+        certificate / key: PEM files (certificate chain, unencrypted PKCS#8 private key)
+            every ``SSL``/``SASL_SSL`` listener serves, unless the listener has its own.
+            Kafka reads them as a ``PEM`` keystore.
+        ca: the PEM CA file clients should trust (:meth:`KafkaCluster.listener_config`
+            passes it as ``ssl.ca.location``).
+        sasl_mechanisms: what the ``SASL_*`` listeners accept; SCRAM only (users are
+            added with :meth:`KafkaCluster.add_scram_user`).
+        acls: run Kafka's ``StandardAuthorizer``: nothing is allowed without an ACL
+            (:meth:`KafkaCluster.allow`), except to the first listener's principal
+            (``User:ANONYMOUS`` on PLAINTEXT), which is a super user so that the
+            cluster's own admin client, the brokers and the controllers keep working.
+    """
+
+    certificate: str | os.PathLike[str] | None = None
+    key: str | os.PathLike[str] | None = None
+    ca: str | os.PathLike[str] | None = None
+    sasl_mechanisms: tuple[str, ...] = ("SCRAM-SHA-512",)
+    acls: bool = False
+
+    def server_config(self, listeners: Sequence[Listener]) -> dict[str, str]:
+        """The ``server.properties`` lines for ``listeners`` (per listener name)."""
+        out: dict[str, str] = {}
+        for ln in listeners:
+            prefix = f"listener.name.{ln.name.lower()}."
+            if ln.tls:
+                cert = ln.certificate or self.certificate
+                key = ln.key or self.key
+                if cert is None or key is None:
+                    raise ValueError(
+                        f"listener {ln.name} ({ln.protocol}) needs a certificate and a key: "
+                        "give Security(certificate=..., key=...) or Listener(certificate=..., key=...)"
+                    )
+                # Inline PEM (a PEM keystore *file* needs an encrypted key).
+                out[prefix + "ssl.keystore.type"] = "PEM"
+                out[prefix + "ssl.keystore.certificate.chain"] = Path(cert).read_text().strip()
+                out[prefix + "ssl.keystore.key"] = Path(key).read_text().strip()
+            if ln.sasl:
+                out[prefix + "sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
+                for mech in self.sasl_mechanisms:
+                    if not mech.startswith("SCRAM-"):
+                        raise ValueError(f"sasl_mechanisms: only SCRAM-SHA-256/512, not {mech}")
+                    out[prefix + f"{mech.lower()}.sasl.jaas.config"] = (
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                    )
+        if any(ln.sasl for ln in listeners):
+            out["sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
+        if self.acls:
+            first = listeners[0]
+            if first.protocol not in ("PLAINTEXT", "SSL"):
+                raise ValueError(
+                    "acls=True needs a PLAINTEXT (or SSL) first listener: its principal, "
+                    "User:ANONYMOUS, is the super user the brokers and the test admin use"
+                )
+            out["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+            out["super.users"] = "User:ANONYMOUS"
+        return out
+
+
+def _property(value: str) -> str:
+    # java.util.Properties: a backslash escapes, and a value is one line.
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
 
 
 _LOG4J2 = """\
@@ -279,10 +362,11 @@ class KafkaNode:
             ),
             "log.dirs": str(self.log_dirs),
             **c.default_config(),
+            **(c.security.server_config(c.listeners) if c.security is not None else {}),
             **{k: str(v) for k, v in c.broker_config.items()},
         }
         path = self.dir / "server.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        path.write_text("".join(f"{k}={_property(v)}\n" for k, v in props.items()))
         (self.dir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
         return path
 
@@ -452,6 +536,9 @@ class KafkaCluster:
         version: the Apache Kafka release, from Maven Central.
         heap: each JVM's heap (``-Xmx``).
         startup_timeout: seconds :meth:`start` waits for every node to serve metadata.
+        security: TLS certificates, SASL mechanisms and ACLs (:class:`Security`); needed
+            by ``SSL``/``SASL_*`` listeners.  The first listener stays the one between
+            brokers and the cluster's own admin client's.
     """
 
     def __init__(
@@ -465,11 +552,16 @@ class KafkaCluster:
         host: str = "127.0.0.1",
         heap: str = "512m",
         startup_timeout: float = 90.0,
+        security: Security | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes must be >= 1, not {nodes}")
         if not listeners:
             raise ValueError("a cluster needs at least one client listener")
+        secured = [ln.name for ln in listeners if ln.tls or ln.sasl]
+        if secured and security is None:
+            raise ValueError(f"listeners {secured} need security=Security(...)")
+        self.security = security
         self.host = host
         self.version = version
         self.heap = heap
@@ -537,6 +629,104 @@ class KafkaCluster:
     def client_config(self, **overrides: Any) -> dict[str, Any]:
         """A librdkafka config that reaches the cluster on its first listener."""
         return {"bootstrap.servers": self.bootstrap_servers, **self._client_conf, **overrides}
+
+    def listener(self, name: str) -> Listener:
+        for ln in self.listeners:
+            if ln.name == name:
+                return ln
+        raise KeyError(f"no listener {name!r} (listeners: {[ln.name for ln in self.listeners]})")
+
+    def listener_config(self, name: str, **overrides: Any) -> dict[str, Any]:
+        """A librdkafka config for listener ``name``: its servers, its security protocol
+        and, for TLS, the CA of :class:`Security` (``ssl.ca.location``).  Credentials
+        (``sasl.username``/``sasl.password``) are the caller's, in ``overrides``."""
+        ln = self.listener(name)
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap(name),
+            "security.protocol": ln.protocol,
+        }
+        if ln.tls and self.security is not None and self.security.ca is not None:
+            conf["ssl.ca.location"] = str(self.security.ca)
+        if ln.sasl and self.security is not None:
+            conf["sasl.mechanism"] = self.security.sasl_mechanisms[0]
+        return {**conf, **overrides}
+
+    def add_scram_user(
+        self,
+        user: str,
+        password: str,
+        mechanism: str = "SCRAM-SHA-512",
+        iterations: int = 8192,
+        timeout: float = 30.0,
+    ) -> None:
+        """Create (or update) SCRAM credentials of ``user``, and wait until the brokers
+        know them."""
+        from confluent_kafka.admin import (
+            ScramCredentialInfo,
+            ScramMechanism,
+            UserScramCredentialUpsertion,
+        )
+
+        mech = ScramMechanism[mechanism.replace("-", "_")]
+        futs = self._admin().alter_user_scram_credentials(
+            [
+                UserScramCredentialUpsertion(
+                    user, ScramCredentialInfo(mech, iterations), password.encode()
+                )
+            ]
+        )
+        for f in futs.values():
+            f.result(timeout=timeout)
+
+        def known() -> bool:
+            futs = self._admin().describe_user_scram_credentials([user])
+            assert isinstance(futs, dict)  # one future per user named
+            desc = futs[user].result(timeout=5)
+            return any(info.mechanism == mech for info in desc.scram_credential_infos)
+
+        self.wait_for(known, timeout, f"SCRAM credentials of {user!r}")
+
+    def allow(
+        self,
+        principal: str,
+        resource_type: str,
+        name: str,
+        operations: Sequence[str],
+        pattern: str = "LITERAL",
+        timeout: float = 30.0,
+    ) -> None:
+        """Add ALLOW ACLs: ``principal`` (``"User:alice"``) may do ``operations``
+        (``"WRITE"``, ``"DESCRIBE"``, ...) on the ``resource_type`` (``"TOPIC"``,
+        ``"TRANSACTIONAL_ID"``, ``"CLUSTER"``, ``"GROUP"``) called ``name`` (``"*"``: all;
+        ``pattern="PREFIXED"``: names starting with it).  Waits until the broker
+        enforces them (its authorizer lists them)."""
+        from confluent_kafka.admin import (
+            AclBinding,
+            AclBindingFilter,
+            AclOperation,
+            AclPermissionType,
+            ResourcePatternType,
+            ResourceType,
+        )
+
+        rtype, ptype = ResourceType[resource_type], ResourcePatternType[pattern]
+        bindings = [
+            AclBinding(
+                rtype, name, ptype, principal, "*", AclOperation[op], AclPermissionType.ALLOW
+            )
+            for op in operations
+        ]
+        for f in self._admin().create_acls(bindings, request_timeout=timeout).values():
+            f.result(timeout=timeout)
+        flt = AclBindingFilter(
+            rtype, name, ptype, principal, "*", AclOperation.ANY, AclPermissionType.ANY
+        )
+
+        def enforced() -> bool:
+            found = self._admin().describe_acls(flt, request_timeout=5).result(timeout=5)
+            return {b.operation for b in bindings} <= {b.operation for b in found}
+
+        self.wait_for(enforced, timeout, f"the ACLs of {principal} on {resource_type} {name}")
 
     def node(self, node_id: int) -> KafkaNode:
         for n in self.nodes:

@@ -109,7 +109,12 @@ def prepare_topic(
         ) from None
     if count is not None:
         check_partition(topic, partition, count)
+        if _secured(config):
+            check_write_access(bootstrap, config, topic, timeout)
         return TopicCheck(created=False, partitions=count, records=held)
+    # A topic the principal may not describe is left out of the cluster's topic list:
+    # say that, rather than "does not exist".
+    check_write_access(bootstrap, config, topic, timeout)
     if partitions is None:
         raise ClusterError(
             f"topic {topic!r} does not exist on {bootstrap}; create it, or pass "
@@ -133,6 +138,54 @@ def prepare_topic(
     except (KafkaException, TimeoutError, TopicMismatchError) as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
     return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
+
+
+def _secured(config: Mapping[str, Any]) -> bool:
+    protocol = str(config.get("security.protocol", "plaintext")).lower()
+    return protocol != "plaintext"
+
+
+def check_write_access(
+    bootstrap: str, config: Mapping[str, Any], topic: str, timeout: float = CONNECT_TIMEOUT_S
+) -> None:
+    """Raise :class:`ClusterError` when the brokers' ACLs would refuse this principal
+    writing ``topic`` (the topic's authorized operations, KIP-430), before any input is
+    read; every row would fail otherwise.  Says nothing when the topic is missing or the
+    broker does not tell its authorized operations."""
+    from confluent_kafka import KafkaError as ConfluentError
+    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka.admin import AclOperation, AdminClient
+
+    from .._native import principal
+
+    admin_conf = _admin_config(bootstrap, config)
+    who = principal(admin_conf)
+    admin = AdminClient(admin_conf)
+    try:
+        fut = admin.describe_topics(
+            TopicCollection([topic]),
+            request_timeout=timeout,
+            include_authorized_operations=True,
+        )[topic]
+        desc = fut.result(timeout=timeout)
+    except KafkaException as e:
+        code = e.args[0].code() if e.args else None
+        if code == ConfluentError.TOPIC_AUTHORIZATION_FAILED:
+            raise ClusterError(
+                f"{who} may not write to topic {topic!r} on {bootstrap}: the brokers refuse "
+                "it even DESCRIBE; an ACL must allow it WRITE on the topic. Nothing was read "
+                "or sent"
+            ) from None
+        return  # missing, or not said: the caller's checks go on
+    ops = desc.authorized_operations
+    if ops is None:
+        return
+    if AclOperation.WRITE not in ops and AclOperation.ALL not in ops:
+        allowed = ", ".join(sorted(op.name for op in ops)) or "nothing"
+        raise ClusterError(
+            f"{who} may not write to topic {topic!r} on {bootstrap} (its ACLs allow "
+            f"{allowed}): an ACL must allow it WRITE on the topic. Nothing was read or sent"
+        )
 
 
 def records_in(

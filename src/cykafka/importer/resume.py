@@ -258,7 +258,8 @@ def run_exactly_once(
                 last_commits = outcome.transactions
                 if tx is not None and tx.open_rows:
                     on_rewind(tx.open_rows)
-                if failures > _MAX_RETRIES:
+                # A refusal by the brokers' ACLs comes back on every retry: say it now.
+                if failures > _MAX_RETRIES or e.name.endswith("_AUTHORIZATION_FAILED"):
                     raise
                 outcome.retries += 1
                 log(f"transaction failed ({e.name}: {e.message}); resuming from the last commit")

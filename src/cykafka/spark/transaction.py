@@ -58,6 +58,7 @@ def run_unit(
     earlier attempt), else what went wrong (for the error message)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from .._native import KafkaError
     from . import progress
 
     assert plan.units is not None and plan.job is not None and plan.progress_topic is not None
@@ -67,7 +68,12 @@ def run_unit(
             f"the routed DataFrame was repartitioned after routing"
         )
 
-    producer.init_transactions()  # 1. fence every older attempt of this unit
+    try:
+        producer.init_transactions()  # 1. fence every older attempt of this unit
+    except KafkaError as e:
+        # Refused (an ACL on the transactional id, say): one line for the driver, not a
+        # worker traceback; nothing of the unit was written.
+        raise RuntimeError(f"{TASK_MARK} unit {unit}: init_transactions failed: {e}") from None
     client = progress.client_config(plan.config)
     pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-look")
     try:
