@@ -119,7 +119,8 @@ def _spark_cpu(jvm: int) -> tuple[float, float]:
     return _process_cpu(jvm), sum(_process_cpu(p) for p in _descendants(jvm))
 
 
-def _session() -> Any:
+def _session(**conf: str) -> Any:
+    """A ``local[2]`` session for the benchmarks; ``conf``: more Spark settings."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Spark's Python workers must import the cykafka this process measures: the
     # installed one (./run bench), not src/, which on a fresh clone has no extension.
@@ -131,14 +132,16 @@ def _session() -> Any:
     )
     from pyspark.sql import SparkSession
 
-    spark = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("cykafka-bench-spark-sink")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.driver.memory", "2g")
-        .getOrCreate()
     )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

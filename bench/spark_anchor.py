@@ -1,0 +1,184 @@
+"""``cykafka.spark.write_kafka`` against Spark's own Kafka sink, in one Spark session.
+
+``run(bootstrap_servers, rows=1_000_000, partitions=4, repeat=3) -> dict``;
+``python bench/spark_anchor.py [BOOTSTRAP] [--rows N] [--repeat R]`` prints it as JSON
+(without BOOTSTRAP: one Apache Kafka node for the run, ``cykafka.kafka_cluster``).
+
+Spark's sink is ``df.write.format("kafka")`` from ``spark-sql-kafka-0-10_2.13`` at
+PySpark's own version, which Spark fetches from Maven Central itself
+(``spark.jars.packages``, cached in Ivy's directory).  It is at-least-once: the Java
+producer with its defaults (idempotent, acks=all), one producer per executor, rows
+written in the DataFrame's order within a task, no shuffle.
+
+The DataFrame is bench/spark_sink.py's: ``rows`` rows of a string key (1000 distinct)
+and a 100-byte string value in 2 partitions, cached before timing; Spark runs as
+``local[2]``.  Sides, interleaved in each of ``repeat`` rounds, a fresh topic of
+``partitions`` partitions each:
+
+* ``spark_kafka``: Spark's built-in sink;
+* ``write_kafka_none``: ``write_kafka(preset=None)`` (librdkafka's defaults: at-least-
+  once, as Spark's sink);
+* ``write_kafka_ordered``: ``write_kafka(preset="ordered")``;
+* ``write_kafka_exactly_once``: ``write_kafka(preset="exactly_once")``.
+
+Targets (ratios of the median times): ``write_kafka(preset=None)`` >= 1.0 x Spark's
+sink, ``exactly_once`` >= 0.8 x Spark's sink.  Each side also reports CPU-seconds per
+million rows: Spark's JVM (where Spark's sink does all its work), its Python workers
+(where write_kafka's producers run) and the whole machine (broker included).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+import sys
+import time
+from typing import Any, Callable, Optional
+
+from _common import fresh_topic
+from spark_sink import _machine_cpu, _session, _spark_cpu
+
+__all__ = ["TARGETS", "connector_package", "run"]
+
+#: side -> minimum ratio of Spark's sink's median time to the side's
+TARGETS = {"write_kafka_none": 1.0, "write_kafka_exactly_once": 0.8}
+MAVEN = "https://repo1.maven.org/maven2"
+
+
+def connector_package() -> str:
+    """The Maven coordinates of Spark's Kafka connector for the installed PySpark;
+    a clear error when Maven Central has none for this version."""
+    import urllib.request
+
+    import pyspark
+
+    version = pyspark.__version__
+    coords = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version}"
+    pom = f"{MAVEN}/org/apache/spark/spark-sql-kafka-0-10_2.13/{version}/"
+    pom += f"spark-sql-kafka-0-10_2.13-{version}.pom"
+    try:
+        urllib.request.urlopen(urllib.request.Request(pom, method="HEAD"), timeout=30).close()
+    except OSError as exc:
+        raise SystemExit(
+            f"bench: Maven Central has no {coords} ({exc}); install a PySpark whose "
+            "connector is published (pyproject.toml's test extra pins one)"
+        ) from None
+    return coords
+
+
+def run(
+    bootstrap_servers: str,
+    rows: int = 1_000_000,
+    partitions: int = 4,
+    repeat: int = 3,
+    spark: Optional[Any] = None,
+) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    from cykafka.spark import write_kafka
+
+    package = connector_package()
+    spark = spark or _session(**{"spark.jars.packages": package})
+    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
+    df = (
+        spark.range(rows, numPartitions=2)
+        .select(
+            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
+            F.rpad(value, 100, "x").alias("value"),
+        )
+        .cache()
+    )
+    assert df.count() == rows
+
+    def spark_kafka(frame: Any, topic: str) -> None:
+        (
+            frame.write.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap_servers)
+            .option("topic", topic)
+            .save()
+        )
+
+    def cykafka(preset: Optional[str], frame: Any, topic: str) -> None:
+        report = write_kafka(frame, topic, bootstrap_servers=bootstrap_servers, preset=preset)
+        assert report.ok and report.delivered == frame.count(), report
+
+    sides: dict[str, Callable[[Any, str], None]] = {
+        "spark_kafka": spark_kafka,
+        "write_kafka_none": functools.partial(cykafka, None),
+        "write_kafka_ordered": functools.partial(cykafka, "ordered"),
+        "write_kafka_exactly_once": functools.partial(cykafka, "exactly_once"),
+    }
+    # Warm every side: the connector's classes, the Python workers and their imports.
+    small = df.limit(1000)
+    for fn in sides.values():
+        fn(small, fresh_topic(bootstrap_servers, "bench-spark-anchor-warm", partitions))
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, dict[str, list[float]]] = {
+        name: {"machine": [], "jvm": [], "python": []} for name in sides
+    }
+    jvm = spark.sparkContext._gateway.proc.pid
+    for _ in range(repeat):
+        for name, fn in sides.items():
+            topic = fresh_topic(bootstrap_servers, f"bench-spark-anchor-{name}", partitions)
+            c, (j, py) = _machine_cpu(), _spark_cpu(jvm)
+            t = time.perf_counter()
+            fn(df, topic)
+            times[name].append(time.perf_counter() - t)
+            j2, py2 = _spark_cpu(jvm)
+            cpu[name]["machine"].append(_machine_cpu() - c)
+            cpu[name]["jvm"].append(j2 - j)
+            cpu[name]["python"].append(py2 - py)
+            print(
+                f"[spark_anchor] {name:26} {rows / times[name][-1]:>12,.0f} rows/s",
+                file=sys.stderr,
+                flush=True,
+            )
+    df.unpersist()
+    out: dict[str, Any] = {
+        "rows": rows,
+        "spark": spark.sparkContext.master,
+        "pyspark": spark.version,
+        "connector": package,
+        "kafka_partitions": partitions,
+        "repeat": repeat,
+        "targets": {f"{k}_vs_spark_kafka": v for k, v in TARGETS.items()},
+    }
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    per_m = 1e6 / rows
+    for name, ts in times.items():
+        out[name] = {
+            "rows_per_s_median": round(rows / med[name]),
+            "runs_rows_per_s": [round(rows / t) for t in ts],
+            **{
+                f"{where}_cpu_s_per_million_rows": round(statistics.median(xs) * per_m, 2)
+                for where, xs in cpu[name].items()
+            },
+        }
+        if name != "spark_kafka":
+            out[f"{name}_vs_spark_kafka"] = round(med["spark_kafka"] / med[name], 2)
+    return out
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    import argparse
+    import contextlib
+
+    ap = argparse.ArgumentParser(description="write_kafka vs Spark's own Kafka sink")
+    ap.add_argument("bootstrap", nargs="?", help="default: one Apache Kafka node for the run")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        bs = a.bootstrap
+        if not bs:
+            from cykafka.kafka_cluster import KafkaCluster
+
+            bs = stack.enter_context(KafkaCluster()).bootstrap_servers
+        print(json.dumps(run(bs, a.rows, a.partitions, a.repeat)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
