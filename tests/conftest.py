@@ -41,6 +41,8 @@ except ImportError:
     _spec.loader.exec_module(_mod)
     LocalBroker = _mod.LocalBroker  # type: ignore[misc]
 
+from cykafka.kafka_cluster import KafkaCluster  # noqa: E402
+
 if TYPE_CHECKING:
     from confluent_kafka import Message
 
@@ -176,8 +178,57 @@ def read_back(
     return out
 
 
+#: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
+#: KRaft node started from Maven Central's jars), ``tansu`` (the embedded broker), or
+#: both (``kafka,tansu``).  Apache Kafka is the broker the guarantees are proven on.
+BROKERS_ENV = "CYKAFKA_TEST_BROKERS"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--brokers",
+        default=os.environ.get(BROKERS_ENV, "kafka"),
+        help="comma-separated brokers for the `broker` fixture: kafka, tansu (default: "
+        f"${BROKERS_ENV} or kafka)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "tansu_only(why): runs on the embedded Tansu broker only; `why` says what makes it "
+        "specific to that broker",
+    )
+    config.addinivalue_line(
+        "markers", "kafka_only(why): runs on Apache Kafka only; `why` says what Tansu lacks"
+    )
+
+
+def _broker_kinds(config: pytest.Config) -> list[str]:
+    kinds = [k.strip() for k in str(config.getoption("--brokers")).split(",") if k.strip()]
+    bad = set(kinds) - {"kafka", "tansu"}
+    if bad or not kinds:
+        raise pytest.UsageError(f"--brokers takes kafka and/or tansu, not {sorted(bad) or kinds}")
+    return kinds
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The ``broker`` fixture is a parameter: each test that uses it runs once per broker
+    of ``--brokers``, except where a ``tansu_only``/``kafka_only`` marker pins it."""
+    if "broker" not in metafunc.fixturenames:
+        return
+    kinds = _broker_kinds(metafunc.config)
+    for marker, kind in (("tansu_only", "tansu"), ("kafka_only", "kafka")):
+        m = metafunc.definition.get_closest_marker(marker)
+        if m is not None:
+            if not m.args:
+                raise pytest.UsageError(f"{metafunc.definition.nodeid}: {marker} needs a reason")
+            kinds = [kind]
+    metafunc.parametrize("broker", kinds, indirect=True, scope="session")
+
+
 @pytest.fixture(scope="session")
-def broker() -> Iterator[LocalBroker]:
+def tansu() -> Iterator[LocalBroker]:
     """One Tansu broker for the whole session (memory storage; do not restart it)."""
     b = LocalBroker()
     b.start()  # a missing binary raises FileNotFoundError here: fail, never skip
@@ -185,6 +236,49 @@ def broker() -> Iterator[LocalBroker]:
         yield b
     finally:
         b.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[KafkaCluster]:
+    """One Apache Kafka node (KRaft) for the whole session.  A missing Java or Maven
+    fails here with the install hint: never skipped."""
+    with KafkaCluster(nodes=1) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def _kafka3_session() -> Iterator[KafkaCluster]:
+    with KafkaCluster(nodes=3) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kafka3(_kafka3_session: KafkaCluster) -> Iterator[KafkaCluster]:
+    """Three Apache Kafka nodes (replication factor 3, ``min.insync.replicas=2``) for
+    fault tests, shared by the session: after each test every node killed, stopped or
+    paused by it is brought back with its data and the cluster is ready again."""
+    cluster = _kafka3_session
+    cluster.wait_ready()
+    yield cluster
+    for node in cluster.nodes:
+        node.resume()
+        if not node.is_running():
+            node.start()
+    cluster.wait_ready(nodes=[n.node_id for n in cluster.nodes])
+
+
+@pytest.fixture(scope="session")
+def broker(request: pytest.FixtureRequest) -> Any:
+    """The session's broker of this test's parameter: :func:`kafka` or :func:`tansu`.
+    Both offer ``bootstrap_servers``, ``client_config()``, ``create_topic()``,
+    ``delete_topic()`` and ``list_topics()``."""
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def broker_kind(broker: Any) -> str:
+    """``"kafka"`` or ``"tansu"``: the broker this test runs on."""
+    return "kafka" if isinstance(broker, KafkaCluster) else "tansu"
 
 
 @pytest.fixture
@@ -195,7 +289,7 @@ def fresh_broker() -> Iterator[LocalBroker]:
 
 
 @pytest.fixture
-def topic(broker: LocalBroker, request: pytest.FixtureRequest) -> Callable[..., str]:
+def topic(broker: Any, request: pytest.FixtureRequest) -> Callable[..., str]:
     """Factory: ``topic(partitions=1, **create_topic_kwargs) -> name`` on the session broker.
 
     Names are unique per call (test name + random suffix), so tests never see each

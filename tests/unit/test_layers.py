@@ -30,7 +30,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
         ),
     ),
     (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow")),
-    (3, ("cykafka.producer", "cykafka.serialized", "cykafka.broker")),
+    (3, ("cykafka.producer", "cykafka.serialized", "cykafka.broker", "cykafka.kafka_cluster")),
     (4, ("cykafka.testing", "cykafka.schema_registry")),
     (5, ("cykafka.importer", "cykafka.spark", "cykafka.verify")),
     (6, ("cykafka.cli",)),

@@ -33,6 +33,18 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--partitions", type=int, default=1, metavar="N", help="for --topic (default 1)")
     p.add_argument("--storage", default="memory://tansu/", help="tansu storage engine URL")
     p.add_argument("--log-file", metavar="FILE", help="broker log (default: a temp file)")
+    p.add_argument(
+        "--kafka",
+        action="store_true",
+        help="run Apache Kafka (KRaft, from Maven Central's jars; needs Java 17 and Maven) "
+        "instead of the embedded broker",
+    )
+    p.add_argument(
+        "--nodes", type=int, default=1, metavar="N", help="with --kafka: nodes (default 1)"
+    )
+    p.add_argument(
+        "--data-dir", metavar="DIR", help="with --kafka: keep the nodes' data here (default: temp)"
+    )
     p.set_defaults(handler=_run_broker)
 
 
@@ -43,6 +55,10 @@ def _run_broker(args: argparse.Namespace) -> int:
         raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, not {args.port}")
+    if args.kafka:
+        return _run_kafka(args)
+    if args.nodes != 1 or args.data_dir:
+        raise UsageError("--nodes and --data-dir go with --kafka (the embedded broker is one node)")
     return serve_forever(
         args.port or None,
         args.host,
@@ -51,3 +67,46 @@ def _run_broker(args: argparse.Namespace) -> int:
         topics=args.topics,
         partitions=args.partitions,
     )
+
+
+def _run_kafka(args: argparse.Namespace) -> int:
+    import signal
+    import sys
+    import threading
+
+    from ..kafka_cluster import KafkaCluster, KafkaError
+
+    if args.nodes < 1:
+        raise UsageError(f"--nodes must be >= 1, not {args.nodes}")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    cluster = KafkaCluster(nodes=args.nodes, data_dir=args.data_dir)
+    try:
+        try:
+            cluster.start()
+        except (KafkaError, OSError) as exc:
+            print(f"cykafka broker: {exc}", file=sys.stderr)
+            return 1
+        for name in args.topics:
+            cluster.create_topic(name, partitions=args.partitions)
+        print(
+            f"Apache Kafka {cluster.version} ({args.nodes} node{'s' if args.nodes != 1 else ''}, "
+            f"KRaft) listening on {cluster.bootstrap_servers}",
+            flush=True,
+        )
+        print(f"  bootstrap.servers={cluster.bootstrap_servers}")
+        print(f"  data and logs: {cluster.data_dir}")
+        print("Press Ctrl-C to stop.", flush=True)
+        while not stop.wait(0.5):
+            dead = [n.node_id for n in cluster.nodes if not n.is_running()]
+            if dead:
+                print(
+                    f"cykafka broker: Kafka node(s) {dead} exited; see {cluster.data_dir}",
+                    file=sys.stderr,
+                )
+                return 1
+        print("stopping Apache Kafka...", flush=True)
+        return 0
+    finally:
+        cluster.stop()

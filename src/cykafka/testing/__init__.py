@@ -16,6 +16,10 @@ counts inversions, duplicates, losses and failures per partition::
         report = verify_ordering({}, mock, preset="ordered")
         assert report.ok, report
 
+``KafkaCluster`` starts real Apache Kafka (KRaft; one node, or three with replication)
+from Maven Central's jars, with nodes to SIGKILL, pause and restart with their data:
+the broker to prove a guarantee on.
+
 ``read_raw_log`` reads a partition log as stored, transaction markers included, and
 ``committed_view`` applies Kafka's ``read_committed`` rule to it: the check for
 transactions on brokers (the mock, Tansu) whose consumers cannot hide aborted records.
@@ -26,6 +30,7 @@ API, SUBJECT TO CHANGE OR REMOVAL"); this module is for tests only.
 
 from __future__ import annotations
 
+from ..kafka_cluster import KafkaCluster, KafkaNode
 from .harness import FaultAction, Faults, verify_ordering
 from .log import LogRecord, RawRecord, committed_view, read_log, read_raw_log
 from .mock import API_KEYS, MockCluster, error_code
@@ -34,6 +39,8 @@ from .report import OrderingReport, PartitionReport
 __all__ = [
     "API_KEYS",
     "FaultAction",
+    "KafkaCluster",
+    "KafkaNode",
     "Faults",
     "LogRecord",
     "MockCluster",

@@ -1,0 +1,803 @@
+"""A real Apache Kafka cluster (KRaft, one node or several on loopback) for tests and
+benchmarks: the broker our users run, started from Maven Central's jars.
+
+:class:`KafkaCluster` fetches ``org.apache.kafka:kafka_2.13`` and ``kafka-tools`` (with
+a log4j2 binding) once into a cache with Maven, formats one storage directory per node
+(``kafka.tools.StorageTool format``) and starts each node as a combined broker and
+controller (``process.roles=broker,controller``) with a static controller quorum, so
+three nodes give real replication, leader fail-over and fencing.  Each node can be
+SIGKILLed, SIGSTOPped and SIGCONTed, stopped, and restarted *with its data*.
+
+Example::
+
+    with KafkaCluster(nodes=3) as cluster:
+        cluster.create_topic("events", partitions=3)   # replication factor 3, min ISR 2
+        producer = cykafka.Producer(cluster.client_config())
+        ...
+        cluster.node(cluster.leader("events", 0)).kill()
+
+Needs Java 17 (``java`` on PATH or ``$JAVA_HOME``) and Maven (``mvn``) the first time,
+to fill the cache (``$CYKAFKA_KAFKA_LIBS``, default ``~/.cache/cykafka/kafka-<version>``).
+Nothing is vendored and no tarball is downloaded: Maven resolves the same jars the
+Kafka distribution ships.
+
+This module imports only the standard library at import time; ``confluent_kafka`` is
+imported where a Kafka client is needed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import AdminClient
+
+__all__ = [
+    "KAFKA_VERSION",
+    "KafkaCluster",
+    "KafkaError",
+    "KafkaNode",
+    "KafkaStartError",
+    "Listener",
+    "kafka_classpath",
+]
+
+#: The Apache Kafka release the cluster runs (Maven coordinates ``org.apache.kafka``).
+KAFKA_VERSION = "4.4.0"
+#: log4j2 and the SLF4J 2 API it binds to: Kafka's own jars bring SLF4J 1.7, which
+#: finds no binding and logs nothing (``StaticLoggerBinder`` warning).
+_LOG4J_VERSION = "2.26.1"
+_SLF4J_VERSION = "2.0.17"
+LIBS_ENV = "CYKAFKA_KAFKA_LIBS"
+
+_INSTALL_HINT = (
+    "Apache Kafka runs on Java 17 and its jars are fetched once with Maven: "
+    "`apt-get install openjdk-17-jre-headless maven` (Debian), then retry."
+)
+
+
+class KafkaError(RuntimeError):
+    """Base class for errors raised by :class:`KafkaCluster`."""
+
+
+class KafkaStartError(KafkaError):
+    """A node exited or never became ready; the message has its last log lines."""
+
+
+# ---------------------------------------------------------------------- the jars
+
+
+def _cache_root(version: str) -> Path:
+    override = os.environ.get(LIBS_ENV)
+    if override:
+        return Path(override)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "cykafka" / f"kafka-{version}"
+
+
+def _pom(version: str, extra: Sequence[str]) -> str:
+    deps = [
+        ("org.apache.kafka", "kafka_2.13", version),
+        ("org.apache.kafka", "kafka-tools", version),
+        ("org.apache.logging.log4j", "log4j-core", _LOG4J_VERSION),
+        ("org.apache.logging.log4j", "log4j-slf4j2-impl", _LOG4J_VERSION),
+        ("org.slf4j", "slf4j-api", _SLF4J_VERSION),
+    ]
+    for coord in extra:
+        g, a, v = coord.split(":")
+        deps.append((g, a, v))
+    body = "".join(
+        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+        f"<version>{v}</version></dependency>"
+        for g, a, v in deps
+    )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>cykafka</groupId><artifactId>kafka-runtime</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies>{body}</dependencies></project>"
+    )
+
+
+def java_executable() -> str:
+    """``$JAVA_HOME/bin/java`` or ``java`` on PATH; :class:`KafkaStartError` if neither."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(Path(home, "bin", "java"), os.X_OK):
+        return str(Path(home, "bin", "java"))
+    found = shutil.which("java")
+    if found is None:
+        raise KafkaStartError(f"no `java` on PATH. {_INSTALL_HINT}")
+    return found
+
+
+def kafka_classpath(
+    version: str = KAFKA_VERSION,
+    *,
+    extra: Sequence[str] = (),
+    log: Callable[[str], None] | None = None,
+) -> str:
+    """The Java classpath (``dir/*``) of Apache Kafka ``version``'s jars, fetched with
+    Maven into the cache the first time.  ``extra`` adds ``group:artifact:version``
+    coordinates (they get a cache directory of their own).
+
+    Concurrent callers (several test processes) wait on one lock; the cache directory
+    appears whole or not at all.
+    """
+    root = _cache_root(version)
+    if extra:
+        root = root.with_name(
+            root.name + "-" + uuid.uuid5(uuid.NAMESPACE_URL, ",".join(extra)).hex[:10]
+        )
+    lib = root / "lib"
+    if (root / ".complete").exists():
+        return f"{lib}/*"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # partner: released when `lock` closes
+        if (root / ".complete").exists():
+            return f"{lib}/*"
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise KafkaStartError(
+                f"no `mvn` on PATH to fetch Kafka {version}'s jars. {_INSTALL_HINT}"
+            )
+        if log is not None:
+            log(f"fetching Apache Kafka {version} jars with Maven into {root} (once)")
+        with tempfile.TemporaryDirectory(prefix="cykafka-mvn-") as tmp:
+            Path(tmp, "pom.xml").write_text(_pom(version, extra))
+            out = Path(tmp, "lib")
+            proc = subprocess.run(
+                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={out}"],
+                cwd=tmp,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                tail = "\n    ".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+                raise KafkaStartError(
+                    f"Maven could not fetch Apache Kafka {version} (exit {proc.returncode}):\n    {tail}"
+                )
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            shutil.move(str(out), lib)
+        (root / ".complete").write_text(version + "\n")
+    return f"{lib}/*"
+
+
+# ---------------------------------------------------------------------- nodes
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _tcp_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A client listener of every node: its Kafka listener name and security protocol
+    (``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``)."""
+
+    name: str
+    protocol: str = "PLAINTEXT"
+
+
+_LOG4J2 = """\
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+"""
+
+
+class KafkaNode:
+    """One combined broker+controller JVM of a :class:`KafkaCluster`."""
+
+    def __init__(self, cluster: KafkaCluster, node_id: int, ports: dict[str, int]) -> None:
+        self.cluster = cluster
+        self.node_id = node_id
+        self.ports = ports  # listener name -> port, CONTROLLER included
+        self.dir = cluster.data_dir / f"node-{node_id}"
+        self.log_dirs = self.dir / "data"
+        self.log_path = self.dir / "server.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
+        self.paused = False
+
+    # -- state
+    @property
+    def pid(self) -> int | None:
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def address(self, listener: str = "PLAINTEXT") -> str:
+        return f"{self.cluster.host}:{self.ports[listener]}"
+
+    # -- lifecycle
+    def _write_config(self) -> Path:
+        c = self.cluster
+        listeners = [*c.listeners, Listener("CONTROLLER")]
+        props: dict[str, str] = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": ",".join(
+                f"{n.node_id}@{c.host}:{n.ports['CONTROLLER']}" for n in c.nodes
+            ),
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": c.listeners[0].name,
+            "listeners": ",".join(
+                f"{ln.name}://{c.host}:{self.ports[ln.name]}" for ln in listeners
+            ),
+            "advertised.listeners": ",".join(
+                f"{ln.name}://{c.host}:{self.ports[ln.name]}" for ln in c.listeners
+            ),
+            "listener.security.protocol.map": ",".join(
+                f"{ln.name}:{'PLAINTEXT' if ln.name == 'CONTROLLER' else ln.protocol}"
+                for ln in listeners
+            ),
+            "log.dirs": str(self.log_dirs),
+            **c.default_config(),
+            **{k: str(v) for k, v in c.broker_config.items()},
+        }
+        path = self.dir / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        (self.dir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
+        return path
+
+    def _format(self, java: str, classpath: str, config: Path) -> None:
+        proc = subprocess.run(
+            [
+                java,
+                "-cp",
+                classpath,
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                self.cluster.cluster_id,
+                "-c",
+                str(config),
+                "--ignore-formatted",
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise KafkaStartError(
+                f"formatting node {self.node_id}'s storage failed (exit {proc.returncode}):\n"
+                + (proc.stdout + proc.stderr)[-2000:]
+            )
+
+    def start(self) -> None:
+        """Start the JVM (with the data it has: a restart keeps the log).  Does not wait;
+        :meth:`KafkaCluster.wait_ready` does."""
+        if self.is_running():
+            return
+        c = self.cluster
+        java = java_executable()
+        classpath = c.classpath()
+        config = self.dir / "server.properties"
+        if not (self.log_dirs / "meta.properties").exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            config = self._write_config()
+            self._format(java, classpath, config)
+        cmd = [
+            java,
+            f"-Xmx{c.heap}",
+            f"-Xms{c.heap}",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=20",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={self.dir}",
+            "-cp",
+            classpath,
+            "kafka.Kafka",
+            str(config),
+        ]
+        # As for the embedded broker: the kernel kills the JVM if this process dies,
+        # so no orphan keeps the ports.  PDEATHSIG follows the creating thread.
+        setpriv = shutil.which("setpriv")
+        if (
+            sys.platform.startswith("linux")
+            and setpriv
+            and threading.current_thread() is threading.main_thread()
+        ):
+            cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        self._out = open(self.dir / "stdout.log", "ab")  # partner: closed in _reap()
+        self._proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            close_fds=True,
+        )
+        self.paused = False
+        _LIVE.add(c)
+
+    def _reap(self, timeout: float | None) -> None:
+        proc = self._proc
+        if proc is not None:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+        self._proc = None
+        self.paused = False
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """A clean shutdown (SIGTERM: controlled shutdown, leadership moved away), then
+        SIGKILL after ``timeout``.  The data stays for :meth:`start`."""
+        proc = self._proc
+        if proc is None:
+            return
+        if self.paused:
+            self.resume()
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        self._reap(timeout)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or an OOM kill: no controlled shutdown."""
+        proc = self._proc
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        self._reap(None)
+
+    def pause(self) -> None:
+        """SIGSTOP: the node stays connected but answers nothing (a GC pause, a stalled VM)."""
+        if self._proc is not None and not self.paused:
+            os.kill(self._proc.pid, signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
+        if self._proc is not None and self.paused:
+            os.kill(self._proc.pid, signal.SIGCONT)
+            self.paused = False
+
+    def restart(self, *, kill: bool = False, downtime: float = 0.0, wait: bool = True) -> None:
+        """Stop (or SIGKILL) and start again on the same ports with the same data."""
+        self.kill() if kill else self.stop()
+        if downtime > 0:
+            time.sleep(downtime)
+        self.start()
+        if wait:
+            self.cluster.wait_ready()
+
+    def log_tail(self, lines: int = 20) -> str:
+        out: list[str] = []
+        for p in (self.dir / "stdout.log", self.log_path):
+            with contextlib.suppress(OSError):
+                out += p.read_text(errors="replace").splitlines()[-lines:]
+        return "\n".join(out[-lines:])
+
+    def __repr__(self) -> str:
+        state = "paused" if self.paused else (f"pid={self.pid}" if self.is_running() else "stopped")
+        return f"KafkaNode({self.node_id}, {self.address()}, {state})"
+
+
+# ---------------------------------------------------------------------- the cluster
+
+_LIVE: weakref.WeakSet[KafkaCluster] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for cluster in list(_LIVE):
+        with contextlib.suppress(Exception):
+            cluster.stop(timeout=5.0)
+
+
+class KafkaCluster:
+    """Apache Kafka in KRaft mode: ``nodes`` combined broker+controller JVMs on loopback.
+
+    Args:
+        nodes: how many nodes; each is a voter of the static controller quorum.
+        listeners: the client listeners of every node, the first one also between
+            brokers.  Default: one ``PLAINTEXT`` listener.
+        broker_config: more ``server.properties`` (they win over the defaults of
+            :meth:`default_config`).
+        data_dir: where each node keeps ``node-<id>/`` (log dirs, config, logs).  Default:
+            a temporary directory deleted by :meth:`stop`.
+        version: the Apache Kafka release, from Maven Central.
+        heap: each JVM's heap (``-Xmx``).
+        startup_timeout: seconds :meth:`start` waits for every node to serve metadata.
+    """
+
+    def __init__(
+        self,
+        nodes: int = 1,
+        *,
+        listeners: Sequence[Listener] = (Listener("PLAINTEXT"),),
+        broker_config: Mapping[str, Any] | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        version: str = KAFKA_VERSION,
+        host: str = "127.0.0.1",
+        heap: str = "512m",
+        startup_timeout: float = 90.0,
+    ) -> None:
+        if nodes < 1:
+            raise ValueError(f"nodes must be >= 1, not {nodes}")
+        if not listeners:
+            raise ValueError("a cluster needs at least one client listener")
+        self.host = host
+        self.version = version
+        self.heap = heap
+        self.listeners = tuple(listeners)
+        self.broker_config = dict(broker_config or {})
+        self.startup_timeout = startup_timeout
+        self.cluster_id = _cluster_id()
+        self._owns_dir = data_dir is None
+        self.data_dir = (
+            Path(data_dir)
+            if data_dir is not None
+            else Path(tempfile.mkdtemp(prefix="cykafka-kafka-"))
+        )
+        self._classpath: str | None = None
+        self._admin_client: AdminClient | None = None
+        self._client_conf: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        names = [ln.name for ln in self.listeners] + ["CONTROLLER"]
+        self.nodes = [
+            KafkaNode(self, i + 1, {n: _free_port(host) for n in names}) for i in range(nodes)
+        ]
+
+    # -- configuration
+    def default_config(self) -> dict[str, str]:
+        """What a test cluster sets beyond Kafka's defaults, and why."""
+        n = len(self.nodes)
+        rf, isr = str(min(3, n)), str(min(2, n))
+        return {
+            # Internal topics replicated as production does, once there are 3 nodes.
+            "offsets.topic.replication.factor": rf,
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": isr,
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": isr,
+            "default.replication.factor": rf,
+            "min.insync.replicas": isr,
+            # Fewer partitions of the internal topics: each is created on first use, and 50
+            # of them on a 2-core machine delay a test's first transaction by seconds.
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.num.partitions": "4",
+            "group.initial.rebalance.delay.ms": "0",
+            # A dead node is noticed in 3 s rather than 9, and a paused follower leaves the
+            # ISR in 5 s rather than 30: fault tests wait on fail-over, not on timers.
+            "broker.session.timeout.ms": "3000",
+            "broker.heartbeat.interval.ms": "500",
+            "replica.lag.time.max.ms": "5000",
+            "num.partitions": "1",
+        }
+
+    def classpath(self) -> str:
+        if self._classpath is None:
+            self._classpath = kafka_classpath(
+                self.version, log=lambda m: print(f"cykafka: {m}", file=sys.stderr)
+            )
+        return self._classpath
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Every node's first client listener, ``host:port,...``."""
+        return self.bootstrap(self.listeners[0].name)
+
+    def bootstrap(self, listener: str) -> str:
+        return ",".join(n.address(listener) for n in self.nodes)
+
+    def client_config(self, **overrides: Any) -> dict[str, Any]:
+        """A librdkafka config that reaches the cluster on its first listener."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self._client_conf, **overrides}
+
+    def node(self, node_id: int) -> KafkaNode:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise KeyError(f"no node {node_id} (nodes: {[n.node_id for n in self.nodes]})")
+
+    # -- lifecycle
+    def start(self) -> KafkaCluster:
+        with self._lock:
+            self.classpath()
+            for n in self.nodes:
+                n.start()
+            self.wait_ready(self.startup_timeout)
+            return self
+
+    def wait_ready(self, timeout: float | None = None, nodes: Sequence[int] | None = None) -> None:
+        """Block until every running, unpaused node is registered as a broker, so that
+        the cluster serves metadata and produce requests."""
+        timeout = self.startup_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        want = (
+            set(nodes)
+            if nodes is not None
+            else {n.node_id for n in self.nodes if n.is_running() and not n.paused}
+        )
+        last: Exception | None = None
+        while True:
+            for n in self.nodes:
+                if n.node_id in want and not n.is_running():
+                    raise KafkaStartError(
+                        f"Kafka node {n.node_id} exited (code {n._proc.returncode if n._proc else '?'})"
+                        f"\n  log: {n.dir}\n  last log lines:\n    "
+                        + n.log_tail().replace("\n", "\n    ")
+                    )
+            live = [n for n in self.nodes if n.node_id in want]
+            if all(_tcp_open(self.host, n.ports[self.listeners[0].name]) for n in live):
+                try:
+                    md = self._admin().list_topics(timeout=2.0)
+                    if want <= set(md.brokers):
+                        return
+                    last = KafkaError(f"brokers registered: {sorted(md.brokers)}")
+                except Exception as exc:  # KafkaException; imported lazily
+                    last = exc
+            if time.monotonic() > deadline:
+                raise KafkaStartError(
+                    f"Kafka nodes {sorted(want)} not ready within {timeout:.0f}s (last: {last})\n"
+                    + "\n".join(f"  node {n.node_id} log: {n.log_path}" for n in live)
+                )
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop every node and, when the cluster made its own data directory, delete it."""
+        with self._lock:
+            self._admin_client = None
+            for n in self.nodes:
+                if n.paused:
+                    n.resume()
+            # Signal all first, then wait: shutting down one at a time makes each wait
+            # for the others' controlled shutdown to move leadership.
+            for n in self.nodes:
+                if n._proc is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        n._proc.terminate()
+            for n in self.nodes:
+                n._reap(timeout)
+            _LIVE.discard(self)
+            if self._owns_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    # -- admin
+    def _admin(self) -> AdminClient:
+        from confluent_kafka.admin import AdminClient
+
+        if self._admin_client is None:
+            self._admin_client = AdminClient(
+                self.client_config(
+                    log_level=0,
+                    **{
+                        "socket.connection.setup.timeout.ms": 2000,
+                        "reconnect.backoff.ms": 20,
+                        "reconnect.backoff.max.ms": 200,
+                    },
+                )
+            )
+        return self._admin_client
+
+    @property
+    def admin(self) -> AdminClient:
+        """A confluent_kafka AdminClient on the cluster (shared; do not close)."""
+        return self._admin()
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        config: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+    ) -> str:
+        """Create ``name`` (replication factor ``min(3, nodes)`` by default) and wait until
+        every partition has a leader and a full ISR."""
+        from confluent_kafka.admin import NewTopic
+
+        rf = replication_factor if replication_factor is not None else min(3, len(self.nodes))
+        fut = self._admin().create_topics(
+            [NewTopic(name, partitions, rf, config=dict(config or {}))],
+            operation_timeout=timeout,
+            request_timeout=timeout,
+        )[name]
+        try:
+            fut.result(timeout=timeout)
+        except Exception as exc:
+            raise KafkaError(
+                f"creating topic {name!r} ({partitions} partitions, rf {rf}) failed: {exc}"
+            ) from exc
+
+        def ready() -> bool:
+            t = self._admin().list_topics(timeout=5).topics.get(name)
+            return (
+                t is not None
+                and t.error is None
+                and len(t.partitions) == partitions
+                and all(p.leader >= 0 and len(p.isrs) == rf for p in t.partitions.values())
+            )
+
+        self.wait_for(ready, timeout, f"topic {name!r} to have leaders and full ISRs")
+        return name
+
+    def delete_topic(self, name: str, timeout: float = 60.0) -> None:
+        fut = self._admin().delete_topics(
+            [name], operation_timeout=timeout, request_timeout=timeout
+        )[name]
+        try:
+            fut.result(timeout=timeout)
+        except Exception as exc:
+            raise KafkaError(f"deleting topic {name!r} failed: {exc}") from exc
+        self.wait_for(
+            lambda: name not in self.list_topics(), timeout, f"topic {name!r} to disappear"
+        )
+
+    def list_topics(self, timeout: float = 10.0) -> list[str]:
+        return sorted(self._admin().list_topics(timeout=timeout).topics)
+
+    def partitions(self, topic: str, timeout: float = 10.0) -> dict[int, Any]:
+        """``{partition: PartitionMetadata}`` (leader, replicas, isrs) as the cluster says now."""
+        t = self._admin().list_topics(timeout=timeout).topics.get(topic)
+        if t is None or t.error is not None:
+            raise KafkaError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
+        return dict(t.partitions)
+
+    def leader(self, topic: str, partition: int = 0, timeout: float = 30.0) -> int:
+        """The node id leading ``topic``/``partition`` (waits while it has none)."""
+        found: list[int] = []
+
+        def has_leader() -> bool:
+            p = self.partitions(topic)[partition]
+            if p.leader >= 0:
+                found.append(p.leader)
+                return True
+            return False
+
+        self.wait_for(has_leader, timeout, f"{topic}[{partition}] to have a leader")
+        return found[-1]
+
+    def elect_preferred_leaders(
+        self, topic: str, partitions: Sequence[int], timeout: float = 30.0
+    ) -> None:
+        """Move leadership back to each partition's preferred replica (the first of its
+        replica list), as ``kafka-leader-election --election-type preferred`` does."""
+        from confluent_kafka import ElectionType, TopicPartition
+
+        fut = self._admin().elect_leaders(
+            ElectionType.PREFERRED, [TopicPartition(topic, p) for p in partitions]
+        )
+        fut.result(timeout=timeout)
+
+    def reassign(
+        self, topic: str, replicas: Mapping[int, Sequence[int]], timeout: float = 60.0
+    ) -> None:
+        """Give partitions new replica lists (the first is the preferred leader) with
+        ``kafka-reassign-partitions``, and wait until it is done."""
+        import json
+
+        plan = {
+            "version": 1,
+            "partitions": [
+                {"topic": topic, "partition": p, "replicas": list(r)} for p, r in replicas.items()
+            ],
+        }
+        path = self.data_dir / f"reassign-{uuid.uuid4().hex[:8]}.json"
+        path.write_text(json.dumps(plan))
+        self._tool(
+            "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            "--bootstrap-server",
+            self.bootstrap_servers,
+            "--reassignment-json-file",
+            str(path),
+            "--execute",
+        )
+
+        def done() -> bool:
+            parts = self.partitions(topic)
+            return all(
+                list(parts[p].replicas) == list(r) and len(parts[p].isrs) == len(r)
+                for p, r in replicas.items()
+            )
+
+        self.wait_for(done, timeout, f"the reassignment of {topic!r} to finish")
+
+    def _tool(self, main: str, *args: str) -> str:
+        proc = subprocess.run(
+            [java_executable(), "-cp", self.classpath(), main, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise KafkaError(
+                f"{main.rsplit('.', 1)[-1]} failed (exit {proc.returncode}): {proc.stderr[-2000:]}"
+            )
+        return proc.stdout
+
+    def wait_for(self, cond: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                if cond():
+                    return
+            except Exception as exc:
+                last = exc
+            time.sleep(0.1)
+        raise KafkaError(
+            f"timed out after {timeout:.0f}s waiting for {what}"
+            + (f" (last error: {last})" if last else "")
+        )
+
+    # -- protocol
+    def __enter__(self) -> KafkaCluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop(timeout=5.0)
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __iter__(self) -> Iterator[KafkaNode]:
+        return iter(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"KafkaCluster({self.version}, nodes={self.nodes!r})"
+
+
+def _cluster_id() -> str:
+    # A KRaft cluster id is a base64url-encoded UUID of 22 characters (what
+    # `kafka-storage random-uuid` prints).
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
