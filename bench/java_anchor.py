@@ -265,10 +265,10 @@ def _java_version() -> str:
 @contextlib.contextmanager
 def apache_kafka() -> Iterator[tuple[str, str]]:
     """(bootstrap servers, the Kafka jars' classpath) of one fresh Apache Kafka node."""
-    from cykafka.kafka_cluster import KafkaCluster, kafka_classpath
+    from cykafka.kafka_cluster import KafkaCluster
 
-    with KafkaCluster() as cluster:
-        yield cluster.bootstrap_servers, kafka_classpath()
+    with KafkaCluster() as cluster:  # its jars hold kafka-tools' ProducerPerformance
+        yield cluster.bootstrap_servers, cluster.classpath()
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -1,8 +1,10 @@
 """``cykafka.spark.write_kafka`` against Spark's own Kafka sink, in one Spark session.
 
-``run(bootstrap_servers, rows=1_000_000, partitions=4, repeat=3) -> dict``;
-``python bench/spark_anchor.py [BOOTSTRAP] [--rows N] [--repeat R]`` prints it as JSON
-(without BOOTSTRAP: one Apache Kafka node for the run, ``cykafka.kafka_cluster``).
+``run(brokers, rows=1_000_000, partitions=4, repeat=3) -> dict``;
+``python bench/spark_anchor.py [TANSU_BOOTSTRAP] [--rows N] [--repeat R]`` prints it as
+JSON.  ``brokers`` maps a name to a bootstrap address; the command line starts one
+Apache Kafka node (``cykafka.kafka_cluster``) and uses the given Tansu (or starts a
+``LocalBroker``).
 
 Spark's sink is ``df.write.format("kafka")`` from ``spark-sql-kafka-0-10_2.13`` at
 PySpark's own version, which Spark fetches from Maven Central itself
@@ -12,8 +14,8 @@ written in the DataFrame's order within a task, no shuffle.
 
 The DataFrame is bench/spark_sink.py's: ``rows`` rows of a string key (1000 distinct)
 and a 100-byte string value in 2 partitions, cached before timing; Spark runs as
-``local[2]``.  Sides, interleaved in each of ``repeat`` rounds, a fresh topic of
-``partitions`` partitions each:
+``local[2]``.  Sides, interleaved in each of ``repeat`` rounds over every broker, a
+fresh topic of ``partitions`` partitions each:
 
 * ``spark_kafka``: Spark's built-in sink;
 * ``write_kafka_none``: ``write_kafka(preset=None)`` (librdkafka's defaults: at-least-
@@ -21,8 +23,8 @@ and a 100-byte string value in 2 partitions, cached before timing; Spark runs as
 * ``write_kafka_ordered``: ``write_kafka(preset="ordered")``;
 * ``write_kafka_exactly_once``: ``write_kafka(preset="exactly_once")``.
 
-Targets (ratios of the median times): ``write_kafka(preset=None)`` >= 1.0 x Spark's
-sink, ``exactly_once`` >= 0.8 x Spark's sink.  Each side also reports CPU-seconds per
+Targets, on Apache Kafka (ratios of the median times): ``write_kafka(preset=None)``
+>= 1.0 x Spark's sink, ``exactly_once`` >= 0.8 x Spark's sink.  Each side also reports CPU-seconds per
 million rows: Spark's JVM (where Spark's sink does all its work), its Python workers
 (where write_kafka's producers run) and the whole machine (broker included).
 """
@@ -68,7 +70,7 @@ def connector_package() -> str:
 
 
 def run(
-    bootstrap_servers: str,
+    brokers: dict[str, str],
     rows: int = 1_000_000,
     partitions: int = 4,
     repeat: int = 3,
@@ -79,7 +81,9 @@ def run(
     from cykafka.spark import write_kafka
 
     package = connector_package()
-    spark = spark or _session(**{"spark.jars.packages": package})
+    spark = spark or _session(
+        **{"spark.jars.packages": package, "spark.ui.showConsoleProgress": "false"}
+    )
     value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
     df = (
         spark.range(rows, numPartitions=2)
@@ -91,49 +95,65 @@ def run(
     )
     assert df.count() == rows
 
-    def spark_kafka(frame: Any, topic: str) -> None:
+    def spark_kafka(bootstrap: str, frame: Any, topic: str) -> None:
         (
             frame.write.format("kafka")
-            .option("kafka.bootstrap.servers", bootstrap_servers)
+            .option("kafka.bootstrap.servers", bootstrap)
             .option("topic", topic)
             .save()
         )
 
-    def cykafka(preset: Optional[str], frame: Any, topic: str) -> None:
-        report = write_kafka(frame, topic, bootstrap_servers=bootstrap_servers, preset=preset)
+    def cykafka(preset: Optional[str], bootstrap: str, frame: Any, topic: str) -> None:
+        report = write_kafka(frame, topic, bootstrap_servers=bootstrap, preset=preset)
         assert report.ok and report.delivered == frame.count(), report
 
-    sides: dict[str, Callable[[Any, str], None]] = {
+    sides: dict[str, Callable[[str, Any, str], None]] = {
         "spark_kafka": spark_kafka,
         "write_kafka_none": functools.partial(cykafka, None),
         "write_kafka_ordered": functools.partial(cykafka, "ordered"),
         "write_kafka_exactly_once": functools.partial(cykafka, "exactly_once"),
     }
-    # Warm every side: the connector's classes, the Python workers and their imports.
+    # Warm every side on every broker: the connector's classes, the Python workers and
+    # their imports, the brokers' transaction coordinators.
+    # A fresh Apache Kafka creates its transaction log on the first transactional
+    # producer, and until it has leaders librdkafka's init_transactions() fails with
+    # NOT_COORDINATOR (retriable), which write_kafka passes on: the warm-up retries,
+    # and every failure it saw is in the result.
     small = df.limit(1000)
-    for fn in sides.values():
-        fn(small, fresh_topic(bootstrap_servers, "bench-spark-anchor-warm", partitions))
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    cpu: dict[str, dict[str, list[float]]] = {
-        name: {"machine": [], "jvm": [], "python": []} for name in sides
+    warm_up_errors: list[str] = []
+    for bs in brokers.values():
+        for name, fn in sides.items():
+            for attempt in range(3):
+                try:
+                    fn(bs, small, fresh_topic(bs, "bench-spark-anchor-warm", partitions))
+                    break
+                except Exception as exc:
+                    if attempt == 2:
+                        raise
+                    warm_up_errors.append(f"{name} on {bs}: {str(exc).splitlines()[-1]}")
+    times = {b: {name: [] for name in sides} for b in brokers}
+    cpu: dict[str, dict[str, dict[str, list[float]]]] = {
+        b: {name: {"machine": [], "jvm": [], "python": []} for name in sides} for b in brokers
     }
     jvm = spark.sparkContext._gateway.proc.pid
     for _ in range(repeat):
-        for name, fn in sides.items():
-            topic = fresh_topic(bootstrap_servers, f"bench-spark-anchor-{name}", partitions)
-            c, (j, py) = _machine_cpu(), _spark_cpu(jvm)
-            t = time.perf_counter()
-            fn(df, topic)
-            times[name].append(time.perf_counter() - t)
-            j2, py2 = _spark_cpu(jvm)
-            cpu[name]["machine"].append(_machine_cpu() - c)
-            cpu[name]["jvm"].append(j2 - j)
-            cpu[name]["python"].append(py2 - py)
-            print(
-                f"[spark_anchor] {name:26} {rows / times[name][-1]:>12,.0f} rows/s",
-                file=sys.stderr,
-                flush=True,
-            )
+        for broker, bs in brokers.items():
+            for name, fn in sides.items():
+                topic = fresh_topic(bs, f"bench-spark-anchor-{name}", partitions)
+                c, (j, py) = _machine_cpu(), _spark_cpu(jvm)
+                t = time.perf_counter()
+                fn(bs, df, topic)
+                times[broker][name].append(time.perf_counter() - t)
+                j2, py2 = _spark_cpu(jvm)
+                cpu[broker][name]["machine"].append(_machine_cpu() - c)
+                cpu[broker][name]["jvm"].append(j2 - j)
+                cpu[broker][name]["python"].append(py2 - py)
+                print(
+                    f"[spark_anchor] {broker:12} {name:26} "
+                    f"{rows / times[broker][name][-1]:>12,.0f} rows/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     df.unpersist()
     out: dict[str, Any] = {
         "rows": rows,
@@ -143,9 +163,20 @@ def run(
         "kafka_partitions": partitions,
         "repeat": repeat,
         "targets": {f"{k}_vs_spark_kafka": v for k, v in TARGETS.items()},
+        "target_broker": "apache_kafka",
+        "warm_up_errors": warm_up_errors,
     }
+    for broker in brokers:
+        out[broker] = _summary(rows, times[broker], cpu[broker])
+    return out
+
+
+def _summary(
+    rows: int, times: dict[str, list[float]], cpu: dict[str, dict[str, list[float]]]
+) -> dict[str, Any]:
     med = {name: statistics.median(ts) for name, ts in times.items()}
     per_m = 1e6 / rows
+    out: dict[str, Any] = {}
     for name, ts in times.items():
         out[name] = {
             "rows_per_s_median": round(rows / med[name]),
@@ -162,21 +193,22 @@ def run(
 
 def main(argv: Optional[list[str]] = None) -> int:
     import argparse
-    import contextlib
+
+    from _common import bootstrap_or_local
+    from java_anchor import apache_kafka
 
     ap = argparse.ArgumentParser(description="write_kafka vs Spark's own Kafka sink")
-    ap.add_argument("bootstrap", nargs="?", help="default: one Apache Kafka node for the run")
+    ap.add_argument("bootstrap", nargs="?", help="Tansu (default: a LocalBroker for the run)")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
-    with contextlib.ExitStack() as stack:
-        bs = a.bootstrap
-        if not bs:
-            from cykafka.kafka_cluster import KafkaCluster
-
-            bs = stack.enter_context(KafkaCluster()).bootstrap_servers
-        print(json.dumps(run(bs, a.rows, a.partitions, a.repeat)))
+    with (
+        bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as tansu,
+        apache_kafka() as (kafka, _),
+    ):
+        brokers = {"apache_kafka": kafka, "tansu": tansu}
+        print(json.dumps(run(brokers, a.rows, a.partitions, a.repeat)))
     return 0
 
 
