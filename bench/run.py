@@ -197,6 +197,7 @@ EXTRA_STEPS = (
     "schema_registry",
     "java_anchor",
     "spark_anchor",
+    "spark_anchor_standalone",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -237,6 +238,7 @@ _STEP_SCRIPTS = {
     "schema_registry": "schema_registry_bench",
     "java_anchor": "java_anchor",
     "spark_anchor": "spark_anchor",
+    "spark_anchor_standalone": "spark_anchor",
 }
 
 
@@ -766,6 +768,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             # own (cykafka.kafka_cluster) and on this Tansu.
             ("java_anchor", "java_anchor.py", [f"--repeat={args.repeat}"]),
             ("spark_anchor", "spark_anchor.py", [f"--repeat={args.repeat}"]),
+            (
+                "spark_anchor_standalone",
+                "spark_anchor.py",
+                ["--standalone", f"--repeat={args.repeat}"],
+            ),
         ):
             if step not in only:
                 continue

@@ -23,7 +23,11 @@ fresh topic of ``partitions`` partitions each:
 * ``write_kafka_ordered``: ``write_kafka(preset="ordered")``;
 * ``write_kafka_exactly_once``: ``write_kafka(preset="exactly_once")``.
 
-Targets, on Apache Kafka (ratios of the median times): ``write_kafka(preset=None)``
+``--standalone``: the same on Spark's standalone cluster (a Master and one 2-core Worker
+started as tests/spark/conftest.py starts them, executors in the worker), Apache Kafka
+only; for information.
+
+Targets, on Apache Kafka in ``local[2]`` (ratios of the median times): ``write_kafka(preset=None)``
 >= 1.0 x Spark's sink, ``exactly_once`` >= 0.8 x Spark's sink.  Each side also reports CPU-seconds per
 million rows: Spark's JVM (where Spark's sink does all its work), its Python workers
 (where write_kafka's producers run) and the whole machine (broker included).
@@ -31,15 +35,17 @@ million rows: Spark's JVM (where Spark's sink does all its work), its Python wor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from _common import fresh_topic
-from spark_sink import _machine_cpu, _session, _spark_cpu
+from spark_sink import _descendants, _machine_cpu, _process_cpu, _session
 
 __all__ = ["TARGETS", "connector_package", "run"]
 
@@ -69,21 +75,56 @@ def connector_package() -> str:
     return coords
 
 
+def _cpu(roots: list[int]) -> tuple[float, float]:
+    """(JVMs, Python processes) CPU-seconds so far of ``roots`` and their descendants:
+    the driver's JVM and, on a standalone cluster, the worker with its executors."""
+    jvm = py = 0.0
+    for pid in {p for r in roots for p in (r, *_descendants(r))}:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+        except FileNotFoundError:
+            continue
+        if comm.startswith("python"):
+            py += _process_cpu(pid)
+        else:
+            jvm += _process_cpu(pid)
+    return jvm, py
+
+
 def run(
     brokers: dict[str, str],
     rows: int = 1_000_000,
     partitions: int = 4,
     repeat: int = 3,
-    spark: Optional[Any] = None,
+    master: Optional[str] = None,
+    cluster_pids: tuple[int, ...] = (),
 ) -> dict[str, Any]:
+    """``master``: a standalone cluster's URL (default ``local[2]``), whose processes
+    are ``cluster_pids`` (their CPU is counted with the driver's)."""
     from pyspark.sql import functions as F
 
     from cykafka.spark import write_kafka
 
     package = connector_package()
-    spark = spark or _session(
-        **{"spark.jars.packages": package, "spark.ui.showConsoleProgress": "false"}
-    )
+    conf = {"spark.jars.packages": package, "spark.ui.showConsoleProgress": "false"}
+    if master:
+        conf.update(
+            {
+                "spark.master": master,
+                "spark.cores.max": "2",
+                "spark.executor.memory": "512m",
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+            }
+        )
+    spark = _session(**conf)
+    if master:  # wait until the executor has joined (driver + 1)
+        deadline = time.monotonic() + 120
+        while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 2:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no executor joined {master}")
+            time.sleep(0.5)
     value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
     df = (
         spark.range(rows, numPartitions=2)
@@ -135,16 +176,16 @@ def run(
     cpu: dict[str, dict[str, dict[str, list[float]]]] = {
         b: {name: {"machine": [], "jvm": [], "python": []} for name in sides} for b in brokers
     }
-    jvm = spark.sparkContext._gateway.proc.pid
+    roots = [spark.sparkContext._gateway.proc.pid, *cluster_pids]
     for _ in range(repeat):
         for broker, bs in brokers.items():
             for name, fn in sides.items():
                 topic = fresh_topic(bs, f"bench-spark-anchor-{name}", partitions)
-                c, (j, py) = _machine_cpu(), _spark_cpu(jvm)
+                c, (j, py) = _machine_cpu(), _cpu(roots)
                 t = time.perf_counter()
                 fn(bs, df, topic)
                 times[broker][name].append(time.perf_counter() - t)
-                j2, py2 = _spark_cpu(jvm)
+                j2, py2 = _cpu(roots)
                 cpu[broker][name]["machine"].append(_machine_cpu() - c)
                 cpu[broker][name]["jvm"].append(j2 - j)
                 cpu[broker][name]["python"].append(py2 - py)
@@ -155,9 +196,10 @@ def run(
                     flush=True,
                 )
     df.unpersist()
+    spark.stop()
     out: dict[str, Any] = {
         "rows": rows,
-        "spark": spark.sparkContext.master,
+        "spark": master and "standalone" or "local[2]",
         "pyspark": spark.version,
         "connector": package,
         "kafka_partitions": partitions,
@@ -202,7 +244,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--standalone", action="store_true", help="a standalone cluster, Kafka only")
     a = ap.parse_args(argv)
+    if a.standalone:
+        with apache_kafka() as (kafka, _), _standalone() as (url, pids):
+            res = run({"apache_kafka": kafka}, a.rows, a.partitions, a.repeat, url, pids)
+        print(json.dumps(res))
+        return 0
     with (
         bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as tansu,
         apache_kafka() as (kafka, _),
@@ -210,6 +258,26 @@ def main(argv: Optional[list[str]] = None) -> int:
         brokers = {"apache_kafka": kafka, "tansu": tansu}
         print(json.dumps(run(brokers, a.rows, a.partitions, a.repeat)))
     return 0
+
+
+@contextlib.contextmanager
+def _standalone() -> Iterator[tuple[str, tuple[int, ...]]]:
+    """A Spark Master and one 2-core Worker, as the PySpark tests start them."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "tests" / "spark" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("spark_deployments", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with tempfile.TemporaryDirectory(prefix="cykafka-bench-standalone-") as tmp:
+        url, procs = mod.start_cluster(Path(tmp), ["127.0.0.1"], cores=2)
+        try:
+            yield url, tuple(p.proc.pid for p in procs)
+        finally:
+            mod.stop_cluster(procs)
 
 
 if __name__ == "__main__":
