@@ -271,10 +271,18 @@ def apache_kafka() -> Iterator[tuple[str, str]]:
         yield cluster.bootstrap_servers, cluster.classpath()
 
 
+@contextlib.contextmanager
+def both_brokers(tansu: Optional[str]) -> Iterator[tuple[dict[str, str], str]]:
+    """({"apache_kafka": ..., "tansu": ...}, the Kafka jars' classpath): a fresh Apache
+    Kafka node, and ``tansu`` (else $CYKAFKA_BOOTSTRAP_SERVERS, else a LocalBroker)."""
+    from _common import bootstrap_or_local
+
+    with bootstrap_or_local([tansu] if tansu else []) as bs, apache_kafka() as (kafka, cp):
+        yield {"apache_kafka": kafka, "tansu": bs}, cp
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     import argparse
-
-    from _common import bootstrap_or_local
 
     ap = argparse.ArgumentParser(description="cykafka vs the Java producer")
     ap.add_argument("bootstrap", nargs="?", help="Tansu (default: a LocalBroker for the run)")
@@ -282,11 +290,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
-    with (
-        bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as tansu,
-        apache_kafka() as (kafka, classpath),
-    ):
-        brokers = {"apache_kafka": kafka, "tansu": tansu}
+    with both_brokers(a.bootstrap) as (brokers, classpath):
         print(json.dumps(run(brokers, classpath, a.rows, a.size, a.repeat)))
     return 0
 

@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from _common import fresh_topic
-from spark_sink import _descendants, _machine_cpu, _process_cpu, _session
+from spark_sink import _descendants, _machine_cpu, _process_cpu, _session, bench_frame
 
 __all__ = ["TARGETS", "connector_package", "run"]
 
@@ -102,7 +102,6 @@ def run(
 ) -> dict[str, Any]:
     """``master``: a standalone cluster's URL (default ``local[2]``), whose processes
     are ``cluster_pids`` (their CPU is counted with the driver's)."""
-    from pyspark.sql import functions as F
 
     from cykafka.spark import write_kafka
 
@@ -125,16 +124,7 @@ def run(
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no executor joined {master}")
             time.sleep(0.5)
-    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
-    df = (
-        spark.range(rows, numPartitions=2)
-        .select(
-            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
-            F.rpad(value, 100, "x").alias("value"),
-        )
-        .cache()
-    )
-    assert df.count() == rows
+    df = bench_frame(spark, rows)
 
     def spark_kafka(bootstrap: str, frame: Any, topic: str) -> None:
         (
@@ -236,8 +226,7 @@ def _summary(
 def main(argv: Optional[list[str]] = None) -> int:
     import argparse
 
-    from _common import bootstrap_or_local
-    from java_anchor import apache_kafka
+    from java_anchor import apache_kafka, both_brokers
 
     ap = argparse.ArgumentParser(description="write_kafka vs Spark's own Kafka sink")
     ap.add_argument("bootstrap", nargs="?", help="Tansu (default: a LocalBroker for the run)")
@@ -251,11 +240,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             res = run({"apache_kafka": kafka}, a.rows, a.partitions, a.repeat, url, pids)
         print(json.dumps(res))
         return 0
-    with (
-        bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as tansu,
-        apache_kafka() as (kafka, _),
-    ):
-        brokers = {"apache_kafka": kafka, "tansu": tansu}
+    with both_brokers(a.bootstrap) as (brokers, _):
         print(json.dumps(run(brokers, a.rows, a.partitions, a.repeat)))
     return 0
 

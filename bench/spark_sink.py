@@ -146,6 +146,24 @@ def _session(**conf: str) -> Any:
     return spark
 
 
+def bench_frame(spark: Any, rows: int) -> Any:
+    """The benchmarks' DataFrame, cached and counted: ``rows`` rows of a string key
+    (1000 distinct) and a 100-byte string value, in 2 partitions."""
+    from pyspark.sql import functions as F
+
+    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
+    df = (
+        spark.range(rows, numPartitions=2)
+        .select(
+            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
+            F.rpad(value, 100, "x").alias("value"),
+        )
+        .cache()
+    )
+    assert df.count() == rows
+    return df
+
+
 def run(
     bootstrap_servers: str,
     rows: int = 1_000_000,
@@ -160,8 +178,6 @@ def run(
     ``config``: librdkafka properties for every side (default: librdkafka's)."""
     import statistics
 
-    from pyspark.sql import functions as F
-
     from cykafka.spark import write_kafka
 
     conf = dict(config or {})
@@ -172,16 +188,7 @@ def run(
         from pyspark import cloudpickle
 
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
-    df = (
-        spark.range(rows, numPartitions=2)
-        .select(
-            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
-            F.rpad(value, 100, "x").alias("value"),
-        )
-        .cache()
-    )
-    assert df.count() == rows
+    df = bench_frame(spark, rows)
 
     # Each side gets a fresh topic made before its timer starts (topic creation is not
     # what is measured); sides without Kafka ignore it.
