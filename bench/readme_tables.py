@@ -171,7 +171,7 @@ def anchors_table(res: dict[str, Any]) -> str:
     """cykafka beside the Java producer (``java_anchor``) and Spark's own Kafka sink
     (``spark_anchor``), medians of the rounds; empty when neither step ran."""
     etl = res.get("etl") or {}
-    ja, sa = etl.get("java_anchor"), etl.get("spark_anchor")
+    ja = etl.get("java_anchor")
     out: list[str] = []
     if ja:
         out += [
@@ -197,7 +197,9 @@ def anchors_table(res: dict[str, Any]) -> str:
                     f"| {g['import_process_s_median']:.2f} "
                     f"| {_ratio(g.get('import_process_vs_java_process'), bold)} |"
                 )
-    if sa:
+    for sa in (etl.get("spark_anchor"), etl.get("spark_anchor_standalone")):
+        if not sa:
+            continue
         if out:
             out.append("")
         out += [
@@ -218,7 +220,11 @@ def anchors_table(res: dict[str, Any]) -> str:
             for side, label in sides:
                 r = b[side]
                 ratio = b.get(f"{side}_vs_spark_kafka")
-                bold = broker == sa.get("target_broker") and side != "write_kafka_ordered"
+                bold = (
+                    sa["spark"] == "local[2]"
+                    and broker == sa.get("target_broker")
+                    and side != "write_kafka_ordered"
+                )
                 out.append(
                     f"| {name}: {label} | {r['rows_per_s_median']:,} "
                     f"| {_ratio(ratio, bold)} | {r['jvm_cpu_s_per_million_rows']:.2f} "
