@@ -4,7 +4,8 @@
 
 Prints Markdown tables: every line of the run (best msgs/s, median, ratio to its C
 floor and to its confluent baseline, CPU seconds), the targets with their verdicts, and
-the import comparisons (typed vs flat Parquet, lines vs kcat) when those steps ran.
+the import comparisons (typed vs flat Parquet, lines vs kcat) and the comparisons with
+the Java producer and Spark's own Kafka sink when those steps ran.
 The README quotes them as printed, so its figures are those of one run.
 """
 
@@ -162,6 +163,77 @@ def import_table(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _int(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f}"
+
+
+def anchors_table(res: dict[str, Any]) -> str:
+    """cykafka beside the Java producer (``java_anchor``) and Spark's own Kafka sink
+    (``spark_anchor``), medians of the rounds; empty when neither step ran."""
+    etl = res.get("etl") or {}
+    ja = etl.get("java_anchor")
+    out: list[str] = []
+    if ja:
+        out += [
+            "| Java producer, 1 partition | Java ProducerPerformance, msgs/s "
+            "| cykafka `produce_batch` | × Java | cykafka `produce()` futures | × Java "
+            "| ProducerPerformance process, s | `cykafka import` process, s | × Java |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
+            for group, label in (("same", "same settings"), ("defaults", "each at its defaults")):
+                g = ja.get(f"{broker}_{group}")
+                if not g:
+                    continue
+                bold = broker == ja.get("target_broker") and group == "same"
+                java_s = g.get("java_process_s_median")
+                out.append(
+                    f"| {name}, {label} | {_int(g.get('java_rows_per_s_median'))} "
+                    f"| {_int(g.get('cy_batch_rows_per_s_median'))} "
+                    f"| {_ratio(g.get('cy_batch_vs_java'), bold)} "
+                    f"| {_int(g.get('cy_futures_rows_per_s_median'))} "
+                    f"| {_ratio(g.get('cy_futures_vs_java'), bold)} "
+                    f"| {'' if java_s is None else f'{java_s:.2f}'} "
+                    f"| {g['import_process_s_median']:.2f} "
+                    f"| {_ratio(g.get('import_process_vs_java_process'), bold)} |"
+                )
+    for sa in (etl.get("spark_anchor"), etl.get("spark_anchor_standalone")):
+        if not sa:
+            continue
+        if out:
+            out.append("")
+        out += [
+            f"| Spark sink, {sa['rows']:,} rows, {sa['spark']} | rows/s | × Spark's sink "
+            "| CPU-s per M rows: Spark's JVM | Python workers | machine |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        sides = (
+            ("spark_kafka", 'Spark\'s `df.write.format("kafka")`'),
+            ("write_kafka_none", "**cykafka `write_kafka(preset=None)`**"),
+            ("write_kafka_ordered", '**cykafka `write_kafka(preset="ordered")`**'),
+            ("write_kafka_exactly_once", '**cykafka `write_kafka(preset="exactly_once")`**'),
+        )
+        for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
+            b = sa.get(broker)
+            if not b:
+                continue
+            for side, label in sides:
+                r = b[side]
+                ratio = b.get(f"{side}_vs_spark_kafka")
+                bold = (
+                    sa["spark"] == "local[2]"
+                    and broker == sa.get("target_broker")
+                    and side != "write_kafka_ordered"
+                )
+                out.append(
+                    f"| {name}: {label} | {r['rows_per_s_median']:,} "
+                    f"| {_ratio(ratio, bold)} | {r['jvm_cpu_s_per_million_rows']:.2f} "
+                    f"| {r['python_cpu_s_per_million_rows']:.2f} "
+                    f"| {r['machine_cpu_s_per_million_rows']:.2f} |"
+                )
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
     path = argv[1] if len(argv) > 1 else "bench/results/latest.json"
     with open(path) as f:
@@ -170,10 +242,10 @@ def main(argv: list[str]) -> int:
         print(lines_table(res))
         print()
     print(targets_table(res))
-    imports = import_table(res)
-    if imports:
-        print()
-        print(imports)
+    for extra in (import_table(res), anchors_table(res)):
+        if extra:
+            print()
+            print(extra)
     return 0
 
 

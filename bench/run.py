@@ -195,6 +195,9 @@ EXTRA_STEPS = (
     "import_kcat",
     "spark",
     "schema_registry",
+    "java_anchor",
+    "spark_anchor",
+    "spark_anchor_standalone",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -230,7 +233,13 @@ RATIO_TARGETS = [
 ]
 
 
-_STEP_SCRIPTS = {"spark": "spark_sink", "schema_registry": "schema_registry_bench"}
+_STEP_SCRIPTS = {
+    "spark": "spark_sink",
+    "schema_registry": "schema_registry_bench",
+    "java_anchor": "java_anchor",
+    "spark_anchor": "spark_anchor",
+    "spark_anchor_standalone": "spark_anchor",
+}
 
 
 def say(msg: str) -> None:
@@ -350,6 +359,28 @@ def etl_targets(etl: dict[str, dict]) -> list[dict]:
                 k.get(key),
                 need,
             )
+    ja = etl.get("java_anchor", {}).get("apache_kafka_same", {})
+    # The Java producer (ProducerPerformance) on Apache Kafka, the same settings on both
+    # sides; medians of the per-round ratios (bench/java_anchor.py).
+    add("produce_batch >= 1.2 x Java producer (Apache Kafka)", ja.get("cy_batch_vs_java"), 1.2)
+    add("futures >= 1.0 x Java producer (Apache Kafka)", ja.get("cy_futures_vs_java"), 1.0)
+    add(
+        "import --format lines >= 1.0 x ProducerPerformance, processes",
+        ja.get("import_process_vs_java_process"),
+        1.0,
+    )
+    sa = etl.get("spark_anchor", {}).get("apache_kafka", {})
+    # Spark's own Kafka sink, same session and DataFrame (bench/spark_anchor.py).
+    add(
+        "Spark write_kafka >= 1.0 x Spark's Kafka sink (Apache Kafka)",
+        sa.get("write_kafka_none_vs_spark_kafka"),
+        1.0,
+    )
+    add(
+        "Spark write_kafka(exactly_once) >= 0.8 x Spark's Kafka sink",
+        sa.get("write_kafka_exactly_once_vs_spark_kafka"),
+        0.8,
+    )
     sr = etl.get("schema_registry", {})
     # Ratios of the medians over the rounds (every run in the JSON).
     add(
@@ -733,6 +764,15 @@ def main(argv: Optional[list[str]] = None) -> int:
             ("import_kcat", "import_compare.py", ["--kcat", f"--repeat={max(args.repeat, 5)}"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
             ("schema_registry", "schema_registry_bench.py", [f"--repeat={args.repeat}"]),
+            # What users would pick instead, each step on one Apache Kafka node of its
+            # own (cykafka.kafka_cluster) and on this Tansu.
+            ("java_anchor", "java_anchor.py", [f"--repeat={args.repeat}"]),
+            ("spark_anchor", "spark_anchor.py", [f"--repeat={args.repeat}"]),
+            (
+                "spark_anchor_standalone",
+                "spark_anchor.py",
+                ["--standalone", f"--repeat={args.repeat}"],
+            ),
         ):
             if step not in only:
                 continue

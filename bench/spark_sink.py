@@ -119,7 +119,8 @@ def _spark_cpu(jvm: int) -> tuple[float, float]:
     return _process_cpu(jvm), sum(_process_cpu(p) for p in _descendants(jvm))
 
 
-def _session() -> Any:
+def _session(**conf: str) -> Any:
+    """A ``local[2]`` session for the benchmarks; ``conf``: more Spark settings."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Spark's Python workers must import the cykafka this process measures: the
     # installed one (./run bench), not src/, which on a fresh clone has no extension.
@@ -131,16 +132,36 @@ def _session() -> Any:
     )
     from pyspark.sql import SparkSession
 
-    spark = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("cykafka-bench-spark-sink")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.driver.memory", "2g")
-        .getOrCreate()
     )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def bench_frame(spark: Any, rows: int) -> Any:
+    """The benchmarks' DataFrame, cached and counted: ``rows`` rows of a string key
+    (1000 distinct) and a 100-byte string value, in 2 partitions."""
+    from pyspark.sql import functions as F
+
+    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
+    df = (
+        spark.range(rows, numPartitions=2)
+        .select(
+            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
+            F.rpad(value, 100, "x").alias("value"),
+        )
+        .cache()
+    )
+    assert df.count() == rows
+    return df
 
 
 def run(
@@ -157,8 +178,6 @@ def run(
     ``config``: librdkafka properties for every side (default: librdkafka's)."""
     import statistics
 
-    from pyspark.sql import functions as F
-
     from cykafka.spark import write_kafka
 
     conf = dict(config or {})
@@ -169,16 +188,7 @@ def run(
         from pyspark import cloudpickle
 
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    value = F.concat(F.lit("value-"), F.col("id").cast("string"), F.lit("-"))
-    df = (
-        spark.range(rows, numPartitions=2)
-        .select(
-            F.concat(F.lit("key-"), (F.col("id") % 1000).cast("string")).alias("key"),
-            F.rpad(value, 100, "x").alias("value"),
-        )
-        .cache()
-    )
-    assert df.count() == rows
+    df = bench_frame(spark, rows)
 
     # Each side gets a fresh topic made before its timer starts (topic creation is not
     # what is measured); sides without Kafka ignore it.
