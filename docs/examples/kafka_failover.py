@@ -15,17 +15,25 @@ with KafkaCluster(nodes=3) as cluster:
         producer.flush(60)
     offsets = [f.result().offset for f in futures]
     print(f"leader was node {leader}, now node {cluster.leader(topic, 0)}")
-    print(f"delivered {len(offsets)}, offsets {offsets[0]}..{offsets[-1]}, in order: "
-          f"{offsets == sorted(offsets)}")
+    print(
+        f"delivered {len(offsets)}, offsets {offsets[0]}..{offsets[-1]}, in order: "
+        f"{offsets == sorted(offsets)}"
+    )
 
-    consumer = confluent_kafka.Consumer({
-        "bootstrap.servers": cluster.bootstrap_servers, "group.id": "check",
-        "auto.offset.reset": "earliest", "isolation.level": "read_committed",
-    })
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": "check",
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+        }
+    )
     consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
     values = []
     while len(values) < 10000:
         values += [m.value() for m in consumer.consume(1000, timeout=5) if not m.error()]
     consumer.close()
-    print(f"read back {len(values)} records, each once and in order: "
-          f"{values == [f'order-{i}'.encode() for i in range(10000)]}")
+    print(
+        f"read back {len(values)} records, each once and in order: "
+        f"{values == [f'order-{i}'.encode() for i in range(10000)]}"
+    )
