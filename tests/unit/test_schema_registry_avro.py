@@ -226,3 +226,150 @@ def test_one_serializer_shared_by_threads() -> None:
     with ThreadPoolExecutor(4) as pool:
         for _ in range(5):
             assert list(pool.map(lambda t: encode(ser, t)[0], tables)) == alone
+
+
+# -- every schema confluent's serializer takes -------------------------------------------
+
+UNION_SCHEMA = {
+    "type": "record",
+    "name": "U",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "any", "type": ["null", "long", "string"], "default": None},
+        {"name": "num", "type": ["long", "double"]},
+        {
+            "name": "who",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "Person",
+                    "fields": [{"name": "name", "type": "string"}],
+                },
+                {
+                    "type": "record",
+                    "name": "Shop",
+                    "fields": [
+                        {"name": "url", "type": "string"},
+                        {"name": "rank", "type": "int"},
+                    ],
+                },
+            ],
+            "default": None,
+        },
+    ],
+}
+
+LIST_SCHEMA = {
+    "type": "record",
+    "name": "Node",
+    "fields": [
+        {"name": "value", "type": "long"},
+        {"name": "next", "type": ["null", "Node"], "default": None},
+    ],
+}
+
+UUID_SCHEMA = {
+    "type": "record",
+    "name": "Tagged",
+    "fields": [
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "n", "type": "int"},
+    ],
+}
+
+
+def _node(values: list[int]) -> Any:
+    out = None
+    for v in reversed(values):
+        out = {"value": v, "next": out}
+    return out
+
+
+@pytest.mark.parametrize(
+    "schema, rows",
+    [
+        (
+            UNION_SCHEMA,
+            [
+                {"id": 1, "any": 5, "num": 2, "who": {"name": "ann"}},
+                {"id": 2, "any": "five", "num": 2.5, "who": {"url": "x.org", "rank": 3}},
+                {"id": 3, "any": None, "num": -(2**40), "who": None},
+                {"id": 4, "num": 1e300},
+            ],
+        ),
+        (LIST_SCHEMA, [_node([1]), _node([1, 2, 3]), _node(list(range(100)))]),
+        (UUID_SCHEMA, [{"id": uuid.UUID(int=i * 7919), "n": i} for i in range(3)]),
+        (UUID_SCHEMA, [{"id": str(uuid.UUID(int=5)), "n": 0}, {"id": uuid.UUID(int=6), "n": 1}]),
+    ],
+    ids=["unions", "recursive", "uuid-objects", "uuid-mixed"],
+)
+def test_schemas_beyond_the_column_encoder_give_confluents_bytes(
+    schema: Any, rows: list[Any]
+) -> None:
+    registry = mock_registry()
+    text = json.dumps(schema)
+    ours, rejected = encode(AvroSerializer(registry, text), rows)
+    assert rejected == []
+    ref = ConfluentAvro(registry, text)
+    assert ours == [ref(row, ctx("t")) for row in rows]
+    # one record at a time, as confluent's serializer is called
+    assert [AvroSerializer(registry, text)(row, ctx("t")) for row in rows] == ours
+
+
+def test_union_columns_from_arrow_take_the_branch_confluent_takes() -> None:
+    registry = mock_registry()
+    text = json.dumps(UNION_SCHEMA)
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "any": pa.array(["a", None, "c"]),
+            "num": pa.array([1.0, 2.5, -3.0]),
+        }
+    )
+    ours, rejected = encode(AvroSerializer(registry, text), table)
+    assert rejected == []
+    ref = ConfluentAvro(registry, text)
+    assert ours == [ref(row, ctx("t")) for row in table.to_pylist()]
+
+
+@pytest.mark.parametrize("schema", [AVRO_ORDER_SCHEMA, UNION_SCHEMA, LIST_SCHEMA])
+def test_row_errors_name_row_and_field_for_dict_rows(schema: Any) -> None:
+    registry = mock_registry()
+    good = {
+        "shop.Order": order_rows(1)[0],
+        "shop.U": {"id": 1, "any": 5, "num": 2},
+        "Node": _node([1, 2]),
+    }[f"{schema.get('namespace', '')}.{schema['name']}".lstrip(".")]
+    bad = dict(good)
+    if schema is LIST_SCHEMA:
+        bad["next"] = {"value": "two", "next": None}  # no branch of the union fits
+        field = "next"
+    elif schema is UNION_SCHEMA:
+        bad["any"] = 2.5  # neither null, long nor string
+        field = "any"
+    else:
+        bad["id"] = "not a number"
+        field = "id"
+    ours, rejected = encode(AvroSerializer(registry, json.dumps(schema)), [good, bad, good])
+    assert [r for r, _ in rejected] == [1]
+    assert f"field {field!r}" in rejected[0][1], rejected
+    assert ours[0] is not None and ours[1] is None and ours[2] == ours[0]
+
+
+def test_values_out_of_range_are_refused_on_the_record_path_too() -> None:
+    # confluent's serializer writes 2**40 into an Avro int (no reader takes it back)
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "n", "type": "int"},
+            {"name": "any", "type": ["null", "int", "string"]},
+        ],
+    }
+    rows = [{"n": 1, "any": 2**40}, {"n": 2**40, "any": None}, {"n": 3, "any": "x"}]
+    ours, rejected = encode(AvroSerializer(mock_registry(), json.dumps(schema)), rows)
+    assert [r for r, _ in rejected] == [0, 1]
+    assert "field 'any'" in rejected[0][1] and "field 'n'" in rejected[1][1], rejected
+    assert ours[2] is not None

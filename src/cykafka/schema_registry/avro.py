@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
+import fastavro
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
 from confluent_kafka.serialization import SerializationContext, SerializationError
+from fastavro.validation import ValidationError, validate
 
 from .._codecs import AvroPlan
 from ._common import (
@@ -21,12 +24,13 @@ from ._common import (
     arrow_chunks,
     frame,
     is_arrow,
+    python_rows,
     records_as_array,
     registry_client,
     resolve_schema_id,
 )
 from ._text import cast_type, parse_text, text_casts
-from .avro_types import arrow_type_for, avro_schema_for
+from .avro_types import arrow_type_for, avro_schema_for, fits_columns
 
 __all__ = ["AvroSerializer"]
 
@@ -34,6 +38,74 @@ __all__ = ["AvroSerializer"]
 ENCODE_ROWS = 65536
 
 _REGISTERED_KEYS = ("use.latest.version", "use.schema.id", "use.latest.with.metadata")
+
+
+class _RecordWriter:
+    """Records written one at a time by fastavro's ``schemaless_writer``, the encoder
+    inside confluent's AvroSerializer (with its strictness settings), so the bytes are
+    its bytes.  Used for schemas the column encoder does not take (unions of several
+    non-null types, recursive records) and for records Arrow cannot hold (``uuid.UUID``
+    values, a union branch chosen by value).  A record it refuses, or that fastavro's
+    validation refuses (an int out of range), is rejected alone, naming the field."""
+
+    def __init__(self, writer: Any, prefix: bytes, ref: _ConfluentAvro) -> None:
+        self._parsed = fastavro.parse_schema(writer)
+        self._prefix = prefix
+        self._strict = bool(getattr(ref, "_strict", False))
+        self._strict_default = bool(getattr(ref, "_strict_allow_default", False))
+
+    def encode(self, record: Any) -> tuple[Optional[bytes], str]:
+        """(framed bytes, "") or (None, why, naming the field)."""
+        bio = io.BytesIO()
+        try:
+            fastavro.schemaless_writer(
+                bio,
+                self._parsed,
+                record,
+                strict=self._strict,
+                strict_allow_default=self._strict_default,
+            )
+        except Exception as exc:  # any refusal of one record fails that record alone
+            return None, _field_error(exc)
+        # The writer takes some values no reader takes back (an int beyond the range of
+        # Avro int); fastavro's validation, which confluent's serializer skips, does not.
+        try:
+            validate(record, self._parsed, raise_errors=True, strict=self._strict)
+        except ValidationError as exc:
+            return None, _invalid(exc)
+        return self._prefix + bio.getvalue(), ""
+
+    def chunk(self, records: Sequence[Any]) -> Chunk:
+        out: list[Optional[bytes]] = []
+        rejected: Rejected = []
+        for i, record in enumerate(records):
+            data, why = (None, "") if record is None else self.encode(record)
+            if why:
+                rejected.append((i, why))
+            out.append(data)
+        return pa.array(out, pa.large_binary()), rejected
+
+
+def _invalid(exc: ValidationError) -> str:
+    """fastavro's first validation error: it names a field by its record's full name."""
+    first = exc.errors[0]
+    record, _, name = str(first.field).rpartition(".")
+    where = f"field {name!r} (record {record})" if record else f"field {name!r}"
+    expected = first.schema if isinstance(first.schema, str) else json.dumps(first.schema)
+    return f"{where}: {first.datum!r} is not a valid Avro {expected}"
+
+
+def _field_error(exc: BaseException) -> str:
+    """fastavro's error with the field path first: it appends " on field NAME" at each
+    enclosing record, innermost first."""
+    head, *fields = str(exc).split(" on field ")
+    path = list(reversed(fields))
+    missing = "no value and no default for "
+    if head.startswith(missing):
+        path.append(head[len(missing) :])
+        head = "has no value and the schema gives it no default"
+    text = f"{type(exc).__name__}: {head}" if not head.startswith("has no") else head
+    return f"field {'.'.join(path)!r}: {text}" if path else text
 
 
 class AvroSerializer:
@@ -123,6 +195,8 @@ class AvroSerializer:
             if isinstance(atype, pa.Schema):
                 atype = pa.struct(list(atype))
             prefix, writer = self._writer(topic, is_key, atype)
+            if not fits_columns(writer):
+                return self._record_chunks(data, prefix, writer)
             casts = text_casts(atype, writer)
             # refuses incompatible columns up front
             self._plan(prefix, writer, cast_type(atype, casts) if casts else atype)
@@ -143,7 +217,15 @@ class AvroSerializer:
             inferred = pa.Table.from_pylist([r for r in rows if r is not None][:1000]).schema
             inferred = pa.struct(list(inferred))
         prefix, writer = self._writer(topic, is_key, inferred)
+        if not fits_columns(writer):
+            return self._record_chunks(rows, prefix, writer)
         return self._list_chunks(rows, prefix, writer)
+
+    def _record_chunks(self, data: Any, prefix: bytes, writer: Any) -> Iterator[Chunk]:
+        records = _RecordWriter(writer, prefix, self._ref)
+        for rows in python_rows(data):
+            for start in range(0, max(len(rows), 1), ENCODE_ROWS):
+                yield records.chunk(rows[start : start + ENCODE_ROWS])
 
     def _arrow_chunks(
         self, data: Any, prefix: bytes, writer: Any, casts: dict[int, pa.DataType]
@@ -167,12 +249,22 @@ class AvroSerializer:
 
     def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
         atype = arrow_type_for(writer)
+        records: Optional[_RecordWriter] = None
         for start in range(0, len(rows), LIST_CHUNK):
             part = rows[start : start + LIST_CHUNK]
             ptype, part = _fill_defaults(writer, atype, part)
-            arr, rejected = records_as_array(part, ptype)
+            arr, unfit = records_as_array(part, ptype)
             out, bad = self._plan(prefix, writer, ptype).encode(arr)
-            yield out, sorted(rejected + [(row, f"field {path!r} {why}") for row, path, why in bad])
+            why = {row: f"field {path!r} {what}" for row, path, what in bad}
+            if unfit:
+                # A record Arrow cannot hold (a uuid.UUID, a value of another type
+                # than the column's) goes to fastavro, as confluent would write it.
+                records = records or _RecordWriter(writer, prefix, self._ref)
+                values = out.to_pylist()
+                for row, _ in unfit:
+                    values[row], why[row] = records.encode(part[row])
+                out = pa.array(values, pa.large_binary())
+            yield out, sorted((row, text) for row, text in why.items() if text)
 
     # -- one record, as confluent's ------------------------------------------
 
