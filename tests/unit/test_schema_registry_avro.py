@@ -373,3 +373,26 @@ def test_values_out_of_range_are_refused_on_the_record_path_too() -> None:
     assert [r for r, _ in rejected] == [0, 1]
     assert "field 'any'" in rejected[0][1] and "field 'n'" in rejected[1][1], rejected
     assert ours[2] is not None
+
+
+def test_arrow_maps_reach_the_record_path_as_dicts() -> None:
+    schema = {
+        "type": "record",
+        "name": "M",
+        "fields": [
+            {"name": "k", "type": ["long", "string"]},
+            {"name": "m", "type": {"type": "map", "values": "long"}},
+        ],
+    }
+    table = pa.table(
+        {
+            "k": pa.array([1, 2]),
+            "m": pa.array([[("a", 1), ("b", 2)], []], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    registry = mock_registry()
+    ours, rejected = encode(AvroSerializer(registry, json.dumps(schema)), table)
+    assert rejected == []
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    rows = [{"k": 1, "m": {"a": 1, "b": 2}}, {"k": 2, "m": {}}]
+    assert ours == [ref(r, ctx("t")) for r in rows]
