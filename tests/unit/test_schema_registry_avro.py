@@ -396,3 +396,26 @@ def test_arrow_maps_reach_the_record_path_as_dicts() -> None:
     ref = ConfluentAvro(registry, json.dumps(schema))
     rows = [{"k": 1, "m": {"a": 1, "b": 2}}, {"k": 2, "m": {}}]
     assert ours == [ref(r, ctx("t")) for r in rows]
+
+
+@pytest.mark.parametrize(
+    "schema, values",
+    [
+        ('"bytes"', [b"abc", b"", None, "text"]),
+        ('{"type": "bytes"}', [b"\x00\x01"]),
+        ('"string"', ["abc", ""]),
+        ('"long"', [1, -(2**63)]),
+        ('["null", "long", "string"]', [1, "a", None]),
+    ],
+)
+def test_primitive_schemas_are_registered_and_written_as_confluent(
+    schema: str, values: list[Any]
+) -> None:
+    # confluent registers '"string"' as '{"type":"string"}' and writes a bytes schema's
+    # value as is, without Avro's length prefix
+    registry = mock_registry()
+    ours, rejected = encode(AvroSerializer(registry, schema), values)
+    assert rejected == []
+    ref = ConfluentAvro(registry, schema)
+    assert ours == [None if v is None else ref(v, ctx("t")) for v in values]
+    assert [v.schema_id for v in [registry.get_latest_version("t-value")]] == [1]

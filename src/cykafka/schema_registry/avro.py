@@ -53,9 +53,14 @@ class _RecordWriter:
         self._prefix = prefix
         self._strict = bool(getattr(ref, "_strict", False))
         self._strict_default = bool(getattr(ref, "_strict_allow_default", False))
+        self._as_is = _bytes_as_is(writer)
 
     def encode(self, record: Any) -> tuple[Optional[bytes], str]:
         """(framed bytes, "") or (None, why, naming the field)."""
+        if self._as_is:
+            if isinstance(record, (bytes, str)):
+                return self._prefix + (record if isinstance(record, bytes) else record.encode()), ""
+            return None, f"a bytes schema takes bytes or str, not {type(record).__name__}"
         bio = io.BytesIO()
         try:
             fastavro.schemaless_writer(
@@ -84,6 +89,12 @@ class _RecordWriter:
                 rejected.append((i, why))
             out.append(data)
         return pa.array(out, pa.large_binary()), rejected
+
+
+def _bytes_as_is(writer: Any) -> bool:
+    """confluent's serializer writes the value of a top-level bytes schema as it is,
+    without Avro's length prefix (and its deserializer reads it so)."""
+    return writer == "bytes" or (isinstance(writer, dict) and writer.get("type") == "bytes")
 
 
 def _invalid(exc: ValidationError) -> str:
@@ -140,6 +151,9 @@ class AvroSerializer:
         # confluent's serializer checks the conf (the same errors for the same keys)
         # and gives the subject name strategy; it never encodes a row here.
         self._ref = _ConfluentAvro(self._registry, schema_str, to_dict, self._conf)
+        if schema_str is not None:
+            # as confluent registers it: a primitive '"string"' as '{"type":"string"}'
+            self._schema_str = self._ref._schema.schema_str
         self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
         self._derived: dict[str, _ConfluentAvro] = {}
         self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
@@ -195,7 +209,7 @@ class AvroSerializer:
             if isinstance(atype, pa.Schema):
                 atype = pa.struct(list(atype))
             prefix, writer = self._writer(topic, is_key, atype)
-            if not fits_columns(writer):
+            if _bytes_as_is(writer) or not fits_columns(writer):
                 return self._record_chunks(data, prefix, writer)
             casts = text_casts(atype, writer)
             # refuses incompatible columns up front
@@ -217,7 +231,7 @@ class AvroSerializer:
             inferred = pa.Table.from_pylist([r for r in rows if r is not None][:1000]).schema
             inferred = pa.struct(list(inferred))
         prefix, writer = self._writer(topic, is_key, inferred)
-        if not fits_columns(writer):
+        if _bytes_as_is(writer) or not fits_columns(writer):
             return self._record_chunks(rows, prefix, writer)
         return self._list_chunks(rows, prefix, writer)
 
