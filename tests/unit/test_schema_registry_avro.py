@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry import (
 from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
 from hypothesis import HealthCheck, given, settings
 
-from avro_cases import table_cases
+from avro_cases import table_cases, union_record_cases
 from cykafka.schema_registry import AvroSerializer
 from registry_helpers import AVRO_ORDER_SCHEMA, ctx, encode, mock_registry, order_rows, order_table
 
@@ -419,3 +419,15 @@ def test_primitive_schemas_are_registered_and_written_as_confluent(
     ref = ConfluentAvro(registry, schema)
     assert ours == [None if v is None else ref(v, ctx("t")) for v in values]
     assert [v.schema_id for v in [registry.get_latest_version("t-value")]] == [1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(union_record_cases())
+def test_bytes_equal_confluent_for_generated_multi_type_unions(case: Any) -> None:
+    schema, rows = case
+    registry = mock_registry()
+    text = json.dumps(schema)
+    ours, rejected = encode(AvroSerializer(registry, text), rows)
+    assert rejected == []
+    ref = ConfluentAvro(registry, text)
+    assert ours == [ref(row, ctx("t")) for row in rows]
