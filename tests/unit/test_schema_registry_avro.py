@@ -368,10 +368,27 @@ def test_values_out_of_range_are_refused_on_the_record_path_too() -> None:
             {"name": "any", "type": ["null", "int", "string"]},
         ],
     }
-    rows = [{"n": 1, "any": 2**40}, {"n": 2**40, "any": None}, {"n": 3, "any": "x"}]
+    schema["fields"].append(
+        {
+            "name": "sub",
+            "type": {
+                "type": "record",
+                "name": "S",
+                "fields": [{"name": "xs", "type": {"type": "array", "items": "int"}}],
+            },
+        }
+    )
+    sub = {"xs": [1, 2]}
+    rows = [
+        {"n": 1, "any": 2**40, "sub": sub},
+        {"n": 2**40, "any": None, "sub": sub},
+        {"n": 3, "any": "x", "sub": sub},
+        {"n": 4, "any": 1, "sub": {"xs": [1, -(2**31) - 1]}},
+    ]
     ours, rejected = encode(AvroSerializer(mock_registry(), json.dumps(schema)), rows)
-    assert [r for r, _ in rejected] == [0, 1]
+    assert [r for r, _ in rejected] == [0, 1, 3]
     assert "field 'any'" in rejected[0][1] and "field 'n'" in rejected[1][1], rejected
+    assert "field 'sub.xs[]'" in rejected[2][1], rejected
     assert ours[2] is not None
 
 
@@ -431,3 +448,17 @@ def test_bytes_equal_confluent_for_generated_multi_type_unions(case: Any) -> Non
     assert rejected == []
     ref = ConfluentAvro(registry, text)
     assert ours == [ref(row, ctx("t")) for row in rows]
+
+
+def test_a_fixed_of_another_size_is_refused_on_the_record_path() -> None:
+    schema = {
+        "type": "record",
+        "name": "F",
+        "fields": [
+            {"name": "h", "type": {"type": "fixed", "name": "H", "size": 4}},
+            {"name": "v", "type": ["long", "string"]},
+        ],
+    }
+    rows = [{"h": b"abcd", "v": 1}, {"h": b"abcdef", "v": "x"}]
+    ours, rejected = encode(AvroSerializer(mock_registry(), json.dumps(schema)), rows)
+    assert [r for r, _ in rejected] == [1] and "field 'h'" in rejected[0][1], rejected

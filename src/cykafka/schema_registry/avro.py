@@ -54,6 +54,7 @@ class _RecordWriter:
         self._strict = bool(getattr(ref, "_strict", False))
         self._strict_default = bool(getattr(ref, "_strict_allow_default", False))
         self._as_is = _bytes_as_is(writer)
+        self._ints = _int_checker(writer, "", {}, "")
 
     def encode(self, record: Any) -> tuple[Optional[bytes], str]:
         """(framed bytes, "") or (None, why, naming the field)."""
@@ -71,13 +72,22 @@ class _RecordWriter:
                 strict_allow_default=self._strict_default,
             )
         except Exception as exc:  # any refusal of one record fails that record alone
-            return None, _field_error(exc)
-        # The writer takes some values no reader takes back (an int beyond the range of
-        # Avro int); fastavro's validation, which confluent's serializer skips, does not.
-        try:
-            validate(record, self._parsed, raise_errors=True, strict=self._strict)
-        except ValidationError as exc:
-            return None, _invalid(exc)
+            why = _field_error(exc)
+            if not why.startswith("field "):  # some errors carry no field: ask validation
+                try:
+                    validate(record, self._parsed, raise_errors=True, strict=self._strict)
+                except ValidationError as invalid:
+                    why = _invalid(invalid)
+                except Exception:  # the writer's own error stands
+                    pass
+            return None, why
+        # The writer takes an int beyond Avro int's range (no reader takes it back; in a
+        # union it checks the branch): refused here, where confluent's serializer
+        # writes it.  fastavro's validation would catch it at 10x the writing's cost.
+        if self._ints is not None:
+            why = self._ints(record)
+            if why:
+                return None, why
         return self._prefix + bio.getvalue(), ""
 
     def chunk(self, records: Sequence[Any]) -> Chunk:
@@ -89,6 +99,71 @@ class _RecordWriter:
                 rejected.append((i, why))
             out.append(data)
         return pa.array(out, pa.large_binary()), rejected
+
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+Check = Callable[[Any], str]
+
+
+def _int_checker(schema: Any, ns: str, named: dict[str, Any], path: str) -> Optional[Check]:
+    """A function giving why a value of ``schema`` has an int out of Avro int's range
+    ("" when none does), or None when ``schema`` has no int outside unions."""
+    if isinstance(schema, str):
+        if schema == "int":
+            return lambda v: (
+                f"field {path!r}: {v} is out of range for the Avro int"
+                if isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX
+                else ""
+            )
+        full = f"{ns}.{schema}" if ns and "." not in schema else schema
+        if full in named or schema in named:
+            # a named record used again (or inside itself): resolved when called
+            key = full if full in named else schema
+            return lambda v: named[key](v) if named[key] is not None else ""
+        return None
+    if not isinstance(schema, dict):
+        return None  # a union: fastavro checks the branch it writes
+    kind = schema.get("type")
+    if kind == "int" and "logicalType" not in schema:
+        return _int_checker("int", ns, named, path)
+    if kind in ("record", "error"):
+        name = str(schema.get("name", ""))
+        sns = name.rpartition(".")[0] if "." in name else schema.get("namespace", ns)
+        full = name if "." in name or not sns else f"{sns}.{name}"
+        named[full] = None  # while its fields are read
+        checks = []
+        for f in schema.get("fields", ()):
+            fpath = f"{path}.{f['name']}" if path else f["name"]
+            sub = _int_checker(f.get("type"), sns, named, fpath)
+            if sub is not None:
+                checks.append((f["name"], sub))
+        if not checks:
+            return None
+
+        def record(v: Any) -> str:
+            if not isinstance(v, Mapping):
+                return ""
+            for fname, check in checks:
+                why = check(v.get(fname))
+                if why:
+                    return why
+            return ""
+
+        named[full] = record
+        return record
+    if kind in ("array", "map"):
+        inner = _int_checker(
+            schema.get("items" if kind == "array" else "values"), ns, named, f"{path}[]"
+        )
+        if inner is None:
+            return None
+        return lambda v: next(
+            (w for w in map(inner, v.values() if isinstance(v, Mapping) else v or ()) if w), ""
+        )
+    if isinstance(kind, (str, dict)):
+        return _int_checker(kind, ns, named, path)
+    return None
 
 
 def _bytes_as_is(writer: Any) -> bool:
