@@ -19,6 +19,9 @@
 #   record                 struct; a field missing from the struct (or a column
 #                          missing from the table) is written as its default
 #   union                  null and one other type, in either order
+#
+# Other unions and recursive records have no Arrow column type: AvroSerializer
+# writes those schemas record by record with fastavro (fits_columns decides).
 
 
 cdef dict _A_TIME_UNITS = {"s": 1, "ms": 1000, "us": 1000000, "ns": 1000000000}

@@ -74,3 +74,29 @@ cdef object _conf_lookup(const rd_kafka_conf_t *conf, str key):
     if rd_kafka_conf_get(conf, key.encode(), buf, &size) != RD_KAFKA_CONF_OK:
         return None
     return buf[:max(<Py_ssize_t>size - 1, 0)].decode(errors="replace")
+
+
+def config_refusal(dict config, tuple secrets=()):
+    """librdkafka's reason for refusing a producer built from ``config``, or None when
+    it builds one.  Asks librdkafka itself (every property set, then rd_kafka_new), so
+    a refusal predicted from its documented ranges cannot drift from what it does.
+    The caller leaves out what acts on the outside world (brokers, files, plugins);
+    ``secrets`` are masked in the reason, as for a Producer."""
+    cdef char errstr[512]
+    cdef rd_kafka_conf_t *conf
+    cdef rd_kafka_t *rk
+    try:
+        conf = _new_conf(config, secrets)
+    except KafkaConfigError as exc:
+        return exc.message
+    # rd_kafka_new takes ownership of conf on success only.
+    rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))  # partner: below
+    if rk == NULL:
+        rd_kafka_conf_destroy(conf)  # partner: _new_conf
+        reason = errstr.decode(errors="replace")
+        for secret in secrets:
+            reason = reason.replace(secret, "***")
+        return reason
+    with nogil:
+        rd_kafka_destroy(rk)  # partner: rd_kafka_new above
+    return None

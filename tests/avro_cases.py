@@ -232,3 +232,49 @@ def table_cases(
     struct = pa.array(rows, top.arrow)
     table = pa.Table.from_batches([pa.RecordBatch.from_struct_array(struct)])
     return schema, rows, table
+
+
+#: Branches a multi-type union draws from: (Avro type, Python values of that branch).
+_BRANCHES: dict[str, st.SearchStrategy[Any]] = {
+    "null": st.none(),
+    "boolean": st.booleans(),
+    "int": _ints(-(2**31), 2**31 - 1),
+    "long": _ints(-(2**63), 2**63 - 1),
+    "float": st.floats(width=32, allow_nan=False),
+    "double": st.floats(allow_nan=False),
+    "string": st.text(max_size=8),
+    "bytes": st.binary(max_size=8),
+}
+
+
+@st.composite
+def union_record_cases(draw: Any, max_rows: int = 8) -> tuple[Any, list[Any]]:
+    """A record whose fields are unions of several types (primitives, an array, a
+    record) and dict rows whose values come from any branch: the schemas the column
+    encoder leaves to fastavro."""
+    n_fields = draw(st.integers(1, 4))
+    fields, values = [], []
+    for i in range(n_fields):
+        names = draw(
+            st.lists(st.sampled_from(sorted(_BRANCHES)), min_size=2, max_size=4, unique=True)
+        )
+        branches: list[Any] = list(names)
+        strategies = [_BRANCHES[b] for b in names]
+        if draw(st.booleans()):
+            rec = {
+                "type": "record",
+                "name": f"Sub{i}_{next(_counter)}",
+                "fields": [{"name": "x", "type": "long"}, {"name": "y", "type": "string"}],
+            }
+            branches.append(rec)
+            strategies.append(
+                st.fixed_dictionaries({"x": _BRANCHES["long"], "y": _BRANCHES["string"]})
+            )
+        if draw(st.booleans()):
+            branches.append({"type": "array", "items": "long"})
+            strategies.append(st.lists(_BRANCHES["long"], max_size=3))
+        fields.append({"name": f"f{i}", "type": branches})
+        values.append(st.one_of(strategies))
+    schema = {"type": "record", "name": f"U{next(_counter)}", "fields": fields}
+    row = st.fixed_dictionaries({f"f{i}": v for i, v in enumerate(values)})
+    return schema, draw(st.lists(row, min_size=1, max_size=max_rows))

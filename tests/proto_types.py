@@ -10,6 +10,7 @@ protoc here): the equivalent of
       bytes blob = 6; repeated string tags = 7; Address address = 8; Color color = 9;
       map<string, int64> counts = 10; sint32 delta = 11; uint64 big = 12;
       repeated int32 nums = 13;
+      oneof payment { string card = 14; string iban = 15; }
     }
 """
 
@@ -50,6 +51,9 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
         f = order.field.add(name=name, number=num, type=typ, label=label)
         if tname:
             f.type_name = tname
+    order.oneof_decl.add(name="payment")
+    for name, num in (("card", 14), ("iban", 15)):
+        order.field.add(name=name, number=num, type=F.TYPE_STRING, label=opt, oneof_index=0)
     entry = order.nested_type.add(name="CountsEntry")
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=opt)

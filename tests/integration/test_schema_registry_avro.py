@@ -129,3 +129,37 @@ def test_produce_one_record_with_a_serializer(broker: Any, topic: Any, read_back
         r for part in read_back(broker.bootstrap_servers, name, expected=1).values() for r in part
     ]
     assert got.value == ConfluentAvro(registry, json.dumps(AVRO_ORDER_SCHEMA))(row, ctx(name))
+
+
+def test_union_and_recursive_records_round_trip_with_row_and_field_errors(
+    broker: Any, topic: Any, read_back: Any
+) -> None:
+    schema = {
+        "type": "record",
+        "name": "Node",
+        "namespace": "shop",
+        "fields": [
+            {"name": "value", "type": ["long", "double", "string"]},
+            {"name": "next", "type": ["null", "Node"], "default": None},
+        ],
+    }
+    rows = [
+        {"value": 1, "next": {"value": "two", "next": None}},
+        {"value": [1]},  # fits no branch of the union
+        {"value": 2.5, "next": {"value": 3, "next": {"value": "x", "next": None}}},
+    ]
+    registry = mock_registry()
+    name = topic()
+    with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        report = p.produce_batch(
+            name, rows, value_serializer=AvroSerializer(registry, json.dumps(schema))
+        ).result(30)
+    assert (report.delivered, report.failed) == (2, 1)
+    assert report.errors[0][0] == 1 and "row 1: field 'value'" in str(report.errors[0][1])
+    got = [
+        r for part in read_back(broker.bootstrap_servers, name, expected=2).values() for r in part
+    ]
+    ref = ConfluentAvro(registry, json.dumps(schema))
+    assert [r.value for r in got] == [ref(rows[0], ctx(name)), ref(rows[2], ctx(name))]
+    deser = AvroDeserializer(registry)
+    assert [deser(r.value, ctx(name)) for r in got] == [rows[0], rows[2]]

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import itertools
 import json
+import re
 
 import pytest
 
@@ -138,3 +140,84 @@ def test_translation_changes_appear_in_explain() -> None:
     assert any(w.startswith("batch.size=0 (Java: no batching)") for w in g.warnings)
     assert any("compression.lz4.level=3 dropped" in w for w in g.warnings)
     assert any(n.startswith("enable.idempotence not set") for n in g.notes)
+
+
+# -- explain against librdkafka, over the ranges CONFIGURATION.md documents ---------------
+
+#: Each property at and beyond the edges of its documented range, and at values whose
+#: meaning depends on another property (linger.ms against message.timeout.ms, which
+#: follows transaction.timeout.ms with a transactional.id).
+TIMING = {
+    "linger.ms": [None, 0, 5, 70000, 299999, 300000, 300001, 900000, 900001],
+    "message.timeout.ms": [None, 0, 1, 60000, 300000, 900000, 2147483647, 2147483648],
+    "transactional.id": [None, "tx-range"],
+    "transaction.timeout.ms": [None, 1000, 70000, 900000],
+}
+EDGES = {
+    "acks": [-2, -1, 0, 1, 1000, 1001],
+    "max.in.flight.requests.per.connection": [0, 1, 5, 6, 1000000, 1000001],
+    "retries": [-1, 0, 1, 2147483647, 2147483648],
+    "batch.num.messages": [0, 1, 1000000, 1000001],
+    "batch.size": [0, 1, 2147483647],
+    "queue.buffering.max.messages": [0, 1, 2147483647],
+    "queue.buffering.max.kbytes": [0, 1, 2147483647],
+    "request.timeout.ms": [0, 1, 900000, 900001],
+    "message.max.bytes": [999, 1000, 1000000000, 1000000001],
+    "retry.backoff.ms": [0, 1, 300000, 300001],
+    "sticky.partitioning.linger.ms": [-1, 0, 900000, 900001],
+}
+
+
+def _table() -> list[dict]:
+    out = []
+    for values in itertools.product(*TIMING.values()):
+        out.append({k: v for k, v in zip(TIMING, values, strict=True) if v is not None})
+    for key, values in EDGES.items():
+        for v in values:
+            for idem in (None, True):
+                cfg = {key: v} if idem is None else {key: v, "enable.idempotence": True}
+                out.append(cfg)
+    return out
+
+
+def _producer_refusal(cfg: dict, preset) -> str:
+    """What building the Producer says: "" when librdkafka builds it."""
+    from cykafka import KafkaConfigError, Producer
+
+    try:
+        p = Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0, **cfg}, preset=preset)
+    except KafkaConfigError as exc:
+        return str(exc)
+    p.close(0)
+    return ""
+
+
+@pytest.mark.filterwarnings("ignore::cykafka.config.ConfigWarning")
+@pytest.mark.parametrize("preset", [None, "ordered"])
+def test_explain_refuses_exactly_what_librdkafka_refuses(preset) -> None:
+    wrong = []
+    for cfg in _table():
+        try:
+            g = explain(cfg, preset=preset)
+        except ValueError as exc:  # translation refuses it: so does the Producer
+            with pytest.raises(ValueError, match=re.escape(str(exc))):
+                _producer_refusal(cfg, preset)
+            continue
+        why = _producer_refusal(cfg, preset)
+        if g.refused != bool(why):
+            said = next((w for w in g.warnings if w.startswith("librdkafka")), "accepted")
+            wrong.append(f"{cfg}: explain: {said}; librdkafka: {why or 'accepted'}")
+    assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:20])
+
+
+def test_notes_follow_the_resolved_settings_not_the_typed_ones() -> None:
+    g = explain({}, preset="ordered")
+    assert g.settings["enable.idempotence"] == "true (preset ordered)"
+    assert not any("enable.idempotence not set" in n for n in g.notes), g.notes
+    g = explain({}, preset="java_compatible")
+    assert g.settings["partitioner"].startswith("murmur2_random (preset")
+    assert not any(n.startswith("No partitioner") for n in g.notes), g.notes
+    # with nothing set, both notes are there
+    g = explain({})
+    assert any(n.startswith("enable.idempotence not set") for n in g.notes)
+    assert any(n.startswith("No partitioner") for n in g.notes)

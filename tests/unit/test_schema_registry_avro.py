@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry import (
 from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
 from hypothesis import HealthCheck, given, settings
 
-from avro_cases import table_cases
+from avro_cases import table_cases, union_record_cases
 from cykafka.schema_registry import AvroSerializer
 from registry_helpers import AVRO_ORDER_SCHEMA, ctx, encode, mock_registry, order_rows, order_table
 
@@ -226,3 +226,228 @@ def test_one_serializer_shared_by_threads() -> None:
     with ThreadPoolExecutor(4) as pool:
         for _ in range(5):
             assert list(pool.map(lambda t: encode(ser, t)[0], tables)) == alone
+
+
+def _confluent_bytes(schema: Any, data: Any, rows: list[Any]) -> list[Any]:
+    """Our bytes for ``data``, checked equal to confluent's serializer on ``rows`` (the
+    same records as Python values) with one registry, no row rejected."""
+    registry = mock_registry()
+    text = schema if isinstance(schema, str) else json.dumps(schema)
+    ours, rejected = encode(AvroSerializer(registry, text), data)
+    assert rejected == []
+    ref = ConfluentAvro(registry, text)
+    assert ours == [None if row is None else ref(row, ctx("t")) for row in rows]
+    return ours
+
+
+# -- every schema confluent's serializer takes -------------------------------------------
+
+UNION_SCHEMA = {
+    "type": "record",
+    "name": "U",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "any", "type": ["null", "long", "string"], "default": None},
+        {"name": "num", "type": ["long", "double"]},
+        {
+            "name": "who",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "Person",
+                    "fields": [{"name": "name", "type": "string"}],
+                },
+                {
+                    "type": "record",
+                    "name": "Shop",
+                    "fields": [
+                        {"name": "url", "type": "string"},
+                        {"name": "rank", "type": "int"},
+                    ],
+                },
+            ],
+            "default": None,
+        },
+    ],
+}
+
+LIST_SCHEMA = {
+    "type": "record",
+    "name": "Node",
+    "fields": [
+        {"name": "value", "type": "long"},
+        {"name": "next", "type": ["null", "Node"], "default": None},
+    ],
+}
+
+UUID_SCHEMA = {
+    "type": "record",
+    "name": "Tagged",
+    "fields": [
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "n", "type": "int"},
+    ],
+}
+
+
+def _node(values: list[int]) -> Any:
+    out = None
+    for v in reversed(values):
+        out = {"value": v, "next": out}
+    return out
+
+
+@pytest.mark.parametrize(
+    "schema, rows",
+    [
+        (
+            UNION_SCHEMA,
+            [
+                {"id": 1, "any": 5, "num": 2, "who": {"name": "ann"}},
+                {"id": 2, "any": "five", "num": 2.5, "who": {"url": "x.org", "rank": 3}},
+                {"id": 3, "any": None, "num": -(2**40), "who": None},
+                {"id": 4, "num": 1e300},
+            ],
+        ),
+        (LIST_SCHEMA, [_node([1]), _node([1, 2, 3]), _node(list(range(100)))]),
+        (UUID_SCHEMA, [{"id": uuid.UUID(int=i * 7919), "n": i} for i in range(3)]),
+        (UUID_SCHEMA, [{"id": str(uuid.UUID(int=5)), "n": 0}, {"id": uuid.UUID(int=6), "n": 1}]),
+    ],
+    ids=["unions", "recursive", "uuid-objects", "uuid-mixed"],
+)
+def test_schemas_beyond_the_column_encoder_give_confluents_bytes(
+    schema: Any, rows: list[Any]
+) -> None:
+    ours = _confluent_bytes(schema, rows, rows)
+    # one record at a time, as confluent's serializer is called
+    one = AvroSerializer(mock_registry(), json.dumps(schema))
+    assert [one(row, ctx("t")) for row in rows] == ours
+
+
+def test_union_columns_from_arrow_take_the_branch_confluent_takes() -> None:
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "any": pa.array(["a", None, "c"]),
+            "num": pa.array([1.0, 2.5, -3.0]),
+        }
+    )
+    _confluent_bytes(UNION_SCHEMA, table, table.to_pylist())
+
+
+@pytest.mark.parametrize("schema", [AVRO_ORDER_SCHEMA, UNION_SCHEMA, LIST_SCHEMA])
+def test_row_errors_name_row_and_field_for_dict_rows(schema: Any) -> None:
+    registry = mock_registry()
+    good = {
+        "shop.Order": order_rows(1)[0],
+        "shop.U": {"id": 1, "any": 5, "num": 2},
+        "Node": _node([1, 2]),
+    }[f"{schema.get('namespace', '')}.{schema['name']}".lstrip(".")]
+    bad = dict(good)
+    if schema is LIST_SCHEMA:
+        bad["next"] = {"value": "two", "next": None}  # no branch of the union fits
+        field = "next"
+    elif schema is UNION_SCHEMA:
+        bad["any"] = 2.5  # neither null, long nor string
+        field = "any"
+    else:
+        bad["id"] = "not a number"
+        field = "id"
+    ours, rejected = encode(AvroSerializer(registry, json.dumps(schema)), [good, bad, good])
+    assert [r for r, _ in rejected] == [1]
+    assert f"field {field!r}" in rejected[0][1], rejected
+    assert ours[0] is not None and ours[1] is None and ours[2] == ours[0]
+
+
+def test_values_out_of_range_are_refused_on_the_record_path_too() -> None:
+    # confluent's serializer writes 2**40 into an Avro int (no reader takes it back)
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "n", "type": "int"},
+            {"name": "any", "type": ["null", "int", "string"]},
+        ],
+    }
+    schema["fields"].append(
+        {
+            "name": "sub",
+            "type": {
+                "type": "record",
+                "name": "S",
+                "fields": [{"name": "xs", "type": {"type": "array", "items": "int"}}],
+            },
+        }
+    )
+    sub = {"xs": [1, 2]}
+    rows = [
+        {"n": 1, "any": 2**40, "sub": sub},
+        {"n": 2**40, "any": None, "sub": sub},
+        {"n": 3, "any": "x", "sub": sub},
+        {"n": 4, "any": 1, "sub": {"xs": [1, -(2**31) - 1]}},
+    ]
+    ours, rejected = encode(AvroSerializer(mock_registry(), json.dumps(schema)), rows)
+    assert [r for r, _ in rejected] == [0, 1, 3]
+    assert "field 'any'" in rejected[0][1] and "field 'n'" in rejected[1][1], rejected
+    assert "field 'sub.xs[]'" in rejected[2][1], rejected
+    assert ours[2] is not None
+
+
+def test_arrow_maps_reach_the_record_path_as_dicts() -> None:
+    schema = {
+        "type": "record",
+        "name": "M",
+        "fields": [
+            {"name": "k", "type": ["long", "string"]},
+            {"name": "m", "type": {"type": "map", "values": "long"}},
+        ],
+    }
+    table = pa.table(
+        {
+            "k": pa.array([1, 2]),
+            "m": pa.array([[("a", 1), ("b", 2)], []], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    _confluent_bytes(schema, table, [{"k": 1, "m": {"a": 1, "b": 2}}, {"k": 2, "m": {}}])
+
+
+@pytest.mark.parametrize(
+    "schema, values",
+    [
+        ('"bytes"', [b"abc", b"", None, "text"]),
+        ('{"type": "bytes"}', [b"\x00\x01"]),
+        ('"string"', ["abc", ""]),
+        ('"long"', [1, -(2**63)]),
+        ('["null", "long", "string"]', [1, "a", None]),
+    ],
+)
+def test_primitive_schemas_are_registered_and_written_as_confluent(
+    schema: str, values: list[Any]
+) -> None:
+    # confluent registers '"string"' as '{"type":"string"}' and writes a bytes schema's
+    # value as is, without Avro's length prefix
+    ours = _confluent_bytes(schema, values, values)
+    assert {v[1:5] for v in ours if v is not None} == {b"\x00\x00\x00\x01"}  # one schema
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(union_record_cases())
+def test_bytes_equal_confluent_for_generated_multi_type_unions(case: Any) -> None:
+    schema, rows = case
+    _confluent_bytes(schema, rows, rows)
+
+
+def test_a_fixed_of_another_size_is_refused_on_the_record_path() -> None:
+    schema = {
+        "type": "record",
+        "name": "F",
+        "fields": [
+            {"name": "h", "type": {"type": "fixed", "name": "H", "size": 4}},
+            {"name": "v", "type": ["long", "string"]},
+        ],
+    }
+    rows = [{"h": b"abcd", "v": 1}, {"h": b"abcdef", "v": "x"}]
+    ours, rejected = encode(AvroSerializer(mock_registry(), json.dumps(schema)), rows)
+    assert [r for r, _ in rejected] == [1] and "field 'h'" in rejected[0][1], rejected

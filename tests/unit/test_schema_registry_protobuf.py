@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentProtobuf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -70,3 +71,36 @@ def test_record_that_does_not_fit_fails_alone() -> None:
     assert [r for r, _ in rejected] == [1, 2]
     assert "nope" in rejected[0][1]
     assert [v is None for v in out] == [False, True, True, False]
+
+
+def test_two_members_of_one_oneof_is_an_error_naming_them() -> None:
+    registry = mock_registry()
+    rows = [
+        {"id": 1, "card": "4111"},
+        {"id": 2, "card": "4111", "iban": "DE00"},
+        {"id": 3, "address": {"city": "x"}, "iban": "DE00"},
+    ]
+    out, rejected = encode(ProtobufSerializer(Order, registry, PROTOBUF_CONF), rows)
+    assert [r for r, _ in rejected] == [1]
+    why = rejected[0][1]
+    assert "payment" in why and "card" in why and "iban" in why, why
+    ref = ConfluentProtobuf(Order, registry, PROTOBUF_CONF)
+    assert [out[0], out[2]] == [ref(Order(**rows[0]), ctx("t")), ref(Order(**rows[2]), ctx("t"))]
+
+
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ({"id": "not a number"}, "id"),
+        ({"amount": "x"}, "amount"),
+        ({"tags": [1, 2]}, "tags"),
+        ({"address": {"zip": "x"}}, "address.zip"),
+        ({"color": "PURPLE"}, "color"),
+        ({"counts": {"a": "b"}}, "counts"),
+        ({"big": -1}, "big"),
+    ],
+)
+def test_type_errors_name_the_field(row: dict, field: str) -> None:
+    out, rejected = encode(ProtobufSerializer(Order, mock_registry(), PROTOBUF_CONF), [row])
+    assert [r for r, _ in rejected] == [0]
+    assert f"field {field!r}" in rejected[0][1], rejected

@@ -134,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
     exactly_once = exactly_once_from_args(args, config)
     options = _with_registry(args, fmt, options)
-    guarantees = _guarantees(config, preset)
     check_config(config, preset)  # a bad -X fails before a broker starts
+    guarantees = _guarantees(config, preset)
     if args.sample is None:
         try:
             plan_files(files, fmt, fields, options)  # bad input fails before a broker starts

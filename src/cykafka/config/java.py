@@ -329,21 +329,6 @@ def translate_detailed(java_config: Mapping[str, Any]) -> Translation:
                     warn=True,
                 )
     _compression_levels(t, levels)
-    keys = {canonical(k) for k in t.config}
-    if "enable.idempotence" not in keys and "transactional.id" not in keys:
-        t.note(
-            "enable.idempotence",
-            "enable.idempotence not set: the Java client (3.0+) defaults to true, librdkafka "
-            "to false - without it retries may reorder or duplicate messages "
-            "(use preset 'ordered').",
-        )
-    if "partitioner" not in keys:
-        t.note(
-            "partitioner",
-            "No partitioner: librdkafka defaults to consistent_random (CRC32), so keyed "
-            "messages land on different partitions than with the Java client; set "
-            "partitioner=murmur2_random (preset 'java_compatible') to match it.",
-        )
     return t
 
 

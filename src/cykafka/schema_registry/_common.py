@@ -142,10 +142,11 @@ def records_as_array(rows: Sequence[Any], atype: pa.DataType) -> tuple[pa.Array,
 
 
 def python_rows(data: Data) -> Iterator[list[Any]]:
-    """Input as lists of Python records, chunk by chunk (Arrow: one list per batch)."""
+    """Input as lists of Python records, chunk by chunk (Arrow: one list per batch, maps
+    as dicts, as the encoders take them; a map with a key twice is an error)."""
     if is_arrow(data):
         for arr in arrow_chunks(data):
-            yield arr.to_pylist()
+            yield arr.to_pylist(maps_as_pydicts="strict")
         return
     if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
         raise TypeError(

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable, Optional, Union
 
+import fastavro
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
 from confluent_kafka.serialization import SerializationContext, SerializationError
+from fastavro.validation import ValidationError, validate
 
 from .._codecs import AvroPlan
 from ._common import (
@@ -21,12 +24,13 @@ from ._common import (
     arrow_chunks,
     frame,
     is_arrow,
+    python_rows,
     records_as_array,
     registry_client,
     resolve_schema_id,
 )
 from ._text import cast_type, parse_text, text_casts
-from .avro_types import arrow_type_for, avro_schema_for
+from .avro_types import arrow_type_for, avro_schema_for, fits_columns
 
 __all__ = ["AvroSerializer"]
 
@@ -34,6 +38,160 @@ __all__ = ["AvroSerializer"]
 ENCODE_ROWS = 65536
 
 _REGISTERED_KEYS = ("use.latest.version", "use.schema.id", "use.latest.with.metadata")
+
+
+class _RecordWriter:
+    """Records written one at a time by fastavro's ``schemaless_writer``, the encoder
+    inside confluent's AvroSerializer (with its strictness settings), so the bytes are
+    its bytes.  Used for schemas the column encoder does not take (unions of several
+    non-null types, recursive records) and for records Arrow cannot hold (``uuid.UUID``
+    values, a union branch chosen by value).  A record it refuses, or that fastavro's
+    validation refuses (an int out of range), is rejected alone, naming the field."""
+
+    def __init__(self, writer: Any, prefix: bytes, ref: _ConfluentAvro) -> None:
+        self._parsed = fastavro.parse_schema(writer)
+        self._prefix = prefix
+        self._strict = bool(getattr(ref, "_strict", False))
+        self._strict_default = bool(getattr(ref, "_strict_allow_default", False))
+        self._as_is = _bytes_as_is(writer)
+        self._ints = _int_checker(writer, "", {}, "")
+
+    def encode(self, record: Any) -> tuple[Optional[bytes], str]:
+        """(framed bytes, "") or (None, why, naming the field)."""
+        if self._as_is:
+            if isinstance(record, (bytes, str)):
+                return self._prefix + (record if isinstance(record, bytes) else record.encode()), ""
+            return None, f"a bytes schema takes bytes or str, not {type(record).__name__}"
+        bio = io.BytesIO()
+        try:
+            fastavro.schemaless_writer(
+                bio,
+                self._parsed,
+                record,
+                strict=self._strict,
+                strict_allow_default=self._strict_default,
+            )
+        except Exception as exc:  # any refusal of one record fails that record alone
+            why = _field_error(exc)
+            if not why.startswith("field "):  # some errors carry no field: ask validation
+                try:
+                    validate(record, self._parsed, raise_errors=True, strict=self._strict)
+                except ValidationError as invalid:
+                    why = _invalid(invalid)
+                except Exception:  # the writer's own error stands
+                    pass
+            return None, why
+        # The writer takes an int beyond Avro int's range (no reader takes it back; in a
+        # union it checks the branch): refused here, where confluent's serializer
+        # writes it.  fastavro's validation would catch it at 10x the writing's cost.
+        if self._ints is not None:
+            why = self._ints(record)
+            if why:
+                return None, why
+        return self._prefix + bio.getvalue(), ""
+
+    def chunk(self, records: Sequence[Any]) -> Chunk:
+        out: list[Optional[bytes]] = []
+        rejected: Rejected = []
+        for i, record in enumerate(records):
+            data, why = (None, "") if record is None else self.encode(record)
+            if why:
+                rejected.append((i, why))
+            out.append(data)
+        return pa.array(out, pa.large_binary()), rejected
+
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+Check = Callable[[Any], str]
+
+
+def _int_checker(schema: Any, ns: str, named: dict[str, Any], path: str) -> Optional[Check]:
+    """A function giving why a value of ``schema`` has an int out of Avro int's range
+    ("" when none does), or None when ``schema`` has no int outside unions."""
+    if isinstance(schema, str):
+        if schema == "int":
+            return lambda v: (
+                f"field {path!r}: {v} is out of range for the Avro int"
+                if isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX
+                else ""
+            )
+        full = f"{ns}.{schema}" if ns and "." not in schema else schema
+        if full in named or schema in named:
+            # a named record used again (or inside itself): resolved when called
+            key = full if full in named else schema
+            return lambda v: named[key](v) if named[key] is not None else ""
+        return None
+    if not isinstance(schema, dict):
+        return None  # a union: fastavro checks the branch it writes
+    kind = schema.get("type")
+    if kind == "int" and "logicalType" not in schema:
+        return _int_checker("int", ns, named, path)
+    if kind in ("record", "error"):
+        name = str(schema.get("name", ""))
+        sns = name.rpartition(".")[0] if "." in name else schema.get("namespace", ns)
+        full = name if "." in name or not sns else f"{sns}.{name}"
+        named[full] = None  # while its fields are read
+        checks = []
+        for f in schema.get("fields", ()):
+            fpath = f"{path}.{f['name']}" if path else f["name"]
+            sub = _int_checker(f.get("type"), sns, named, fpath)
+            if sub is not None:
+                checks.append((f["name"], sub))
+        if not checks:
+            return None
+
+        def record(v: Any) -> str:
+            if not isinstance(v, Mapping):
+                return ""
+            for fname, check in checks:
+                why = check(v.get(fname))
+                if why:
+                    return why
+            return ""
+
+        named[full] = record
+        return record
+    if kind in ("array", "map"):
+        inner = _int_checker(
+            schema.get("items" if kind == "array" else "values"), ns, named, f"{path}[]"
+        )
+        if inner is None:
+            return None
+        return lambda v: next(
+            (w for w in map(inner, v.values() if isinstance(v, Mapping) else v or ()) if w), ""
+        )
+    if isinstance(kind, (str, dict)):
+        return _int_checker(kind, ns, named, path)
+    return None
+
+
+def _bytes_as_is(writer: Any) -> bool:
+    """confluent's serializer writes the value of a top-level bytes schema as it is,
+    without Avro's length prefix (and its deserializer reads it so)."""
+    return writer == "bytes" or (isinstance(writer, dict) and writer.get("type") == "bytes")
+
+
+def _invalid(exc: ValidationError) -> str:
+    """fastavro's first validation error: it names a field by its record's full name."""
+    first = exc.errors[0]
+    record, _, name = str(first.field).rpartition(".")
+    where = f"field {name!r} (record {record})" if record else f"field {name!r}"
+    expected = first.schema if isinstance(first.schema, str) else json.dumps(first.schema)
+    return f"{where}: {first.datum!r} is not a valid Avro {expected}"
+
+
+def _field_error(exc: BaseException) -> str:
+    """fastavro's error with the field path first: it appends " on field NAME" at each
+    enclosing record, innermost first."""
+    head, *fields = str(exc).split(" on field ")
+    path = list(reversed(fields))
+    missing = "no value and no default for "
+    if head.startswith(missing):
+        path.append(head[len(missing) :])
+        head = "has no value and the schema gives it no default"
+    text = f"{type(exc).__name__}: {head}" if not head.startswith("has no") else head
+    return f"field {'.'.join(path)!r}: {text}" if path else text
 
 
 class AvroSerializer:
@@ -68,6 +226,9 @@ class AvroSerializer:
         # confluent's serializer checks the conf (the same errors for the same keys)
         # and gives the subject name strategy; it never encodes a row here.
         self._ref = _ConfluentAvro(self._registry, schema_str, to_dict, self._conf)
+        if schema_str is not None:
+            # as confluent registers it: a primitive '"string"' as '{"type":"string"}'
+            self._schema_str = self._ref._schema.schema_str
         self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
         self._derived: dict[str, _ConfluentAvro] = {}
         self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
@@ -123,6 +284,8 @@ class AvroSerializer:
             if isinstance(atype, pa.Schema):
                 atype = pa.struct(list(atype))
             prefix, writer = self._writer(topic, is_key, atype)
+            if _bytes_as_is(writer) or not fits_columns(writer):
+                return self._record_chunks(data, prefix, writer)
             casts = text_casts(atype, writer)
             # refuses incompatible columns up front
             self._plan(prefix, writer, cast_type(atype, casts) if casts else atype)
@@ -143,7 +306,15 @@ class AvroSerializer:
             inferred = pa.Table.from_pylist([r for r in rows if r is not None][:1000]).schema
             inferred = pa.struct(list(inferred))
         prefix, writer = self._writer(topic, is_key, inferred)
+        if _bytes_as_is(writer) or not fits_columns(writer):
+            return self._record_chunks(rows, prefix, writer)
         return self._list_chunks(rows, prefix, writer)
+
+    def _record_chunks(self, data: Any, prefix: bytes, writer: Any) -> Iterator[Chunk]:
+        records = _RecordWriter(writer, prefix, self._ref)
+        for rows in python_rows(data):
+            for start in range(0, max(len(rows), 1), ENCODE_ROWS):
+                yield records.chunk(rows[start : start + ENCODE_ROWS])
 
     def _arrow_chunks(
         self, data: Any, prefix: bytes, writer: Any, casts: dict[int, pa.DataType]
@@ -167,12 +338,22 @@ class AvroSerializer:
 
     def _list_chunks(self, rows: list[Any], prefix: bytes, writer: Any) -> Iterator[Chunk]:
         atype = arrow_type_for(writer)
+        records: Optional[_RecordWriter] = None
         for start in range(0, len(rows), LIST_CHUNK):
             part = rows[start : start + LIST_CHUNK]
             ptype, part = _fill_defaults(writer, atype, part)
-            arr, rejected = records_as_array(part, ptype)
+            arr, unfit = records_as_array(part, ptype)
             out, bad = self._plan(prefix, writer, ptype).encode(arr)
-            yield out, sorted(rejected + [(row, f"field {path!r} {why}") for row, path, why in bad])
+            why = {row: f"field {path!r} {what}" for row, path, what in bad}
+            if unfit:
+                # A record Arrow cannot hold (a uuid.UUID, a value of another type
+                # than the column's) goes to fastavro, as confluent would write it.
+                records = records or _RecordWriter(writer, prefix, self._ref)
+                values = out.to_pylist()
+                for row, _ in unfit:
+                    values[row], why[row] = records.encode(part[row])
+                out = pa.array(values, pa.large_binary())
+            yield out, sorted((row, text) for row, text in why.items() if text)
 
     # -- one record, as confluent's ------------------------------------------
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["avro_schema_for", "arrow_type_for"]
+__all__ = ["arrow_type_for", "avro_schema_for", "fits_columns"]
 
 
 def _name(text: str) -> str:
@@ -196,3 +196,40 @@ def arrow_type_for(schema: Any, names: dict[str, Any] | None = None, ns: str = "
     if isinstance(kind, (str, list, dict)):
         return arrow_type_for(kind, names, ns)
     raise ValueError(f"Avro schema: {schema!r} is not a schema")
+
+
+def fits_columns(schema: Any) -> bool:
+    """Whether the column encoder takes ``schema``: it has no Arrow column type for a
+    union of several non-null types, nor for a record that contains itself.  Other
+    schemas are written record by record by fastavro, confluent's own encoder."""
+
+    def walk(node: Any, ns: str, open_: frozenset[str]) -> bool:
+        if isinstance(node, str):
+            if node in _PRIMITIVE:
+                return True
+            full = f"{ns}.{node}" if ns and "." not in node else node
+            return full not in open_ and node not in open_
+        if isinstance(node, list):
+            if sum(1 for s in node if s != "null") > 1:
+                return False
+            return all(walk(s, ns, open_) for s in node)
+        if not isinstance(node, dict):
+            return True
+        kind = node.get("type")
+        if kind in ("record", "error", "enum", "fixed"):
+            name = str(node.get("name", ""))
+            sns = name.rpartition(".")[0] if "." in name else node.get("namespace", ns)
+            full = name if "." in name or not sns else f"{sns}.{name}"
+            if kind in ("record", "error"):
+                inner = open_ | {full}
+                return all(walk(f.get("type"), sns, inner) for f in node.get("fields", ()))
+            return True
+        if kind == "array":
+            return walk(node.get("items"), ns, open_)
+        if kind == "map":
+            return walk(node.get("values"), ns, open_)
+        if isinstance(kind, (list, dict)) or (isinstance(kind, str) and kind not in _PRIMITIVE):
+            return walk(kind, ns, open_)
+        return True
+
+    return walk(schema, "", frozenset())
