@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,13 +63,21 @@ class Line:
     info: bool = False  # shown, but not part of any target
     partitions: int = PARTITIONS
     keys: int = 0  # > 0: message i has key "key-<i % keys>" (a keyed ETL load)
+    on: str = "tansu"  # the broker: "tansu" (embedded) or "kafka" (Apache Kafka)
 
     @property
     def floor(self) -> str:
         if self.keys:
-            return "c_floor_keyed"
-        return "c_floor_idem" if self.idem else "c_floor"
+            name = "c_floor_keyed"
+        else:
+            name = "c_floor_idem" if self.idem else "c_floor"
+        return name + KAFKA_SUFFIX if self.on == "kafka" else name
 
+
+#: Lines run on Apache Kafka too (one KRaft node of cykafka.kafka_cluster, in the same
+#: rounds), named with this suffix: the headline figures on the broker users run.
+KAFKA_SUFFIX = "@kafka"
+KAFKA_LINES = ("c_floor", "cy_batch_list", "cy_futures", "c_floor_idem", "cy_batch_list_idem")
 
 # The futures target's reference: round by round, the faster of confluent's two
 # per-message callback loops (poll after every message, as its docs show, or every 1000).
@@ -179,7 +187,19 @@ def _lines() -> list[Line]:
     ]
     for ln in keyed:
         ln.partitions, ln.keys = KEYED
-    return base + idem + keyed
+    by_name = {ln.name: ln for ln in base + idem}
+    kafka = [
+        replace(
+            by_name[n],
+            name=n + KAFKA_SUFFIX,
+            what=by_name[n].what + " (Apache Kafka)",
+            baseline=None,
+            info=False,
+            on="kafka",
+        )
+        for n in KAFKA_LINES
+    ]
+    return base + idem + keyed + kafka
 
 
 LINES = _lines()
@@ -229,6 +249,24 @@ RATIO_TARGETS = [
         "cy_batch_list_keyed",
         "c_floor_keyed",
         0.9,
+    ),
+    (
+        "produce_batch list  >= 0.9 x C floor, Apache Kafka",
+        "cy_batch_list" + KAFKA_SUFFIX,
+        "c_floor" + KAFKA_SUFFIX,
+        0.9,
+    ),
+    (
+        "produce_batch list  >= 0.9 x C floor, Apache Kafka (idempotent)",
+        "cy_batch_list_idem" + KAFKA_SUFFIX,
+        "c_floor_idem" + KAFKA_SUFFIX,
+        0.9,
+    ),
+    (
+        "futures >= 0.8 x C floor, Apache Kafka",
+        "cy_futures" + KAFKA_SUFFIX,
+        "c_floor" + KAFKA_SUFFIX,
+        0.8,
     ),
 ]
 
@@ -487,7 +525,7 @@ def tail(text: str, n: int = 15) -> str:
 
 
 def run_line(ln: Line, broker: Any, count: int, size: int, timeout: float) -> dict:
-    topic = f"bench-{ln.name.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
+    topic = f"bench-{ln.name.replace('_', '-').replace('@', '.')}-{uuid.uuid4().hex[:8]}"
     broker.create_topic(topic, partitions=ln.partitions)
     config = BASE_CONFIG + (IDEMPOTENT if ln.idem else []) + ln.extra
     try:
@@ -692,9 +730,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     inspector: Optional[dict] = None
     etl: dict[str, dict] = {}
     broker = LocalBroker()
+    kafka: Any = None
     t_start = time.time()
     try:
         broker.start()
+        if any(ln.on == "kafka" for ln in lines):
+            from cykafka.kafka_cluster import KafkaCluster
+
+            kafka = KafkaCluster(nodes=1).start()
+            say(
+                f"Apache Kafka {kafka.version} node {kafka.bootstrap_servers} for the {KAFKA_SUFFIX} lines"
+            )
         say(
             f"broker {broker.bootstrap_servers}; {len(lines)} lines x {args.repeat} runs of "
             f"{args.count:,} x {args.size} B, {PARTITIONS} partition, {' '.join(BASE_CONFIG)}"
@@ -704,7 +750,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 if ln.name in errors:
                     continue  # failed once: report it, do not spend the time again
                 try:
-                    res = run_line(ln, broker, args.count, args.size, timeout)
+                    on = kafka if ln.on == "kafka" else broker
+                    res = run_line(ln, on, args.count, args.size, timeout)
                 except (LineError, Exception) as exc:
                     errors[ln.name] = f"{type(exc).__name__}: {exc}"
                     say(f"LINE FAILED {ln.name} (round {rnd + 1}): {exc}")
@@ -814,6 +861,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         if _current is not None:
             kill_group(_current)
         broker.stop()
+        if kafka is not None:
+            kafka.stop()
     info["load_after"] = os.getloadavg()
     info["wall_seconds"] = round(time.time() - t_start, 1)
 
