@@ -553,12 +553,12 @@ def test_many_failures_are_kept_compact_and_read_like_a_list(broker, topic) -> N
 
 
 @pytest.mark.parametrize("partitions", [1, 3])
-def test_a_transactional_batch_commits_and_aborts_whole(broker, topic, partitions) -> None:
+def test_a_transactional_batch_commits_and_aborts_whole(
+    broker, topic, partitions, committed
+) -> None:
     """Batches are handed over in calls of many messages; each partition they reach,
     named or picked by librdkafka, is added to the transaction: a commit makes every
     message visible, an abort none."""
-    from cykafka.testing import committed_view, read_raw_log
-
     name = topic(partitions=partitions)
     conf = {"bootstrap.servers": broker.bootstrap_servers, "transactional.id": f"tx-{name}"}
     with cykafka.Producer(conf, preset="exactly_once") as p:
@@ -569,9 +569,7 @@ def test_a_transactional_batch_commits_and_aborts_whole(broker, topic, partition
             report = p.produce_batch(name, [tag + b"-%d" % i for i in range(3000)], keys)
             assert report.result(30).delivered == 3000
             (p.commit_transaction if commit else p.abort_transaction)(10)
-    seen = [
-        r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, partitions))
-    ]
+    seen = [r.value for r in committed(broker.bootstrap_servers, name, partitions)]
     assert sorted(seen) == sorted(
         [b"kept-%d" % i for i in range(3000)] + [b"keyed-%d" % i for i in range(3000)]
     )

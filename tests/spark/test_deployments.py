@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 import cykafka
 from cykafka.partitioning import partition_for
 from cykafka.spark import KafkaWriteError, write_kafka
-from cykafka.testing import committed_view, read_raw_log
+from cykafka.testing import read_raw_log
 
 
 def test_nulls_bytes_and_the_report_dataframe(spark, broker, topic, read_back) -> None:
@@ -74,7 +74,7 @@ def test_headers_explicit_partitions_and_ordered_keys(spark, broker, topic, read
                 assert p == partition_for("consistent_random", r.key, 3)
 
 
-def test_exactly_once_each_row_committed_once(spark, broker, topic) -> None:
+def test_exactly_once_each_row_committed_once(spark, broker, topic, committed) -> None:
     bs = broker.bootstrap_servers
     name = topic(partitions=2)
     rows = [(f"k{i % 9}", f"v{i}") for i in range(150)]
@@ -83,8 +83,8 @@ def test_exactly_once_each_row_committed_once(spark, broker, topic) -> None:
     assert report.ok and report.delivered == 150
     ids = [t.transactional_id for t in report.tasks]
     assert all(ids) and len(set(ids)) == len(ids) == 2
-    raw = read_raw_log(bs, name, 2)
-    view = committed_view(raw)
+    view = committed(bs, name, 2)
+    raw = read_raw_log(bs, name, 2)  # the markers, written by then (view waited for them)
     assert sorted(r.value for r in view) == sorted(v.encode() for _, v in rows)
     assert {r.control for r in raw if r.control} == {"COMMIT"}
     for r in view:

@@ -234,12 +234,10 @@ def _eo_rows(bad_partition: int) -> tuple[list[tuple[str, str]], str]:
     return rows, bad_key
 
 
-def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> None:
+def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic, committed) -> None:
     """A task with one undeliverable row aborts its whole transaction: with
     on_error="report" all its rows are reported failed (none committed) while the other
     task's rows are committed exactly once; with on_error="raise" the job fails."""
-    from cykafka.testing import committed_view, read_raw_log
-
     bs = broker.bootstrap_servers
     rows, bad_key = _eo_rows(bad_partition=1)
     in_p1 = [r for r in rows if zlib.crc32(r[0].encode()) % 2 == 1]
@@ -266,8 +264,10 @@ def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> N
     assert (report.delivered, report.failed) == (len(in_p0), len(in_p1))
     shown = {r["task"]: (r["delivered"], r["failed"]) for r in report.to_df(spark).collect()}
     assert shown == {0: (len(in_p0), 0), 1: (0, len(in_p1))}
-    raw = read_raw_log(bs, name, 2)
-    view = committed_view(raw)
+    from cykafka.testing import read_raw_log
+
+    view = committed(bs, name, 2)
+    raw = read_raw_log(bs, name, 2)  # the markers, written by then (view waited for them)
     assert sorted(r.value for r in view) == sorted(v.encode() for _, v in in_p0)  # once each
     assert {r.partition for r in view} == {0}
     assert "ABORT" in [r.control for r in raw if r.partition == 1]
@@ -279,7 +279,7 @@ def test_exactly_once_failed_task_aborts_all_its_rows(spark, broker, topic) -> N
         r"transaction aborted\).*MSG_SIZE_TOO_LARGE",
     ):
         write_kafka(df, other, bootstrap_servers=bs, preset="exactly_once", message_max_bytes=2000)
-    view = committed_view(read_raw_log(bs, other, 2))
+    view = committed(bs, other, 2)
     assert not [r for r in view if r.partition == 1]
     assert len({r.value for r in view}) == len(view)  # task 0, if it committed: once
 
@@ -348,11 +348,9 @@ def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
 
 
 @pytest.mark.parametrize("preset", ["ordered", "exactly_once"])
-def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) -> None:
+def test_order_by_defines_each_partitions_order(spark, broker, topic, preset, committed) -> None:
     """order_by: each Kafka partition gets its rows in the order of a column, from a
     DataFrame in no order at all (rows scrambled by a shuffle on a random column)."""
-    from cykafka.testing import committed_view, read_raw_log
-
     bs = broker.bootstrap_servers
     name, n = topic(partitions=3), 6000
     df = (
@@ -366,7 +364,7 @@ def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) ->
     )
     report = write_kafka(df, name, bootstrap_servers=bs, preset=preset, order_by="seq")
     assert report.ok and report.delivered == n
-    view = committed_view(read_raw_log(bs, name, 3))
+    view = committed(bs, name, 3)
     assert sorted(int(r.value) for r in view) == list(range(n))
     for p in range(3):
         seqs = [int(r.value) for r in view if r.partition == p]
@@ -377,12 +375,12 @@ def test_order_by_defines_each_partitions_order(spark, broker, topic, preset) ->
         write_kafka(df, name, bootstrap_servers=bs, preset=None, order_by="seq")
 
 
-def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(spark, broker, topic) -> None:
+def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(
+    spark, broker, topic, committed
+) -> None:
     """The same job_id again (a re-run after a driver crash): every unit is skipped and
     the report gives the committed offsets; the same job_id over changed rows: the
     units whose row count changed are refused, loudly, and nothing more is committed."""
-    from cykafka.testing import committed_view, read_raw_log
-
     bs = broker.bootstrap_servers
     name, n = topic(partitions=2), 1000
     job = f"job-{name}"
@@ -403,19 +401,17 @@ def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(spark, bro
         changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job, on_error="report"
     )
     assert not report.ok and report.failed > 0 and "the input changed" in report.errors[0]
-    view = committed_view(read_raw_log(bs, name, 2))
+    view = committed(bs, name, 2)
     assert sorted(int(r.value) for r in view) == list(range(n))
     with pytest.raises(ValueError, match=r"job_id= and progress_topic= apply to"):
         write_kafka(df, name, bootstrap_servers=bs, preset="ordered", job_id=job)
 
 
 @pytest.mark.parametrize("keyed", [True, False])
-def test_exactly_once_with_a_topic_column(spark, broker, topic, keyed) -> None:
+def test_exactly_once_with_a_topic_column(spark, broker, topic, keyed, committed) -> None:
     """A topic column: the units are spark.sql.shuffle.partitions (or writers=) hash
     groups of (topic, key), or of the whole row without a key; each row is committed
     once in its topic, and the units are recorded in the default progress topic."""
-    from cykafka.testing import committed_view, read_raw_log
-
     bs = broker.bootstrap_servers
     a, b = topic(partitions=2), topic(partitions=1)
     rows = [(a if i % 3 else b, f"k{i % 5}" if keyed else None, f"v{i}") for i in range(900)]
@@ -424,13 +420,13 @@ def test_exactly_once_with_a_topic_column(spark, broker, topic, keyed) -> None:
     assert report.ok and report.delivered == 900 and report.units == 4  # shuffle partitions
     assert sorted(t.task for t in report.tasks) == [0, 1, 2, 3]
     for name, parts, want in ((a, 2, 600), (b, 1, 300)):
-        view = committed_view(read_raw_log(bs, name, parts))
+        view = committed(bs, name, parts)
         got = [r.value.decode() for r in view]
         assert len(got) == len(set(got)) == want
         assert sorted(got) == sorted(v for t, _k, v in rows if t == name)
     three = write_kafka(df, bootstrap_servers=bs, preset="exactly_once", writers=3)
     assert three.ok and three.units == 3 and len(three.tasks) == 3
-    progress = committed_view(read_raw_log(bs, "cykafka-spark-progress", 1))
+    progress = committed(bs, "cykafka-spark-progress", 1)
     recs = [json.loads(r.value) for r in progress]
     for rep, n in ((report, 4), (three, 3)):
         # each unit's transactional id ends with "-<job>-<unit>"; its record names the job
