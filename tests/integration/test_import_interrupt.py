@@ -6,6 +6,7 @@ is counted delivered or unknown."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import random
@@ -126,11 +127,11 @@ def interrupt_import(
     assert in_topic <= dl_delivered | dl_unknown, "rows in the topic counted neither way"
     if proc.returncode == 130:
         assert "interrupted (Ctrl-C)" in out and took < 15, (took, out)
-        if delivered:
-            assert "a plain rerun sends the" in out and "--exactly-once" in out
+        if read:
             # where the rest starts: the first row not read (lines: row = line)
-            where = f"rows.txt from row {read + 1:,} (line {read + 1:,}, byte {read * 13:,})"
-            assert f"Without duplicates: import {where};" in out, out
+            where = f"the next is rows.txt row {read + 1:,} (line {read + 1:,}, byte {read * 13:,})"
+            assert where in out, out
+            assert f"--skip-rows {read}" in _printed(out), out
     else:
         assert read == delivered == rows, out
     return Run(mode, delay, proc.returncode, read, delivered, not_sent, unknown,
@@ -176,3 +177,185 @@ def test_ctrl_c_fates_match_the_topic_at_24_random_points(
         )
         print(f"{i:2} {runs[-1].line()}")
     assert sum(r.status == 130 for r in runs) >= 20
+
+
+# -- every stop, every path: SIGTERM and SIGHUP as SIGINT, exactly-once as plain ----------
+
+
+def _wait_for(proc: subprocess.Popen, text: str) -> None:
+    """Read the import's stderr until a line holds ``text`` (the import is that far)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if text in line:
+            return
+    raise AssertionError(f"the import ended before printing {text!r}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_a_plain_import_like_ctrl_c(
+    broker, topic, read_back, rows_file, tmp_path, sig
+):
+    """What schedulers send (Airflow, systemd, Kubernetes, `timeout`): the same stop as
+    Ctrl-C, with the summary, the dead letters and the exit status 128+signal."""
+    name = topic(partitions=3)
+    dead = tmp_path / "dead.jsonl"
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--dead-letter", str(dead), "-X", "linger.ms=4000",
+           str(rows_file)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(proc, "reading")
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    assert 0 < read < ROWS and read == delivered + not_sent + unknown, out
+    assert f"stopped     {signal.Signals(sig).name}" in out, out
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert len(entries) == not_sent + unknown > 0, out  # linger.ms holds batches: purged
+    got = read_back(broker.bootstrap_servers, name, timeout=120)
+    in_topic = {int(r.value[4:]) for rs in got.values() for r in rs}
+    assert set(range(read)) - {int(e["value"][4:]) for e in entries} <= in_topic
+
+
+def _exactly_once_cmd(bootstrap: str, name: str, rows_file: Path) -> list[str]:
+    return [sys.executable, "-m", "cykafka.cli", "import", "-b", bootstrap, "-t", name,
+            "--no-progress", "--exactly-once", "--commit-every", "200000", "--rate", "200000",
+            str(rows_file)]  # fmt: skip
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
+    broker, topic, rows_file, tmp_path, sig
+):
+    """A stopped --exactly-once import commits what it handed over (or says the open
+    transaction's rows were not sent), its counts add up, it says to run the same
+    command again, and that command finishes with every row once."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    name = topic()
+    cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(proc, " delivered, ")  # the first progress line (5 s): commits were made
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    assert read == delivered + not_sent + unknown, out
+    committed = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
+    assert len(committed) == delivered < ROWS, out
+    assert "run the same command again" in out, out
+    assert "Without duplicates: import" not in out and "Or use --exactly-once" not in out, out
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    values = [r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(ROWS)]
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["plain", "exactly-once"])
+def test_started_in_a_scripts_background_sigint_stops_it(
+    broker, topic, rows_file, tmp_path, exactly_once
+):
+    """`cykafka import ... &` in a script: the shell starts it with SIGINT ignored.
+    `kill -INT` stops it all the same, the plain and the exactly-once import alike."""
+    name = topic()
+    cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
+    if not exactly_once:
+        at = cmd.index("--exactly-once")
+        del cmd[at : at + 3]  # --exactly-once --commit-every N
+    # (--rate: the import is still running when the signal comes)
+    script = " ".join(f"'{a}'" for a in cmd) + " & echo $! >&2; wait $!"
+    proc = subprocess.Popen(
+        ["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        pid = int(proc.stderr.readline())
+        _wait_for(proc, "reading")
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, out, err)
+    read = _count(out, "rows read")
+    assert 0 < read < ROWS, out
+
+
+def _printed_command(out: str) -> list[str]:
+    """The command the summary prints to finish the import, as a runnable argv."""
+    import shlex
+
+    line = next(x for x in out.splitlines() if x.strip().startswith("cykafka import"))
+    argv = shlex.split(line)
+    return [sys.executable, "-m", "cykafka.cli", *argv[1:]]
+
+
+def _printed(out: str) -> str:
+    return " ".join(_printed_command(out))
+
+
+def test_the_printed_command_finishes_a_stopped_plain_import(broker, topic, read_back, tmp_path):
+    """SIGTERM a plain import of a glob of CSV files, one compressed: the command the
+    summary prints (--skip-rows) imports the rest, and with the rows not sent (dead
+    letters) every row is in the topic; only rows reported unknown may be there twice."""
+    import gzip
+
+    n = 300_000
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    body = [f"{i},u{i % 7}\n" for i in range(n)]
+    (parts / "part-0.csv.gz").write_bytes(
+        gzip.compress(("id,user\n" + "".join(body[: n // 2])).encode())
+    )
+    (parts / "part-1.csv").write_text("id,user\n" + "".join(body[n // 2 :]))
+    name = topic(partitions=2)
+    dead = tmp_path / "dead.jsonl"
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--dead-letter", str(dead), "--rate", "100000",
+           str(parts / "part-*")]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(proc, "part-1.csv")  # the second file: the skip crosses a file
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, (out, err)
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    assert n // 2 < read < n and read == delivered + _count(out, "not sent") + _count(
+        out, "unknown"
+    )
+    finish = _printed_command(out)
+    assert f"--skip-rows {read}" in " ".join(finish), out
+    dead_rows = (
+        [json.loads(line) for line in dead.read_text().splitlines()] if dead.exists() else []
+    )
+    unknown = {json.loads(e["value"])["id"] for e in dead_rows if e["fate"] == "unknown"}
+    resend = [e for e in dead_rows if e["fate"] == "not sent"]
+    rest = subprocess.run(finish, capture_output=True, text=True, timeout=120)
+    assert rest.returncode == 0, rest.stdout + rest.stderr
+    assert _count(rest.stdout, "rows read") == n - read, rest.stdout
+    got = read_back(broker.bootstrap_servers, name, timeout=120)
+    ids = [json.loads(r.value)["id"] for rs in got.values() for r in rs]
+    ids += [json.loads(e["value"])["id"] for e in resend]
+    assert sorted(set(ids)) == list(range(n))
+    twice = {i for i, k in collections.Counter(ids).items() if k > 1}
+    assert twice <= unknown

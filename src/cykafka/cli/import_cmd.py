@@ -112,6 +112,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
     if args.partition is not None and (args.partition < 0 or args.partition_field):
         raise UsageError("-p N needs N >= 0 and no --partition-field")
+    if args.skip_rows < 0:
+        raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
+    if args.skip_rows and args.exactly_once:
+        raise UsageError(
+            "--exactly-once resumes by itself after the rows it committed: run the same "
+            "command again, without --skip-rows"
+        )
     if args.rate is not None and args.rate <= 0:
         raise UsageError(f"--rate must be > 0, not {args.rate}")
     if args.keep_broker and bootstrap:

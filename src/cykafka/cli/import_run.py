@@ -149,11 +149,13 @@ def run_import(
                 static_headers=static_headers,
                 exactly_once=exactly_once,
                 topic_partitions=topic_partitions,
+                skip_rows=args.skip_rows,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
         if sample is not None:
             result.files = [f"sample of {args.sample:,} orders"]
+        result.command = ["cykafka", *getattr(args, "argv", [])] or None
         result.phases = {**phases, **result.phases}
         for line in result.summary_lines(timings=args.timings):
             print(line, flush=True)

@@ -73,6 +73,14 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "protobuf: module:Message",
     )
     r.add_argument("--key-schema", metavar="FILE", help="likewise for the key")
+    p.add_argument(
+        "--skip-rows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="start after the first N rows of the input (all FILEs in order, malformed rows "
+        "counted, a CSV header not): what a stopped import's summary gives to finish it",
+    )
     m = p.add_argument_group("messages (kcat / console-producer habits)")
     m.add_argument("-K", dest="key_delimiter", metavar="DELIM", help="lines: KEY<DELIM>VALUE")
     m.add_argument(

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._admin import RECONNECT_BACKOFF_MS
-from .interrupt import CtrlC
-from .model import Chunk, Fields, ImportInputError
+from .interrupt import Stop
+from .model import Chunk, Fields, ImportInputError, Problem, Report
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
 from .sources import Source, expand
 
@@ -29,6 +29,8 @@ __all__ = [
     "plan_files",
     "prefetch",
     "resolve_import",
+    "rows_after",
+    "skipping",
     "with_max_record",
 ]
 
@@ -90,7 +92,7 @@ def plan_files(
 
 
 def prefetch(
-    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[CtrlC] = None
+    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[Stop] = None
 ) -> Iterator[Chunk]:
     """Read the next chunks in a thread while the current one is being queued: the
     readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so
@@ -135,6 +137,35 @@ def prefetch(
     finally:
         stop.set()
         reader.join(1.0)
+
+
+def rows_after(chunk: Chunk, skip: int) -> Optional[Chunk]:
+    """The rows of ``chunk`` numbered after ``skip`` (rows of its file, 1-based):
+    where ``--skip-rows``, or a resume that must read an input from its start, begins.
+    None when the chunk is wholly before it."""
+    import numpy as np
+
+    n = len(chunk)
+    if n == 0 or chunk.row_of(0) > skip:
+        return chunk
+    if chunk.row_of(n - 1) <= skip:
+        return None
+    if chunk.rows is None:
+        lo = skip - chunk.first_row + 1
+    else:
+        lo = int(np.searchsorted(chunk.rows, skip, side="right"))
+    return chunk.slice(lo, n)
+
+
+def skipping(report: Report, skip: int) -> Report:
+    """``report`` without the problems of rows numbered ``skip`` or less: they were
+    reported by the run that read them (notes still come through)."""
+
+    def to(p: Problem) -> None:
+        if p.stage == "note" or p.row is None or p.row > skip:
+            report(p)
+
+    return to
 
 
 def pace(rows: int, rate: float, t0: float) -> None:

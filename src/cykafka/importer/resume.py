@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -157,6 +158,7 @@ def run_exactly_once(
     dead_letter: Any = None,
     rate: Optional[float] = None,
     log: Callable[[str], None] = lambda line: None,
+    stop: Optional[threading.Event] = None,
 ) -> Outcome:
     """Import ``inputs`` in transactions, resuming from the committed progress; rows
     count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
@@ -166,7 +168,9 @@ def run_exactly_once(
     :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
     the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
-    :class:`~cykafka.KafkaError` when transactions keep failing."""
+    :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
+    stop signal; the open transaction is then committed and
+    :class:`~cykafka.importer.interrupt.StopRequested` raised."""
     from .._native import KafkaError
     from ..producer import Producer
 
@@ -246,6 +250,7 @@ def run_exactly_once(
                     client=client,
                     seen=seen,
                     reader=reader,
+                    stop=stop,
                 )
                 try:
                     _run_inputs(tx, inputs, on_file)
@@ -288,6 +293,7 @@ def import_plan(
     topic_partitions: Optional[int] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     log: Callable[[str], None] = lambda line: None,
+    stop: Optional[threading.Event] = None,
 ) -> None:
     """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
     checked ``plan``: the readers, rate, progress bar and result of the import."""
@@ -363,6 +369,7 @@ def import_plan(
         dead_letter=dead_letter,
         rate=rate,
         log=log,
+        stop=stop,
     )
     result.exactly_once = [
         *outcome.notes,
