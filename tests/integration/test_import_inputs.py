@@ -277,3 +277,61 @@ def test_lone_cr_in_csv_field_is_a_record_end(broker, topic, read_back, tmp_path
         (1002, body.index(b"right")),
         (2002, body.index(b"2000,bad")),
     ]
+
+
+@pytest.mark.parametrize("ext", ["gz", "zst"])
+def test_exactly_once_resumes_a_compressed_input(broker, topic, tmp_path, ext):
+    """An --exactly-once import of a compressed file, stopped (SIGTERM) after some
+    commits: the same command resumes it (decompressing again and skipping the rows
+    committed), and every row is in the committed view once, in order."""
+    import signal
+
+    from cykafka.testing import committed_view, read_raw_log
+
+    n = 600_000
+    data = b"".join(b"row-%08d\n" % i for i in range(n))
+    path = tmp_path / f"rows.txt.{ext}"
+    if ext == "gz":
+        path.write_bytes(gzip.compress(data))
+    else:
+        path.write_bytes(pa.Codec("zstd").compress(data).to_pybytes())
+    name = topic()
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--exactly-once", "--commit-every", "50000",
+           "--rate", "100000", str(path)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the first progress line (5 s): commits were made
+            if " delivered, " in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, (out, err)
+    first = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
+    assert 0 < len(first) < n
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"resumed at row {len(first) + 1:,}" in again.stdout, again.stdout
+    values = [r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(n)]
+
+
+def test_exactly_once_refusal_creates_nothing(broker, tmp_path):
+    """Standard input cannot be read again: --exactly-once without --restart is refused
+    before the topic (or the progress record) is created."""
+    from confluent_kafka.admin import AdminClient
+
+    name = "refused-stdin-topic"
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--exactly-once", "--format", "lines", "-",
+           "--partitions", "1"]  # fmt: skip
+    refused = subprocess.run(cmd, input="a\nb\n", capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "standard input cannot be read from a position" in refused.stderr
+    topics = AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=30)
+    assert name not in topics.topics

@@ -145,7 +145,11 @@ def run(args: argparse.Namespace) -> int:
     check_config(config, preset)  # a bad -X fails before a broker starts
     if args.sample is None:
         try:
-            plan_files(files, fmt, fields, options)  # bad input fails before a broker starts
+            plan = plan_files(files, fmt, fields, options)  # bad input fails before a broker starts
+            if exactly_once is not None:
+                from ..importer.resume import check_resumable
+
+                check_resumable(plan, exactly_once)  # before a topic is created
         except ImportInputError as e:
             raise UsageError(str(e)) from None
     if args.dry_run:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..presets import parse as parse_presets
 from .committed import CommittedReader
-from .pipeline import pace, prefetch, resolve_import
+from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     committed_progress,
@@ -60,6 +60,7 @@ __all__ = [
     "ResumeRefused",
     "Input",
     "derive_transactional_id",
+    "check_resumable",
     "parse_commit_every",
     "run_exactly_once",
 ]
@@ -112,6 +113,25 @@ def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
     """Stable across reruns of the same import, different for other topics or inputs."""
     ident = "\0".join([topic] + [os.path.abspath(n) if n != "<stdin>" else n for n in names])
     return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+
+
+def _cannot_resume(name: str, what: str) -> str:
+    return (
+        f"{name}: --exactly-once resumes by reading the input again from a position, and "
+        f"{what} cannot be read from a position; pass --restart to import it in "
+        f"transactions from the first row (a rerun then starts over)"
+    )
+
+
+def check_resumable(plan: Sequence[tuple[Any, str]], eo: ExactlyOnce) -> None:
+    """Refuse, before anything is created (a topic, a progress record), inputs an
+    ``--exactly-once`` import cannot read again: standard input and pipes."""
+    if eo.restart:
+        return
+    for source, _ in plan:
+        if not source.is_regular:
+            what = "standard input" if source.path is None else "a pipe"
+            raise ResumeRefused(_cannot_resume(source.name, what))
 
 
 def _run_inputs(
@@ -177,12 +197,7 @@ def run_exactly_once(
     if not eo.restart:
         for inp in inputs:
             if not inp.seekable:
-                raise ResumeRefused(
-                    f"{inp.name}: --exactly-once resumes by reading the input again from "
-                    f"a position, and {unseekable(inp)} cannot be read from a position; "
-                    f"pass --restart to import it in transactions from the first row (a "
-                    f"rerun then starts over)"
-                )
+                raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
     key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
     outcome = Outcome(transactional_id=key)
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
@@ -322,9 +337,20 @@ def import_plan(
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
     inputs = []
     for index, (source, fmt) in enumerate(plan):
+        # A compressed input (or a transcoded CSV) has no byte position to seek to: it
+        # resumes by reading again from its start and skipping the committed rows.
+        direct = source.compression is None and (fmt != "csv" or utf8)
 
-        def rows(start: Any, held: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
-            return prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
+        def rows(
+            start: Any, held: Any, source: Any = source, fmt: str = fmt, direct: bool = direct
+        ) -> Iterator[Any]:
+            if start is None or direct:
+                return prefetch(
+                    READERS[fmt].read(source, fields, options, route(held), start=start)
+                )
+            skip = start.row - 1
+            chunks = READERS[fmt].read(source, fields, options, skipping(route(held), skip))
+            return (k for k in (rows_after(c, skip) for c in prefetch(chunks)) if k is not None)
 
         def on_rows(n: int, done: int, base: int = starts[index]) -> None:
             result.rows_read += n
@@ -333,8 +359,7 @@ def import_plan(
             result.bytes_read = base + done
             bar.update(result.rows_read, result.bytes_read, result.delivered)
 
-        seekable = source.is_regular and source.compression is None and (fmt != "csv" or utf8)
-        inputs.append(Input(source.name, source.path, seekable, rows, on_rows))
+        inputs.append(Input(source.name, source.path, source.is_regular, rows, on_rows))
 
     # What the records are made of: a resume with other settings would mix two imports.
     spec = {
