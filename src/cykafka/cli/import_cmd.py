@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from .exactly_once import add_exactly_once, exactly_once_from_args
@@ -42,7 +43,8 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "input, with --format), a quoted glob, a directory of part files, or a .gz/.zst/"
             ".bz2/.xz file. Without --bootstrap-servers (or "
             f"${BOOTSTRAP_ENV}) an embedded local broker is started for the import. Exit "
-            "status 0 only if every row was delivered; 130 after Ctrl-C."
+            "status 0 only if every row was delivered; 128+signal after Ctrl-C (130), SIGTERM "
+            "(143) or SIGHUP (129), and the summary prints the command that finishes the import."
         ),
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="input files (format from extension)")
@@ -141,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
     exactly_once = exactly_once_from_args(args, config)
     options = _with_registry(args, fmt, options)
-    guarantees = _guarantees(config, preset)
+    # (the transactional.id, derived from the inputs, is not part of what is stated)
+    guarantees = _guarantees(config, preset, exactly_once, args.topic, files)
     check_config(config, preset)  # a bad -X fails before a broker starts
     if args.sample is None:
         try:
@@ -224,11 +227,24 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
     return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
 
 
-def _guarantees(config: dict[str, Any], preset: PresetSpec) -> str:
+def _guarantees(
+    config: dict[str, Any],
+    preset: PresetSpec,
+    exactly_once: Any = None,
+    topic: str = "",
+    names: Sequence[str] = (),
+) -> str:
+    """What the import's producers guarantee, from the resolution the import makes (a
+    configuration the explainer refuses is a usage error)."""
     try:
-        from ..explain import explain
+        from ..importer.pipeline import explain_import
 
-        report = explain(config, preset=preset)
+        key = None
+        if exactly_once is not None:
+            from ..importer.resume import derive_transactional_id
+
+            key = exactly_once.transactional_id or derive_transactional_id(topic, names)
+        report = explain_import(config, preset, transactional_id=key)
     except (ValueError, TypeError) as e:
         from ..config import redact
 

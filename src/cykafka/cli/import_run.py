@@ -104,7 +104,7 @@ def run_import(
                         "partitions",
                         file=sys.stderr,
                     )
-                elif found.records:
+                elif found.records and not args.skip_rows:  # (--skip-rows: resuming)
                     print(
                         f"cykafka import: note: topic {args.topic!r} already holds "
                         "records; if an earlier run of this import delivered "

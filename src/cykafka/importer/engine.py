@@ -15,6 +15,7 @@ from .model import Fields, ImportInputError, Problem, SourcePosition
 from .pipeline import (
     DEFAULT_OPTIONS,
     NO_FIELDS,
+    explain_import,
     pace,
     plan_files,
     prefetch,
@@ -93,7 +94,6 @@ def import_files(
     rows numbered as its reader numbers them: malformed rows count), as a stopped
     import's summary says (:attr:`ImportResult.settled_rows`).
     """
-    from .. import explain
     from ..producer import Producer
 
     log = log if log is not None else sys.stderr
@@ -106,7 +106,13 @@ def import_files(
         bootstrap_servers=str(config.get("bootstrap.servers", "?")),
         dead_letter=dead_letter,
     )
-    result.guarantees = explain(resolved).summary()
+    # What the import's producers do: the transactional ones of --exactly-once.
+    key = None
+    if exactly_once is not None:
+        from .resume import derive_transactional_id
+
+        key = exactly_once.transactional_id or derive_transactional_id(topic, result.files)
+    result.guarantees = explain_import(config, preset, topic_partitions, key).summary()
     options = with_max_record(options, resolved.librdkafka())
     resuming = exactly_once is not None and not exactly_once.restart
     dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None

@@ -28,7 +28,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..presets import parse as parse_presets
 from .committed import CommittedReader
 from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
@@ -202,13 +201,7 @@ def run_exactly_once(
     outcome = Outcome(transactional_id=key)
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     ensure_progress_topic(client, eo.progress_topic, eo.timeout)
-    # The user's presets, made transactional (exactly_once includes ordered; one that
-    # contradicts it, such as at_most_once, is refused by the resolver, naming both).
-    resolved = resolve_import(
-        {**config, "transactional.id": key},
-        [*parse_presets(preset), "exactly_once"],
-        topic_partitions,
-    )
+    resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
