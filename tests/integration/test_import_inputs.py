@@ -335,3 +335,44 @@ def test_exactly_once_refusal_creates_nothing(broker, tmp_path):
     assert "standard input cannot be read from a position" in refused.stderr
     topics = AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=30)
     assert name not in topics.topics
+
+
+def test_pandas_to_csv_goes_out_as_pandas_reads_it(broker, topic, read_back, tmp_path):
+    """pandas' to_csv(): its unnamed index column is named as pandas names it (with a
+    note), and NaN (an empty field) is null, in a column of numbers as of text; a
+    quoted empty field stays the empty string."""
+    import numpy as np
+    import pandas as pd
+
+    f = tmp_path / "frame.csv"
+    pd.DataFrame({"a": [1.5, np.nan, 3.0], "s": ["x", None, "z"]}).to_csv(f)
+    with open(f, "a") as out:
+        out.write('3,4.5,""\n')
+    name = topic()
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cykafka.cli",
+            "import",
+            "-b",
+            broker.bootstrap_servers,
+            "-t",
+            name,
+            "--no-progress",
+            str(f),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "the header names no column 1" in p.stdout and "'Unnamed: 0'" in p.stdout, p.stdout
+    got = [json.loads(v) for v in _values(broker, read_back, name, 4)]
+    assert got == [
+        {"Unnamed: 0": 0, "a": 1.5, "s": "x"},
+        {"Unnamed: 0": 1, "a": None, "s": None},
+        {"Unnamed: 0": 2, "a": 3.0, "s": "z"},
+        {"Unnamed: 0": 3, "a": 4.5, "s": ""},
+    ]
+    assert pd.read_csv(f).to_dict("records")[1]["Unnamed: 0"] == 1  # pandas' own name

@@ -41,6 +41,11 @@ def _quote(options: ReadOptions) -> Optional[str]:
     return quote_of(options)
 
 
+def unnamed(i: int) -> str:
+    """The name of column ``i`` (0-based) when the header gives none, as pandas names it."""
+    return f"Unnamed: {i}"
+
+
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
     rows = list(
         _pycsv.reader(
@@ -103,6 +108,7 @@ class CsvReader:
                         f"{source.name}: the header is not valid {options.encoding}"
                     ) from None
                 names = _parse_record(text, _delimiter(source, options), _quote(options))
+                names = [n or unnamed(i) for i, n in enumerate(names)]
                 if len(set(names)) != len(names):
                     dup = sorted({n for n in names if names.count(n) > 1})
                     raise ImportInputError(
@@ -183,6 +189,7 @@ class CsvReader:
                     line += line_ends(b.data, 0, skip, _CR)
                     names = names or header
                     self._warn_one_column(source, names, delimiter, report)
+                    self._note_unnamed(source, names, report)
                     check_columns(source.name, names, fields)
                 chunk, row, line, names = self._block(
                     source, b, skip, names, fields, options, report, row, line
@@ -201,6 +208,21 @@ class CsvReader:
                     yield chunk
         if need_header:
             raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    def _note_unnamed(self, source: Source, names: list[str], report: Report) -> None:
+        named = [(i, n) for i, n in enumerate(names) if n == unnamed(i)]
+        if named:
+            which = ", ".join(f"column {i + 1} as {n!r}" for i, n in named)
+            report(
+                Problem(
+                    source.name,
+                    "note",
+                    f"the header names no column {', '.join(str(i + 1) for i, _ in named)} "
+                    f"(pandas' to_csv() writes its index so): sent as {which}, the name pandas "
+                    "gives it; --column-names names every column",
+                    line=1,
+                )
+            )
 
     def _warn_one_column(
         self, source: Source, names: list[str], delimiter: str, report: Report
@@ -297,7 +319,12 @@ class CsvReader:
             bad_rows.append((bad.number - 1, msg, bad.text))
             return "skip"
 
+        # An empty field (unquoted) is null, as pandas and DuckDB read it: pandas writes
+        # NaN so.  A quoted one ("") is the empty string; --null-value names another
+        # spelling instead, and --csv-types string keeps every field as its text.
         null = [options.null_value] if options.null_value is not None else []
+        if not null and options.csv_types != "string":
+            null = [""]
         buf = pa.py_buffer(b.data)[skip : b.end]
         # Text columns first (UTF-8 checked while parsing); bytes only for a block that
         # holds a row that is not UTF-8, so that row alone can be found and dropped.
