@@ -376,3 +376,58 @@ def test_pandas_to_csv_goes_out_as_pandas_reads_it(broker, topic, read_back, tmp
         {"Unnamed: 0": 3, "a": 4.5, "s": ""},
     ]
     assert pd.read_csv(f).to_dict("records")[1]["Unnamed: 0"] == 1  # pandas' own name
+
+
+def test_naive_timestamps_follow_the_one_rule(broker, topic, read_back, tmp_path):
+    """--timestamp-field: a time that names no zone is refused, as produce() refuses a
+    naive datetime, with the fix; --timezone says its zone.  Text (JSON Lines) row by
+    row, a Parquet timestamp column without a zone as a whole."""
+    import datetime as dt
+
+    jl = tmp_path / "t.jsonl"
+    jl.write_text('{"ts": "2024-01-01 00:00:00"}\n{"ts": "2024-01-01T00:00:00Z"}\n')
+    pq_file = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table({"ts": pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us"))}), pq_file
+    )
+    cli = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "--no-progress", "--timestamp-field", "ts"]  # fmt: skip
+    name = topic()
+    refused = subprocess.run(
+        [*cli, "-t", name, str(jl)], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "'2024-01-01 00:00:00', which names no time zone: pass --timezone" in refused.stdout
+    assert _count_rows(refused.stdout, "delivered") == 1
+    paris = 1704063600000  # 2024-01-01T00:00 in Paris is 23:00 UTC the day before
+    name = topic()
+    ok = subprocess.run(
+        [*cli, "-t", name, "--timezone", "Europe/Paris", str(jl)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    stamps = [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=2)[0]]
+    assert stamps == [paris, paris + 3600_000]
+    name = topic()
+    refused = subprocess.run(
+        [*cli, "-t", name, str(pq_file)], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode != 0 and "timestamp[us] column, which names no time zone" in (
+        refused.stdout + refused.stderr
+    ), refused.stdout + refused.stderr
+    ok = subprocess.run(
+        [*cli, "-t", name, "--timezone", "Europe/Paris", str(pq_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=1)[0]] == [
+        paris
+    ]
+
+
+def _count_rows(out: str, label: str) -> int:
+    return int(out.split(f"\n  {label}")[1].split()[0].replace(",", ""))

@@ -25,6 +25,9 @@ class Fields:
     partition: Optional[str] = None
     headers: tuple[str, ...] = ()
     timestamp: Optional[str] = None
+    #: The zone of --timestamp-field values that name none (``--timezone``): without
+    #: it they are refused, as ``produce()`` refuses a naive datetime.
+    timezone: Optional[str] = None
 
     @property
     def any(self) -> bool:
