@@ -431,3 +431,32 @@ def test_naive_timestamps_follow_the_one_rule(broker, topic, read_back, tmp_path
 
 def _count_rows(out: str, label: str) -> int:
     return int(out.split(f"\n  {label}")[1].split()[0].replace(",", ""))
+
+
+def test_rows_read_counts_every_row_and_nan_is_its_own_reason(broker, topic, tmp_path):
+    """Rows read = delivered + not sent + unknown + rejected, and the rejected ones say
+    why: a row with NaN is not "malformed"."""
+    f = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3], "x": [1.0, float("nan"), 3.0]}), f)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cykafka.cli",
+            "import",
+            "-b",
+            broker.bootstrap_servers,
+            "-t",
+            topic(),
+            "--no-progress",
+            str(f),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "  rows read   3  " in p.stdout, p.stdout
+    assert "  delivered   2\n" in p.stdout and "malformed" not in p.stdout, p.stdout
+    assert "  rejected    1  (1 with a value no message can hold (NaN" in p.stdout, p.stdout
+    assert "  problems    1 row not delivered:" in p.stdout, p.stdout

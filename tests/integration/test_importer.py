@@ -119,7 +119,8 @@ def test_malformed_csv_row_reported_rest_imported(
     recs = read_back(broker.bootstrap_servers, name, expected=4)
     assert [json.loads(r.value)["id"] for r in recs[0]] == [1, 2, 4, 6]
     out = captured.out
-    assert "2 malformed rows skipped" in out and "NOT OK" in out
+    assert "  rows read   6  " in out and "rejected    2  (2 malformed: never sent)" in out
+    assert "NOT OK" in out
     assert f"{f}:4: expected 2 columns, got 3" in out
     assert f"{f}:6: expected 2 columns, got 1" in out
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
@@ -368,7 +369,7 @@ def test_jsonl_fields_and_bad_line(broker, topic, read_back, tmp_path, capsys) -
     )
     assert rc == 1
     out = capsys.readouterr().out
-    assert f"{f}:4: invalid JSON" in out and "1 malformed rows skipped" in out
+    assert f"{f}:4: invalid JSON" in out and "rejected    1  (1 malformed: never sent)" in out
     recs = read_back(broker.bootstrap_servers, name, expected=3)
     assert [(r.key, r.value, r.headers) for r in recs[1]] == [
         (b"ann", b'{"a":1}', [("src", b"web"), ("id", b"1")]),

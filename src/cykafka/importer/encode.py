@@ -220,7 +220,7 @@ def batch_chunk(
     problems = [
         Problem(
             chunk.file,
-            "parse",
+            "refused",
             msg,
             line=chunk.line_of(i),
             row=chunk.row_of(i),
@@ -330,7 +330,7 @@ def records_chunk(
     problems = [
         Problem(
             chunk.file,
-            "parse",
+            "refused",
             msg,
             line=chunk.line_of(i),
             row=chunk.row_of(i),

@@ -126,6 +126,8 @@ def import_files(
             result.problem_count += 1
             if p.stage == "parse":
                 result.malformed += 1
+            elif p.stage == "refused":
+                result.refused += 1
             if len(result.problems) < SHOW_PROBLEMS:
                 result.problems.append(p)
             if dl is not None and not dl.write(p):

@@ -180,7 +180,7 @@ class Problem:
     """A row that was not delivered: malformed input or a delivery failure."""
 
     file: str
-    stage: str  # "parse" | "delivery"
+    stage: str  # "parse" (malformed) | "refused" (a value no message holds) | "delivery"
     error: str
     line: Optional[int] = None  # physical line number in the file, when known
     row: Optional[int] = None  # 1-based record number in the file
@@ -196,7 +196,7 @@ class Problem:
     def to_json(self) -> str:
         d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
         # A row that could not be read was never produced: not sent (see fates.py).
-        fate = self.fate or ("not sent" if self.stage == "parse" else None)
+        fate = self.fate or ("not sent" if self.stage in ("parse", "refused") else None)
         if fate is not None:
             d["fate"] = fate
         for name in ("line", "row", "offset", "text"):

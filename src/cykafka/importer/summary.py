@@ -48,6 +48,9 @@ class ImportResult:
     not_sent: int = 0  # provably not in the topic: safe to send again
     unknown: int = 0  # handed over, no acknowledgement: may be in the topic
     malformed: int = 0  # rows that could not be parsed (never produced)
+    #: rows read whose values a message cannot hold (NaN, a bad timestamp or partition,
+    #: not fitting the schema): never produced either
+    refused: int = 0
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
     first_offsets: dict[int, int] = field(default_factory=dict)
@@ -84,6 +87,11 @@ class ImportResult:
     phases: dict[str, float] = field(default_factory=dict)
 
     @property
+    def rows_seen(self) -> int:
+        """Every row read: handed to the producer, malformed or refused."""
+        return self.rows_read + self.malformed + self.refused
+
+    @property
     def settled(self) -> int:
         """Rows with a fate: delivered, not sent or unknown."""
         return self.delivered + self.not_sent + self.unknown
@@ -101,6 +109,7 @@ class ImportResult:
             and self.fatal is None
             and self.failed == 0
             and self.malformed == 0
+            and self.refused == 0
             and self.delivered == self.rows_read
             and self.dead_letter_error is None
         )
@@ -199,14 +208,26 @@ class ImportResult:
         names = ", ".join(os.path.basename(f) for f in self.files) or "-"
         out = [
             f"Imported {names} ({self.fmt}) into topic {self.topic!r} on {self.bootstrap_servers}",
-            f"  rows read   {self.rows_read:,}  ({self.bytes_read / 1e6:,.1f} MB)"
-            + (f", {self.malformed:,} malformed rows skipped" if self.malformed else ""),
+            f"  rows read   {self.rows_seen:,}  ({self.bytes_read / 1e6:,.1f} MB)",
             f"  delivered   {self.delivered:,}",
             f"  not sent    {self.not_sent:,}"
             + ("  (never written: safe to send again)" if self.not_sent else ""),
             f"  unknown     {self.unknown:,}"
             + ("  (sent, never acknowledged: may be in the topic)" if self.unknown else ""),
         ]
+        if self.malformed or self.refused:
+            why = []
+            if self.malformed:
+                why.append(f"{self.malformed:,} malformed")
+            if self.refused:
+                why.append(
+                    f"{self.refused:,} with a value no message can hold (NaN, a bad "
+                    "timestamp or partition, not the schema's)"
+                )
+            out.append(
+                f"  rejected    {self.malformed + self.refused:,}  ({' and '.join(why)}: "
+                "never sent)"
+            )
         if self.last_offsets:
             ranges = "  ".join(
                 f"{p}: {self.first_offsets.get(p, '?')}..{self.last_offsets[p]}"
@@ -224,7 +245,10 @@ class ImportResult:
         for line in self.exactly_once:
             out.append(f"  exactly-once {line}")
         if self.problem_count:
-            out.append(f"  problems    {self.problem_count:,} rows not delivered:")
+            out.append(
+                f"  problems    {self.problem_count:,} {plural(self.problem_count, 'row')} "
+                "not delivered:"
+            )
             for p in self.problems[:SHOW_PROBLEMS]:
                 out.append(f"    {p.describe()}")
             if self.problem_count > SHOW_PROBLEMS:

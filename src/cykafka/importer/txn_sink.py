@@ -181,7 +181,7 @@ class TransactionalSink:
         if self._began is None:
             self.producer.begin_transaction()
         r = self.result
-        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown)
+        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown, r.refused)
         stopping = self._stopping()
         timeout = min(self.timeout, STOP_COMMIT_S) if stopping else self.timeout
         try:
@@ -199,7 +199,7 @@ class TransactionalSink:
         except KafkaError as e:
             # Not committed: these problems come again with the rows.  (The dead-letter
             # file is cut back when the transaction is tried again.)
-            r.problem_count, r.malformed = counts[0], counts[1]
+            r.problem_count, r.malformed, r.refused = counts[0], counts[1], counts[5]
             r.not_sent, r.unknown = counts[3], counts[4]
             del r.problems[counts[2] :]
             self._released.clear()
