@@ -340,3 +340,11 @@ def test_dry_run_states_what_the_import_does(broker, topic, tmp_path):
             real.stdout,
         )
     assert _guarantees_line(real.stdout).startswith("guarantees  Transactional"), real.stdout
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    p = _cli("import", "-t", "one", "--partitions", "1", "--no-progress", str(f))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "created with 1 partition\n" in p.stderr.replace(";", "\n"), p.stderr

@@ -147,13 +147,20 @@ def test_torn_last_line_is_reported(broker, topic, read_back, tmp_path, capsys):
     assert f"note        {f}:3: the last line has no final newline" in out
 
 
-def test_stdin_needs_format_and_is_read(broker, topic, read_back, tmp_path):
+def test_stdin_is_lines_unless_format_says_otherwise(broker, topic, read_back, tmp_path):
+    """`-` alone reads lines, as kcat and kafka-console-producer do; --format says else."""
     name = topic()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
            "-t", name, "--no-progress", "-"]  # fmt: skip
-    p = subprocess.run(cmd, input=b"x\n", capture_output=True, env=env, timeout=60)
-    assert p.returncode == 2 and b"- (standard input) needs --format" in p.stderr
+    p = subprocess.run(cmd, input=b"x\ny\n", capture_output=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [r.value for r in read_back(broker.bootstrap_servers, name, expected=2)[0]] == [
+        b"x",
+        b"y",
+    ]
+    name = topic()
+    cmd[cmd.index("-t") + 1] = name
     p = subprocess.run(
         [*cmd, "--format", "csv", "--key-field", "k"],
         input=b"k,v\na,1\nb,2\n",

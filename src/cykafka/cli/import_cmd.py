@@ -40,7 +40,7 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Stream files into a Kafka topic through cykafka's bulk path and print a summary "
             "(rows, delivered, failed, offsets, rate, guarantees). FILE may be - (standard "
-            "input, with --format), a quoted glob, a directory of part files, or a .gz/.zst/"
+            "input: lines unless --format), a quoted glob, a directory of part files, or a .gz/.zst/"
             ".bz2/.xz file. Without --bootstrap-servers (or "
             f"${BOOTSTRAP_ENV}) an embedded local broker is started for the import. Exit "
             "status 0 only if every row was delivered; 128+signal after Ctrl-C (130), SIGTERM "

@@ -56,6 +56,7 @@ def run_import(
         threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
     from ..importer import ImportInputError, import_files, open_producer
     from ..importer.cluster import ClusterError, check_partition, prepare_topic
+    from ..importer.summary import plural
 
     broker = None
     producer = None
@@ -83,7 +84,8 @@ def run_import(
             bootstrap = broker.bootstrap_servers
             print(
                 f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
-                f"topic {args.topic!r} created with {partitions} partitions",
+                f"topic {args.topic!r} created with {partitions} "
+                f"{plural(partitions, 'partition')}",
                 file=sys.stderr,
             )
         else:
@@ -101,7 +103,7 @@ def run_import(
                 if found.created:
                     print(
                         f"cykafka import: created topic {args.topic!r} with {args.partitions} "
-                        "partitions",
+                        f"{plural(args.partitions or 0, 'partition')}",
                         file=sys.stderr,
                     )
                 elif found.records and not args.skip_rows:  # (--skip-rows: resuming)

@@ -70,9 +70,8 @@ def plan_files(
     sources = [s.checked() for s in expand(list(paths))]
     plan: list[tuple[Source, str]] = []
     for s in sources:
-        if s.path is None and fmt is None:
-            raise ImportInputError("- (standard input) needs --format")
-        plan.append((s, fmt or detect_format(s)))
+        # Standard input has no extension: lines, as kcat and kafka-console-producer read it.
+        plan.append((s, fmt or ("lines" if s.path is None else detect_format(s))))
     for s, f in plan:
         if fields.any and not READERS[f].has_fields:
             raise ImportInputError(
