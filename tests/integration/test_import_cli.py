@@ -348,3 +348,16 @@ def test_counts_of_one_are_singular(tmp_path):
     p = _cli("import", "-t", "one", "--partitions", "1", "--no-progress", str(f))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "created with 1 partition\n" in p.stderr.replace(";", "\n"), p.stderr
+
+
+def test_unreachable_schema_registry_is_named_before_reading(tmp_path):
+    f = tmp_path / "a.csv"
+    f.write_text("id,user\n1,a\n")
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type":"object","properties":{"id":{"type":"integer"}}}')
+    p = _cli("import", "-t", "t", "--no-progress", "--value-format", "json-schema",
+             "--value-schema", str(schema), "--schema-registry", "http://127.0.0.1:1",
+             str(f))  # fmt: skip
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--schema-registry http://127.0.0.1:1: the Schema Registry does not answer" in p.stderr
+    assert "reading" not in p.stderr and "embedded broker" not in p.stderr, p.stderr

@@ -224,7 +224,24 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
         )
     except (ValueError, OSError) as e:
         raise UsageError(str(e)) from None
+    _check_registry(args.schema_registry)
     return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
+
+
+def _check_registry(url: str) -> None:
+    """A registry that does not answer fails here, naming its URL, before a broker
+    starts or a row is read (the serializers would meet it at the first row)."""
+    if url.startswith("mock://"):
+        return
+    from ..schema_registry import registry_client
+
+    try:
+        registry_client(url).get_subjects()
+    except Exception as e:
+        raise UsageError(
+            f"--schema-registry {url}: the Schema Registry does not answer "
+            f"({type(e).__name__}: {e}); nothing was read or sent"
+        ) from None
 
 
 def _guarantees(
