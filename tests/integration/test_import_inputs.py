@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cykafka.cli import main
+from import_signals import stop_after
 
 
 def _all(recs: dict[int, list]) -> list:
@@ -32,6 +33,13 @@ def _import(broker, *args: str) -> int:
 
 def _values(broker, read_back, name: str, n: int) -> list[bytes]:
     return [r.value for r in read_back(broker.bootstrap_servers, name, expected=n)[0]]
+
+
+def _cli(broker, *args: str, **kw) -> subprocess.CompletedProcess:
+    """`cykafka import` as a process of its own, its output as text."""
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "--no-progress", *args]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
 
 
 def _dead(path: Path) -> list[dict]:
@@ -306,19 +314,9 @@ def test_exactly_once_resumes_a_compressed_input(broker, topic, tmp_path, ext):
     cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
            "-t", name, "--no-progress", "--exactly-once", "--commit-every", "50000",
            "--rate", "100000", str(path)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:  # the first progress line (5 s): commits were made
-            if " delivered, " in line:
-                break
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143, (out, err)
+    # the first progress line (5 s): commits were made
+    status, out, err = stop_after(cmd, signal.SIGTERM, " delivered, ")
+    assert status == 143, (out, err)
     first = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
     assert 0 < len(first) < n
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -334,10 +332,7 @@ def test_exactly_once_refusal_creates_nothing(broker, tmp_path):
     from confluent_kafka.admin import AdminClient
 
     name = "refused-stdin-topic"
-    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
-           "-t", name, "--no-progress", "--exactly-once", "--format", "lines", "-",
-           "--partitions", "1"]  # fmt: skip
-    refused = subprocess.run(cmd, input="a\nb\n", capture_output=True, text=True, timeout=60)
+    refused = _cli(broker, "-t", name, "--exactly-once", "-", "--partitions", "1", input="a\n")
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "standard input cannot be read from a position" in refused.stderr
     topics = AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=30)
@@ -356,23 +351,7 @@ def test_pandas_to_csv_goes_out_as_pandas_reads_it(broker, topic, read_back, tmp
     with open(f, "a") as out:
         out.write('3,4.5,""\n')
     name = topic()
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cykafka.cli",
-            "import",
-            "-b",
-            broker.bootstrap_servers,
-            "-t",
-            name,
-            "--no-progress",
-            str(f),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _cli(broker, "-t", name, str(f))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "the header names no column 1" in p.stdout and "'Unnamed: 0'" in p.stdout, p.stdout
     got = [json.loads(v) for v in _values(broker, read_back, name, 4)]
@@ -397,43 +376,26 @@ def test_naive_timestamps_follow_the_one_rule(broker, topic, read_back, tmp_path
     pq.write_table(
         pa.table({"ts": pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us"))}), pq_file
     )
-    cli = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
-           "--no-progress", "--timestamp-field", "ts"]  # fmt: skip
+    ts = ("--timestamp-field", "ts")
     name = topic()
-    refused = subprocess.run(
-        [*cli, "-t", name, str(jl)], capture_output=True, text=True, timeout=60
-    )
+    refused = _cli(broker, *ts, "-t", name, str(jl))
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "'2024-01-01 00:00:00', which names no time zone: pass --timezone" in refused.stdout
     assert _count_rows(refused.stdout, "delivered") == 1
     paris = 1704063600000  # 2024-01-01T00:00 in Paris is 23:00 UTC the day before
     name = topic()
-    ok = subprocess.run(
-        [*cli, "-t", name, "--timezone", "Europe/Paris", str(jl)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    ok = _cli(broker, *ts, "-t", name, "--timezone", "Europe/Paris", str(jl))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     stamps = [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=2)[0]]
     assert stamps == [paris, paris + 3600_000]
     name = topic()
-    refused = subprocess.run(
-        [*cli, "-t", name, str(pq_file)], capture_output=True, text=True, timeout=60
-    )
-    assert refused.returncode != 0 and "timestamp[us] column, which names no time zone" in (
-        refused.stdout + refused.stderr
-    ), refused.stdout + refused.stderr
-    ok = subprocess.run(
-        [*cli, "-t", name, "--timezone", "Europe/Paris", str(pq_file)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    refused = _cli(broker, *ts, "-t", name, str(pq_file))
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "timestamp[us] column, which names no time zone" in out
+    ok = _cli(broker, *ts, "-t", name, "--timezone", "Europe/Paris", str(pq_file))
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=1)[0]] == [
-        paris
-    ]
+    stamps = [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=1)[0]]
+    assert stamps == [paris]
 
 
 def _count_rows(out: str, label: str) -> int:
@@ -445,23 +407,7 @@ def test_rows_read_counts_every_row_and_nan_is_its_own_reason(broker, topic, tmp
     why: a row with NaN is not "malformed"."""
     f = tmp_path / "nan.parquet"
     pq.write_table(pa.table({"id": [1, 2, 3], "x": [1.0, float("nan"), 3.0]}), f)
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cykafka.cli",
-            "import",
-            "-b",
-            broker.bootstrap_servers,
-            "-t",
-            topic(),
-            "--no-progress",
-            str(f),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = _cli(broker, "-t", topic(), str(f))
     assert p.returncode == 1, p.stdout + p.stderr
     assert "  rows read   3  " in p.stdout, p.stdout
     assert "  delivered   2\n" in p.stdout and "malformed" not in p.stdout, p.stdout

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from import_signals import stop_after
+
 ROWS = 3_000_000
 
 
@@ -182,15 +184,6 @@ def test_ctrl_c_fates_match_the_topic_at_24_random_points(
 # -- every stop, every path: SIGTERM and SIGHUP as SIGINT, exactly-once as plain ----------
 
 
-def _wait_for(proc: subprocess.Popen, text: str) -> None:
-    """Read the import's stderr until a line holds ``text`` (the import is that far)."""
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if text in line:
-            return
-    raise AssertionError(f"the import ended before printing {text!r}")
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_stop_a_plain_import_like_ctrl_c(
     broker, topic, read_back, rows_file, tmp_path, sig
@@ -202,17 +195,8 @@ def test_sigterm_and_sighup_stop_a_plain_import_like_ctrl_c(
     cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
            "-t", name, "--no-progress", "--dead-letter", str(dead), "-X", "linger.ms=4000",
            str(rows_file)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(proc, "reading")
-        time.sleep(0.3)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    status, out, err = stop_after(cmd, sig, "reading", 0.3)
+    assert status == 128 + sig, (status, out, err)
     read, delivered = _count(out, "rows read"), _count(out, "delivered")
     not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
     assert 0 < read < ROWS and read == delivered + not_sent + unknown, out
@@ -241,16 +225,9 @@ def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
 
     name = topic()
     cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(proc, " delivered, ")  # the first progress line (5 s): commits were made
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    # the first progress line (5 s): commits were made
+    status, out, err = stop_after(cmd, sig, " delivered, ")
+    assert status == 128 + sig, (status, out, err)
     read, delivered = _count(out, "rows read"), _count(out, "delivered")
     not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
     assert read == delivered + not_sent + unknown, out
@@ -277,21 +254,8 @@ def test_started_in_a_scripts_background_sigint_stops_it(
         del cmd[at : at + 3]  # --exactly-once --commit-every N
     # (--rate: the import is still running when the signal comes)
     script = " ".join(f"'{a}'" for a in cmd) + " & echo $! >&2; wait $!"
-    proc = subprocess.Popen(
-        ["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stderr is not None
-        pid = int(proc.stderr.readline())
-        _wait_for(proc, "reading")
-        time.sleep(0.5)
-        os.kill(pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, (proc.returncode, out, err)
+    status, out, err = stop_after(["bash", "-c", script], signal.SIGINT, "reading", 0.5, True)
+    assert status == 130, (status, out, err)
     read = _count(out, "rows read")
     assert 0 < read < ROWS, out
 
@@ -328,17 +292,9 @@ def test_the_printed_command_finishes_a_stopped_plain_import(broker, topic, read
     cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
            "-t", name, "--no-progress", "--dead-letter", str(dead), "--rate", "100000",
            str(parts / "part-*")]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(proc, "part-1.csv")  # the second file: the skip crosses a file
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143, (out, err)
+    # in the second file: the skip crosses a file
+    status, out, err = stop_after(cmd, signal.SIGTERM, "part-1.csv", 0.3)
+    assert status == 143, (out, err)
     read, delivered = _count(out, "rows read"), _count(out, "delivered")
     assert n // 2 < read < n and read == delivered + _count(out, "not sent") + _count(
         out, "unknown"
