@@ -315,3 +315,39 @@ def test_the_printed_command_finishes_a_stopped_plain_import(broker, topic, read
     assert sorted(set(ids)) == list(range(n))
     twice = {i for i, k in collections.Counter(ids).items() if k > 1}
     assert twice <= unknown
+
+
+def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows_file, tmp_path):
+    """The broker stops answering, the first SIGTERM's commit waits for it: a second
+    SIGTERM abandons the open transaction at once (its rows reported unknown; the broker
+    aborts it), and once the broker is back the same command finishes, every row once."""
+    from cykafka.testing import committed_view, read_raw_log
+    from import_signals import wait_for
+
+    bs = fresh_broker.bootstrap_servers
+    name = fresh_broker.create_topic("stalled", partitions=1)
+    cmd = _exactly_once_cmd(bs, name, rows_file)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped = False
+    try:
+        wait_for(proc, " delivered, ")  # commits were made
+        os.kill(fresh_broker.pid, signal.SIGSTOP)
+        stopped = True
+        proc.send_signal(signal.SIGTERM)
+        wait_for(proc, "SIGTERM: stopping")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)  # a hang guard: the commit alone waits 10 s
+    finally:
+        if stopped:
+            os.kill(fresh_broker.pid, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, (out, err)
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    assert read == delivered + not_sent + unknown and unknown > 0, out
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    values = [r.value for r in committed_view(read_raw_log(bs, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(ROWS)]

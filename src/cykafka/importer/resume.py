@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -277,7 +278,10 @@ def run_exactly_once(
                 log(f"transaction failed ({e.name}: {e.message}); resuming from the last commit")
                 time.sleep(min(0.2 * failures, 2.0))
             finally:
-                producer.close(eo.timeout)
+                # After a second stop signal the import abandons what is open at once
+                # (the broker aborts the transaction; the rerun resolves it).
+                abandon = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+                producer.close(0.5 if abandon else eo.timeout)
     finally:
         reader.close()
 
