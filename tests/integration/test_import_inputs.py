@@ -354,6 +354,7 @@ def test_pandas_to_csv_goes_out_as_pandas_reads_it(broker, topic, read_back, tmp
     p = _cli(broker, "-t", name, str(f))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "the header names no column 1" in p.stdout and "'Unnamed: 0'" in p.stdout, p.stdout
+    assert p.stdout.count("empty fields are sent as null") == 1, p.stdout
     got = [json.loads(v) for v in _values(broker, read_back, name, 4)]
     assert got == [
         {"Unnamed: 0": 0, "a": 1.5, "s": "x"},

@@ -41,6 +41,28 @@ def _quote(options: ReadOptions) -> Optional[str]:
     return quote_of(options)
 
 
+#: What the import inferred about empty fields, said once per file.
+EMPTY_IS_NULL = (
+    'empty fields are sent as null, as pandas and DuckDB read them (a quoted "" is the '
+    "empty string; --null-value names another spelling of null, --csv-types string "
+    "keeps them as text)"
+)
+
+
+def _notes_once(report: Report) -> Report:
+    """``report``, each note passed on once (blocks repeat what they find)."""
+    seen: set[str] = set()
+
+    def to(p: Problem) -> None:
+        if p.stage == "note":
+            if p.error in seen:
+                return
+            seen.add(p.error)
+        report(p)
+
+    return to
+
+
 def unnamed(i: int) -> str:
     """The name of column ``i`` (0-based) when the header gives none, as pandas names it."""
     return f"Unnamed: {i}"
@@ -125,6 +147,7 @@ class CsvReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
+        report = _notes_once(report)
         note = None
         if source.is_regular:
             options, note = dialect_of(source, options)
@@ -357,6 +380,8 @@ class CsvReader:
                 raise ImportInputError(
                     f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
                 ) from None
+        if null == [""] and any(c.null_count for c in table.columns):
+            report(Problem(source.name, "note", EMPTY_IS_NULL))
         invalid = [i for i, _, _ in bad_rows]
         if bad_rows:
             offsets, lines = positions()
