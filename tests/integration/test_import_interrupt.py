@@ -234,6 +234,7 @@ def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
     committed = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
     assert len(committed) == delivered < ROWS, out
     assert "run the same command again" in out, out
+    assert " transactions committed (transactional.id cykafka-import-" in out, out
     assert "Without duplicates: import" not in out and "Or use --exactly-once" not in out, out
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr

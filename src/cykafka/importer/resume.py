@@ -48,6 +48,7 @@ from .resume_state import (
     sync_dead_letter,
     unseekable,
 )
+from .summary import plural
 from .txn_sink import TransactionalSink
 
 if TYPE_CHECKING:
@@ -179,6 +180,7 @@ def run_exactly_once(
     rate: Optional[float] = None,
     log: Callable[[str], None] = lambda line: None,
     stop: Optional[threading.Event] = None,
+    outcome: Optional[Outcome] = None,
 ) -> Outcome:
     """Import ``inputs`` in transactions, resuming from the committed progress; rows
     count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
@@ -190,7 +192,8 @@ def run_exactly_once(
     anything is produced when the saved progress cannot be resumed, and the last
     :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
     stop signal; the open transaction is then committed and
-    :class:`~cykafka.importer.interrupt.StopRequested` raised."""
+    :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
+    as the run goes (what a stopped run did, too)."""
     from .._native import KafkaError
     from ..producer import Producer
 
@@ -199,7 +202,8 @@ def run_exactly_once(
             if not inp.seekable:
                 raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
     key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
-    outcome = Outcome(transactional_id=key)
+    outcome = outcome if outcome is not None else Outcome()
+    outcome.transactional_id = key
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     ensure_progress_topic(client, eo.progress_topic, eo.timeout)
     resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
@@ -373,29 +377,37 @@ def import_plan(
     def rewind(n: int) -> None:
         result.rows_read -= n
 
-    outcome = run_exactly_once(
-        inputs,
-        topic,
-        config,
-        preset=preset,
-        fmt="+".join(f for _, f in plan),
-        fields=json.loads(json.dumps(spec)),
-        eo=eo,
-        result=result,
-        report=report,
-        on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
-        on_rewind=rewind,
-        partition=partition,
-        topic_partitions=topic_partitions,
-        static_headers=list(static_headers),
-        dead_letter=dead_letter,
-        rate=rate,
-        log=log,
-        stop=stop,
-    )
-    result.exactly_once = [
+    outcome = Outcome()
+    try:
+        run_exactly_once(
+            inputs,
+            topic,
+            config,
+            preset=preset,
+            fmt="+".join(f for _, f in plan),
+            fields=json.loads(json.dumps(spec)),
+            eo=eo,
+            result=result,
+            report=report,
+            on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
+            on_rewind=rewind,
+            partition=partition,
+            topic_partitions=topic_partitions,
+            static_headers=list(static_headers),
+            dead_letter=dead_letter,
+            rate=rate,
+            log=log,
+            stop=stop,
+            outcome=outcome,
+        )
+    finally:  # a stopped run says what it committed too
+        result.exactly_once = _outcome_lines(outcome, eo)
+
+
+def _outcome_lines(outcome: Outcome, eo: ExactlyOnce) -> list[str]:
+    return [
         *outcome.notes,
-        f"{outcome.transactions:,} transactions committed "
+        f"{outcome.transactions:,} {plural(outcome.transactions, 'transaction')} committed "
         f"(transactional.id {outcome.transactional_id}, progress in topic "
         f"{eo.progress_topic!r})"
         + (
