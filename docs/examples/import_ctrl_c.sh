@@ -15,7 +15,7 @@ echo '$ cykafka import events.txt -t events -b $BOOTSTRAP --no-progress --dead-l
 cykafka import events.txt -t events -b "$BOOTSTRAP" --no-progress --dead-letter dead.jsonl \
   --rate 1000000 > run.log 2>&1 &
 pid=$!
-until grep -q reading run.log; do sleep 0.05; done
+until grep -qs reading run.log; do sleep 0.05; done
 sleep 1
 kill -INT "$pid"
 wait "$pid"

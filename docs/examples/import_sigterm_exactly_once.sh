@@ -18,7 +18,7 @@ import=(cykafka import orders.csv -t orders -b "$BOOTSTRAP" --key-field user --e
 echo '$ cykafka import orders.csv -t orders -b $BOOTSTRAP --key-field user --exactly-once --commit-every 20000 --rate 50000 --no-progress'
 "${import[@]}" > run.log 2>&1 &
 pid=$!
-until grep -q reading run.log; do sleep 0.05; done
+until grep -qs reading run.log; do sleep 0.05; done
 sleep 1.5
 kill -TERM "$pid"
 wait "$pid"

@@ -70,6 +70,12 @@ def _count(out: str, label: str) -> int:
     return int(out.split(f"\n  {label}")[1].split()[0].replace(",", ""))
 
 
+def _fates(out: str) -> tuple[int, int, int, int]:
+    """The summary's rows read, delivered, not sent and unknown."""
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    return read, delivered, _count(out, "not sent"), _count(out, "unknown")
+
+
 def interrupt_import(
     broker, read_back, name, rows_file: Path, tmp: Path, mode: str, delay: float, rows: int = ROWS
 ):
@@ -106,8 +112,7 @@ def interrupt_import(
     # -SIGINT: the import had finished and was exiting when Ctrl-C came; Python then
     # ends by the signal, as a shell expects of an interrupted program.
     assert proc.returncode in (0, 130, -signal.SIGINT), (out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    read, delivered, not_sent, unknown = _fates(out)
     assert read == delivered + not_sent + unknown, out
 
     entries = [json.loads(line) for line in dead.read_text().splitlines()] if dead.exists() else []
@@ -197,8 +202,7 @@ def test_sigterm_and_sighup_stop_a_plain_import_like_ctrl_c(
            str(rows_file)]  # fmt: skip
     status, out, err = stop_after(cmd, sig, "reading", 0.3)
     assert status == 128 + sig, (status, out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    read, delivered, not_sent, unknown = _fates(out)
     assert 0 < read < ROWS and read == delivered + not_sent + unknown, out
     assert f"stopped     {signal.Signals(sig).name}" in out, out
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
@@ -228,8 +232,7 @@ def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
     # the first progress line (5 s): commits were made
     status, out, err = stop_after(cmd, sig, " delivered, ")
     assert status == 128 + sig, (status, out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    read, delivered, not_sent, unknown = _fates(out)
     assert read == delivered + not_sent + unknown, out
     committed = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
     assert len(committed) == delivered < ROWS, out
@@ -296,10 +299,8 @@ def test_the_printed_command_finishes_a_stopped_plain_import(broker, topic, read
     # in the second file: the skip crosses a file
     status, out, err = stop_after(cmd, signal.SIGTERM, "part-1.csv", 0.3)
     assert status == 143, (out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    assert n // 2 < read < n and read == delivered + _count(out, "not sent") + _count(
-        out, "unknown"
-    )
+    read, delivered, not_sent, unknown = _fates(out)
+    assert n // 2 < read < n and read == delivered + not_sent + unknown, out
     finish = _printed_command(out)
     assert f"--skip-rows {read}" in " ".join(finish), out
     dead_rows = (
@@ -345,8 +346,7 @@ def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows
             proc.kill()
             proc.wait()
     assert proc.returncode == 143, (out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    read, delivered, not_sent, unknown = _fates(out)
     assert read == delivered + not_sent + unknown and unknown > 0, out
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr
