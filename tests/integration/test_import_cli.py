@@ -193,7 +193,7 @@ def test_dry_run_shows_records_and_sends_nothing(broker, topic, read_back, tmp_p
     assert _import(broker, str(f), "-t", name, "--key-field", "user", "--dry-run") == 1
     out = capsys.readouterr().out
     assert f'{f}:2: key=a value={{"id":1,"user":"a"}}' in out
-    assert "Dry run: 2 rows would be sent, 1 rows cannot be" in out
+    assert "Dry run: 2 rows would be sent, 1 row cannot be" in out
     assert _import(broker, str(f), "-t", name, "-p", "0", "-H", "a=b", "--dry-run") == 1
     assert "every message: partition=0, header a=b" in capsys.readouterr().out
     assert "guarantees  Per-partition order" in out and "nothing was sent" in out
@@ -315,3 +315,49 @@ def test_timings_say_where_the_wall_time_went(broker, topic, read_back):
     assert phases["input_wait"] >= 0.9, proc.stdout  # two 0.5 s pauses of the writer
     assert phases["hand_over"] < phases["input_wait"]
     assert len(read_back(broker.bootstrap_servers, t, expected=3000)[0]) == 3000
+
+
+def _guarantees_line(out: str) -> str:
+    return next(x.strip() for x in out.splitlines() if x.strip().startswith("guarantees"))
+
+
+def test_dry_run_states_what_the_import_does(broker, topic, tmp_path):
+    """The dry run resolves the configuration as the import does (its own defaults and
+    --exactly-once's transactions included): the same guarantees and warnings, and no
+    "0 rows cannot be"."""
+    f = tmp_path / "a.txt"
+    f.write_text("x\ny\n")
+    for extra in (["-X", "message.timeout.ms=30010"], ["--exactly-once"]):
+        args = ["import", "-b", broker.bootstrap_servers, "-t", topic(), "--no-progress",
+                *extra, str(f)]  # fmt: skip
+        dry = _cli(*args, "--dry-run")
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+        assert "Dry run: 2 rows would be sent\n" in dry.stdout, dry.stdout
+        real = _cli(*args)
+        assert real.returncode == 0, real.stdout + real.stderr
+        assert _guarantees_line(dry.stdout) == _guarantees_line(real.stdout), (
+            dry.stdout,
+            real.stdout,
+        )
+    assert _guarantees_line(real.stdout).startswith("guarantees  Transactional"), real.stdout
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("x\n")
+    p = _cli("import", "-t", "one", "--partitions", "1", "--no-progress", str(f))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "created with 1 partition\n" in p.stderr.replace(";", "\n"), p.stderr
+
+
+def test_unreachable_schema_registry_is_named_before_reading(tmp_path):
+    f = tmp_path / "a.csv"
+    f.write_text("id,user\n1,a\n")
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type":"object","properties":{"id":{"type":"integer"}}}')
+    p = _cli("import", "-t", "t", "--no-progress", "--value-format", "json-schema",
+             "--value-schema", str(schema), "--schema-registry", "http://127.0.0.1:1",
+             str(f))  # fmt: skip
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--schema-registry http://127.0.0.1:1: the Schema Registry does not answer" in p.stderr
+    assert "reading" not in p.stderr and "embedded broker" not in p.stderr, p.stderr

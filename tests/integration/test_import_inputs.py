@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cykafka.cli import main
+from import_signals import stop_after
 
 
 def _all(recs: dict[int, list]) -> list:
@@ -32,6 +33,13 @@ def _import(broker, *args: str) -> int:
 
 def _values(broker, read_back, name: str, n: int) -> list[bytes]:
     return [r.value for r in read_back(broker.bootstrap_servers, name, expected=n)[0]]
+
+
+def _cli(broker, *args: str, **kw) -> subprocess.CompletedProcess:
+    """`cykafka import` as a process of its own, its output as text."""
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "--no-progress", *args]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
 
 
 def _dead(path: Path) -> list[dict]:
@@ -147,13 +155,20 @@ def test_torn_last_line_is_reported(broker, topic, read_back, tmp_path, capsys):
     assert f"note        {f}:3: the last line has no final newline" in out
 
 
-def test_stdin_needs_format_and_is_read(broker, topic, read_back, tmp_path):
+def test_stdin_is_lines_unless_format_says_otherwise(broker, topic, read_back, tmp_path):
+    """`-` alone reads lines, as kcat and kafka-console-producer do; --format says else."""
     name = topic()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
            "-t", name, "--no-progress", "-"]  # fmt: skip
-    p = subprocess.run(cmd, input=b"x\n", capture_output=True, env=env, timeout=60)
-    assert p.returncode == 2 and b"- (standard input) needs --format" in p.stderr
+    p = subprocess.run(cmd, input=b"x\ny\n", capture_output=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert [r.value for r in read_back(broker.bootstrap_servers, name, expected=2)[0]] == [
+        b"x",
+        b"y",
+    ]
+    name = topic()
+    cmd[cmd.index("-t") + 1] = name
     p = subprocess.run(
         [*cmd, "--format", "csv", "--key-field", "k"],
         input=b"k,v\na,1\nb,2\n",
@@ -277,3 +292,125 @@ def test_lone_cr_in_csv_field_is_a_record_end(broker, topic, read_back, tmp_path
         (1002, body.index(b"right")),
         (2002, body.index(b"2000,bad")),
     ]
+
+
+@pytest.mark.parametrize("ext", ["gz", "zst"])
+def test_exactly_once_resumes_a_compressed_input(broker, topic, tmp_path, ext):
+    """An --exactly-once import of a compressed file, stopped (SIGTERM) after some
+    commits: the same command resumes it (decompressing again and skipping the rows
+    committed), and every row is in the committed view once, in order."""
+    import signal
+
+    from cykafka.testing import committed_view, read_raw_log
+
+    n = 600_000
+    data = b"".join(b"row-%08d\n" % i for i in range(n))
+    path = tmp_path / f"rows.txt.{ext}"
+    if ext == "gz":
+        path.write_bytes(gzip.compress(data))
+    else:
+        path.write_bytes(pa.Codec("zstd").compress(data).to_pybytes())
+    name = topic()
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--exactly-once", "--commit-every", "50000",
+           "--rate", "100000", str(path)]  # fmt: skip
+    # the first progress line (5 s): commits were made
+    status, out, err = stop_after(cmd, signal.SIGTERM, " delivered, ")
+    assert status == 143, (out, err)
+    first = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
+    assert 0 < len(first) < n
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"resumed at row {len(first) + 1:,}" in again.stdout, again.stdout
+    values = [r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(n)]
+
+
+def test_exactly_once_refusal_creates_nothing(broker, tmp_path):
+    """Standard input cannot be read again: --exactly-once without --restart is refused
+    before the topic (or the progress record) is created."""
+    from confluent_kafka.admin import AdminClient
+
+    name = "refused-stdin-topic"
+    refused = _cli(broker, "-t", name, "--exactly-once", "-", "--partitions", "1", input="a\n")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "standard input cannot be read from a position" in refused.stderr
+    topics = AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=30)
+    assert name not in topics.topics
+
+
+def test_pandas_to_csv_goes_out_as_pandas_reads_it(broker, topic, read_back, tmp_path):
+    """pandas' to_csv(): its unnamed index column is named as pandas names it (with a
+    note), and NaN (an empty field) is null, in a column of numbers as of text; a
+    quoted empty field stays the empty string."""
+    import numpy as np
+    import pandas as pd
+
+    f = tmp_path / "frame.csv"
+    pd.DataFrame({"a": [1.5, np.nan, 3.0], "s": ["x", None, "z"]}).to_csv(f)
+    with open(f, "a") as out:
+        out.write('3,4.5,""\n')
+    name = topic()
+    p = _cli(broker, "-t", name, str(f))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "the header names no column 1" in p.stdout and "'Unnamed: 0'" in p.stdout, p.stdout
+    assert p.stdout.count("empty fields are sent as null") == 1, p.stdout
+    got = [json.loads(v) for v in _values(broker, read_back, name, 4)]
+    assert got == [
+        {"Unnamed: 0": 0, "a": 1.5, "s": "x"},
+        {"Unnamed: 0": 1, "a": None, "s": None},
+        {"Unnamed: 0": 2, "a": 3.0, "s": "z"},
+        {"Unnamed: 0": 3, "a": 4.5, "s": ""},
+    ]
+    assert pd.read_csv(f).to_dict("records")[1]["Unnamed: 0"] == 1  # pandas' own name
+
+
+def test_naive_timestamps_follow_the_one_rule(broker, topic, read_back, tmp_path):
+    """--timestamp-field: a time that names no zone is refused, as produce() refuses a
+    naive datetime, with the fix; --timezone says its zone.  Text (JSON Lines) row by
+    row, a Parquet timestamp column without a zone as a whole."""
+    import datetime as dt
+
+    jl = tmp_path / "t.jsonl"
+    jl.write_text('{"ts": "2024-01-01 00:00:00"}\n{"ts": "2024-01-01T00:00:00Z"}\n')
+    pq_file = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table({"ts": pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us"))}), pq_file
+    )
+    ts = ("--timestamp-field", "ts")
+    name = topic()
+    refused = _cli(broker, *ts, "-t", name, str(jl))
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "'2024-01-01 00:00:00', which names no time zone: pass --timezone" in refused.stdout
+    assert _count_rows(refused.stdout, "delivered") == 1
+    paris = 1704063600000  # 2024-01-01T00:00 in Paris is 23:00 UTC the day before
+    name = topic()
+    ok = _cli(broker, *ts, "-t", name, "--timezone", "Europe/Paris", str(jl))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    stamps = [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=2)[0]]
+    assert stamps == [paris, paris + 3600_000]
+    name = topic()
+    refused = _cli(broker, *ts, "-t", name, str(pq_file))
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "timestamp[us] column, which names no time zone" in out
+    ok = _cli(broker, *ts, "-t", name, "--timezone", "Europe/Paris", str(pq_file))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    stamps = [r.timestamp for r in read_back(broker.bootstrap_servers, name, expected=1)[0]]
+    assert stamps == [paris]
+
+
+def _count_rows(out: str, label: str) -> int:
+    return int(out.split(f"\n  {label}")[1].split()[0].replace(",", ""))
+
+
+def test_rows_read_counts_every_row_and_nan_is_its_own_reason(broker, topic, tmp_path):
+    """Rows read = delivered + not sent + unknown + rejected, and the rejected ones say
+    why: a row with NaN is not "malformed"."""
+    f = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3], "x": [1.0, float("nan"), 3.0]}), f)
+    p = _cli(broker, "-t", topic(), str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "  rows read   3  " in p.stdout, p.stdout
+    assert "  delivered   2\n" in p.stdout and "malformed" not in p.stdout, p.stdout
+    assert "  rejected    1  (1 with a value no message can hold (NaN" in p.stdout, p.stdout
+    assert "  problems    1 row not delivered:" in p.stdout, p.stdout

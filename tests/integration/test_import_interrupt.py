@@ -6,6 +6,7 @@ is counted delivered or unknown."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import random
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from import_signals import stop_after
 
 ROWS = 3_000_000
 
@@ -67,6 +70,12 @@ def _count(out: str, label: str) -> int:
     return int(out.split(f"\n  {label}")[1].split()[0].replace(",", ""))
 
 
+def _fates(out: str) -> tuple[int, int, int, int]:
+    """The summary's rows read, delivered, not sent and unknown."""
+    read, delivered = _count(out, "rows read"), _count(out, "delivered")
+    return read, delivered, _count(out, "not sent"), _count(out, "unknown")
+
+
 def interrupt_import(
     broker, read_back, name, rows_file: Path, tmp: Path, mode: str, delay: float, rows: int = ROWS
 ):
@@ -103,8 +112,7 @@ def interrupt_import(
     # -SIGINT: the import had finished and was exiting when Ctrl-C came; Python then
     # ends by the signal, as a shell expects of an interrupted program.
     assert proc.returncode in (0, 130, -signal.SIGINT), (out, err)
-    read, delivered = _count(out, "rows read"), _count(out, "delivered")
-    not_sent, unknown = _count(out, "not sent"), _count(out, "unknown")
+    read, delivered, not_sent, unknown = _fates(out)
     assert read == delivered + not_sent + unknown, out
 
     entries = [json.loads(line) for line in dead.read_text().splitlines()] if dead.exists() else []
@@ -126,11 +134,11 @@ def interrupt_import(
     assert in_topic <= dl_delivered | dl_unknown, "rows in the topic counted neither way"
     if proc.returncode == 130:
         assert "interrupted (Ctrl-C)" in out and took < 15, (took, out)
-        if delivered:
-            assert "a plain rerun sends the" in out and "--exactly-once" in out
+        if read:
             # where the rest starts: the first row not read (lines: row = line)
-            where = f"rows.txt from row {read + 1:,} (line {read + 1:,}, byte {read * 13:,})"
-            assert f"Without duplicates: import {where};" in out, out
+            where = f"the next is rows.txt row {read + 1:,} (line {read + 1:,}, byte {read * 13:,})"
+            assert where in out, out
+            assert f"--skip-rows {read}" in _printed(out), out
     else:
         assert read == delivered == rows, out
     return Run(mode, delay, proc.returncode, read, delivered, not_sent, unknown,
@@ -176,3 +184,171 @@ def test_ctrl_c_fates_match_the_topic_at_24_random_points(
         )
         print(f"{i:2} {runs[-1].line()}")
     assert sum(r.status == 130 for r in runs) >= 20
+
+
+# -- every stop, every path: SIGTERM and SIGHUP as SIGINT, exactly-once as plain ----------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_a_plain_import_like_ctrl_c(
+    broker, topic, read_back, rows_file, tmp_path, sig
+):
+    """What schedulers send (Airflow, systemd, Kubernetes, `timeout`): the same stop as
+    Ctrl-C, with the summary, the dead letters and the exit status 128+signal."""
+    name = topic(partitions=3)
+    dead = tmp_path / "dead.jsonl"
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--dead-letter", str(dead), "-X", "linger.ms=4000",
+           str(rows_file)]  # fmt: skip
+    status, out, err = stop_after(cmd, sig, "reading", 0.3)
+    assert status == 128 + sig, (status, out, err)
+    read, delivered, not_sent, unknown = _fates(out)
+    assert 0 < read < ROWS and read == delivered + not_sent + unknown, out
+    assert f"stopped     {signal.Signals(sig).name}" in out, out
+    entries = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert len(entries) == not_sent + unknown > 0, out  # linger.ms holds batches: purged
+    got = read_back(broker.bootstrap_servers, name, timeout=120)
+    in_topic = {int(r.value[4:]) for rs in got.values() for r in rs}
+    assert set(range(read)) - {int(e["value"][4:]) for e in entries} <= in_topic
+
+
+def _exactly_once_cmd(bootstrap: str, name: str, rows_file: Path) -> list[str]:
+    return [sys.executable, "-m", "cykafka.cli", "import", "-b", bootstrap, "-t", name,
+            "--no-progress", "--exactly-once", "--commit-every", "200000", "--rate", "200000",
+            str(rows_file)]  # fmt: skip
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
+    broker, topic, rows_file, tmp_path, sig
+):
+    """A stopped --exactly-once import commits what it handed over (or says the open
+    transaction's rows were not sent), its counts add up, it says to run the same
+    command again, and that command finishes with every row once."""
+    from cykafka.testing import committed_view, read_raw_log
+
+    name = topic()
+    cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
+    # the first progress line (5 s): commits were made
+    status, out, err = stop_after(cmd, sig, " delivered, ")
+    assert status == 128 + sig, (status, out, err)
+    read, delivered, not_sent, unknown = _fates(out)
+    assert read == delivered + not_sent + unknown, out
+    committed = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
+    assert len(committed) == delivered < ROWS, out
+    assert "run the same command again" in out, out
+    assert " transactions committed (transactional.id cykafka-import-" in out, out
+    assert "Without duplicates: import" not in out and "Or use --exactly-once" not in out, out
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    values = [r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(ROWS)]
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["plain", "exactly-once"])
+def test_started_in_a_scripts_background_sigint_stops_it(
+    broker, topic, rows_file, tmp_path, exactly_once
+):
+    """`cykafka import ... &` in a script: the shell starts it with SIGINT ignored.
+    `kill -INT` stops it all the same, the plain and the exactly-once import alike."""
+    name = topic()
+    cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
+    if not exactly_once:
+        at = cmd.index("--exactly-once")
+        del cmd[at : at + 3]  # --exactly-once --commit-every N
+    # (--rate: the import is still running when the signal comes)
+    script = " ".join(f"'{a}'" for a in cmd) + " & echo $! >&2; wait $!"
+    status, out, err = stop_after(["bash", "-c", script], signal.SIGINT, "reading", 0.5, True)
+    assert status == 130, (status, out, err)
+    read = _count(out, "rows read")
+    assert 0 < read < ROWS, out
+
+
+def _printed_command(out: str) -> list[str]:
+    """The command the summary prints to finish the import, as a runnable argv."""
+    import shlex
+
+    line = next(x for x in out.splitlines() if x.strip().startswith("cykafka import"))
+    argv = shlex.split(line)
+    return [sys.executable, "-m", "cykafka.cli", *argv[1:]]
+
+
+def _printed(out: str) -> str:
+    return " ".join(_printed_command(out))
+
+
+def test_the_printed_command_finishes_a_stopped_plain_import(broker, topic, read_back, tmp_path):
+    """SIGTERM a plain import of a glob of CSV files, one compressed: the command the
+    summary prints (--skip-rows) imports the rest, and with the rows not sent (dead
+    letters) every row is in the topic; only rows reported unknown may be there twice."""
+    import gzip
+
+    n = 300_000
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    body = [f"{i},u{i % 7}\n" for i in range(n)]
+    (parts / "part-0.csv.gz").write_bytes(
+        gzip.compress(("id,user\n" + "".join(body[: n // 2])).encode())
+    )
+    (parts / "part-1.csv").write_text("id,user\n" + "".join(body[n // 2 :]))
+    name = topic(partitions=2)
+    dead = tmp_path / "dead.jsonl"
+    cmd = [sys.executable, "-m", "cykafka.cli", "import", "-b", broker.bootstrap_servers,
+           "-t", name, "--no-progress", "--dead-letter", str(dead), "--rate", "100000",
+           str(parts / "part-*")]  # fmt: skip
+    # in the second file: the skip crosses a file
+    status, out, err = stop_after(cmd, signal.SIGTERM, "part-1.csv", 0.3)
+    assert status == 143, (out, err)
+    read, delivered, not_sent, unknown = _fates(out)
+    assert n // 2 < read < n and read == delivered + not_sent + unknown, out
+    finish = _printed_command(out)
+    assert f"--skip-rows {read}" in " ".join(finish), out
+    dead_rows = (
+        [json.loads(line) for line in dead.read_text().splitlines()] if dead.exists() else []
+    )
+    unknown = {json.loads(e["value"])["id"] for e in dead_rows if e["fate"] == "unknown"}
+    resend = [e for e in dead_rows if e["fate"] == "not sent"]
+    rest = subprocess.run(finish, capture_output=True, text=True, timeout=120)
+    assert rest.returncode == 0, rest.stdout + rest.stderr
+    assert _count(rest.stdout, "rows read") == n - read, rest.stdout
+    got = read_back(broker.bootstrap_servers, name, timeout=120)
+    ids = [json.loads(r.value)["id"] for rs in got.values() for r in rs]
+    ids += [json.loads(e["value"])["id"] for e in resend]
+    assert sorted(set(ids)) == list(range(n))
+    twice = {i for i, k in collections.Counter(ids).items() if k > 1}
+    assert twice <= unknown
+
+
+def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows_file, tmp_path):
+    """The broker stops answering, the first SIGTERM's commit waits for it: a second
+    SIGTERM abandons the open transaction at once (its rows reported unknown; the broker
+    aborts it), and once the broker is back the same command finishes, every row once."""
+    from cykafka.testing import committed_view, read_raw_log
+    from import_signals import wait_for
+
+    bs = fresh_broker.bootstrap_servers
+    name = fresh_broker.create_topic("stalled", partitions=1)
+    cmd = _exactly_once_cmd(bs, name, rows_file)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped = False
+    try:
+        wait_for(proc, " delivered, ")  # commits were made
+        os.kill(fresh_broker.pid, signal.SIGSTOP)
+        stopped = True
+        proc.send_signal(signal.SIGTERM)
+        wait_for(proc, "SIGTERM: stopping")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)  # a hang guard: the commit alone waits 10 s
+    finally:
+        if stopped:
+            os.kill(fresh_broker.pid, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, (out, err)
+    read, delivered, not_sent, unknown = _fates(out)
+    assert read == delivered + not_sent + unknown and unknown > 0, out
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    values = [r.value for r in committed_view(read_raw_log(bs, name, 1))]
+    assert values == [b"row-%08d" % i for i in range(ROWS)]

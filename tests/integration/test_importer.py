@@ -119,7 +119,8 @@ def test_malformed_csv_row_reported_rest_imported(
     recs = read_back(broker.bootstrap_servers, name, expected=4)
     assert [json.loads(r.value)["id"] for r in recs[0]] == [1, 2, 4, 6]
     out = captured.out
-    assert "2 malformed rows skipped" in out and "NOT OK" in out
+    assert "  rows read   6  " in out and "rejected    2  (2 malformed: never sent)" in out
+    assert "NOT OK" in out
     assert f"{f}:4: expected 2 columns, got 3" in out
     assert f"{f}:6: expected 2 columns, got 1" in out
     entries = [json.loads(line) for line in dead.read_text().splitlines()]
@@ -368,7 +369,7 @@ def test_jsonl_fields_and_bad_line(broker, topic, read_back, tmp_path, capsys) -
     )
     assert rc == 1
     out = capsys.readouterr().out
-    assert f"{f}:4: invalid JSON" in out and "1 malformed rows skipped" in out
+    assert f"{f}:4: invalid JSON" in out and "rejected    1  (1 malformed: never sent)" in out
     recs = read_back(broker.bootstrap_servers, name, expected=3)
     assert [(r.key, r.value, r.headers) for r in recs[1]] == [
         (b"ann", b'{"a":1}', [("src", b"web"), ("id", b"1")]),
@@ -772,26 +773,29 @@ def test_lines_array_fuzz(case: tuple[bytes, int]) -> None:
 
 
 def test_interrupted_summary_says_how_to_finish_without_duplicates(tmp_path) -> None:
-    """What an interrupted plain import tells its user (rendered from its result): a rerun
-    duplicates, where the rest starts, and where the rows not delivered are listed."""
+    """What an interrupted plain import tells its user (rendered from its result): the
+    command that imports the rest (runnable as printed), where the rest starts, and
+    where the rows not delivered are listed."""
     from cykafka.importer import ImportResult
     from cykafka.importer.model import SourcePosition
 
     r = ImportResult("t", ["/d/rows.csv"], "csv", "b:9092", rows_read=1000, delivered=900)
     r.not_sent, r.unknown, r.problem_count, r.interrupted = 60, 40, 100, True
     r.read_to = SourcePosition("/d/rows.csv", 1001, 52_000, 1002)
+    r.settled_rows = 1000
+    r.command = ["cykafka", "import", "-t", "t", "--skip-rows", "5", "/d/my rows.csv"]
     lines = r.summary_lines()
-    assert "  to finish   a plain rerun sends the 900 delivered rows again." in lines
     assert (
-        "              Without duplicates: import rows.csv from row 1,001 (line 1,002, "
-        "byte 52,000);" in lines
+        "  to finish   import the rest, after the 1,000 rows of the input that have a fate; "
+        "the next is rows.csv row 1,001 (line 1,002, byte 52,000):" in lines
     )
+    assert "                cykafka import -t t '/d/my rows.csv' --skip-rows 1000" in lines
     assert (
-        "              send again the 60 rows not sent (not all listed: no --dead-letter "
+        "              and send again the 60 rows not sent (not all listed: no --dead-letter "
         "FILE was given);" in lines
     )
     r.dead_letter = "dead.jsonl"
     lines = r.summary_lines()
-    assert "              send again the 60 rows not sent (in dead.jsonl);" in lines
+    assert "              and send again the 60 rows not sent (in dead.jsonl);" in lines
     assert any("the 40 unknown rows (in dead.jsonl) may be in the topic" in x for x in lines)
-    assert lines[-1] == "  result      NOT OK: some rows were not delivered (exit status 130)"
+    assert lines[-1] == "  result      NOT OK: stopped before the end (exit status 130)"

@@ -51,3 +51,29 @@ def test_the_bound_is_left_alone(config, preset, partitions) -> None:
 def test_an_exactly_once_import_is_bounded_too() -> None:
     r = resolve_import({**BOOT, "transactional.id": "t"}, ["ordered", "exactly_once"], 2)
     assert _kbytes(r) == str(-(-6 * 1_000_000 // 1024))
+
+
+def test_rows_after_keeps_the_rows_numbered_after_the_skip() -> None:
+    """--skip-rows and a compressed resume keep a chunk's rows numbered after N, also
+    when malformed rows left gaps in the numbering; a chunk wholly before N is None."""
+    import numpy as np
+
+    from cykafka.importer.model import Chunk, Problem, SourcePosition
+    from cykafka.importer.pipeline import rows_after, skipping
+
+    end = SourcePosition("f", 12)
+    plain = Chunk([b"a", b"b", b"c"], file="f", first_row=5, end=end)
+    assert rows_after(plain, 4) is plain
+    kept = rows_after(plain, 6)
+    assert kept is not None and kept.values == [b"c"] and kept.row_of(0) == 7 and kept.end == end
+    assert rows_after(plain, 7) is None
+    gaps = Chunk([b"a", b"b", b"c"], file="f", first_row=5, rows=np.array([5, 8, 11]), end=end)
+    kept = rows_after(gaps, 9)
+    assert kept is not None and kept.values == [b"c"] and kept.row_of(0) == 11
+
+    got: list[Problem] = []
+    report = skipping(got.append, 6)
+    for p in (Problem("f", "parse", "bad", row=6), Problem("f", "parse", "bad", row=7),
+              Problem("f", "note", "a note", line=1)):  # fmt: skip
+        report(p)
+    assert [(p.stage, p.row) for p in got] == [("parse", 7), ("note", None)]

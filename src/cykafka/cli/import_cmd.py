@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from .exactly_once import add_exactly_once, exactly_once_from_args
@@ -39,10 +40,11 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Stream files into a Kafka topic through cykafka's bulk path and print a summary "
             "(rows, delivered, failed, offsets, rate, guarantees). FILE may be - (standard "
-            "input, with --format), a quoted glob, a directory of part files, or a .gz/.zst/"
+            "input: lines unless --format), a quoted glob, a directory of part files, or a .gz/.zst/"
             ".bz2/.xz file. Without --bootstrap-servers (or "
             f"${BOOTSTRAP_ENV}) an embedded local broker is started for the import. Exit "
-            "status 0 only if every row was delivered; 130 after Ctrl-C."
+            "status 0 only if every row was delivered; 128+signal after Ctrl-C (130), SIGTERM "
+            "(143) or SIGHUP (129), and the summary prints the command that finishes the import."
         ),
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="input files (format from extension)")
@@ -112,6 +114,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
     if args.partition is not None and (args.partition < 0 or args.partition_field):
         raise UsageError("-p N needs N >= 0 and no --partition-field")
+    if args.skip_rows < 0:
+        raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
+    if args.skip_rows and args.exactly_once:
+        raise UsageError(
+            "--exactly-once resumes by itself after the rows it committed: run the same "
+            "command again, without --skip-rows"
+        )
     if args.rate is not None and args.rate <= 0:
         raise UsageError(f"--rate must be > 0, not {args.rate}")
     if args.keep_broker and bootstrap:
@@ -135,10 +144,15 @@ def run(args: argparse.Namespace) -> int:
     exactly_once = exactly_once_from_args(args, config)
     options = _with_registry(args, fmt, options)
     check_config(config, preset)  # a bad -X fails before a broker starts
-    guarantees = _guarantees(config, preset)
+    # (the transactional.id, derived from the inputs, is not part of what is stated)
+    guarantees = _guarantees(config, preset, exactly_once, args.topic, files)
     if args.sample is None:
         try:
-            plan_files(files, fmt, fields, options)  # bad input fails before a broker starts
+            plan = plan_files(files, fmt, fields, options)  # bad input fails before a broker starts
+            if exactly_once is not None:
+                from ..importer.resume import check_resumable
+
+                check_resumable(plan, exactly_once)  # before a topic is created
         except ImportInputError as e:
             raise UsageError(str(e)) from None
     if args.dry_run:
@@ -210,14 +224,44 @@ def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -
         )
     except (ValueError, OSError) as e:
         raise UsageError(str(e)) from None
+    _check_registry(args.schema_registry)
     return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
 
 
-def _guarantees(config: dict[str, Any], preset: PresetSpec) -> str:
-    try:
-        from ..explain import explain
+def _check_registry(url: str) -> None:
+    """A registry that does not answer fails here, naming its URL, before a broker
+    starts or a row is read (the serializers would meet it at the first row)."""
+    if url.startswith("mock://"):
+        return
+    from ..schema_registry import registry_client
 
-        report = explain(config, preset=preset)
+    try:
+        registry_client(url).get_subjects()
+    except Exception as e:
+        raise UsageError(
+            f"--schema-registry {url}: the Schema Registry does not answer "
+            f"({type(e).__name__}: {e}); nothing was read or sent"
+        ) from None
+
+
+def _guarantees(
+    config: dict[str, Any],
+    preset: PresetSpec,
+    exactly_once: Any = None,
+    topic: str = "",
+    names: Sequence[str] = (),
+) -> str:
+    """What the import's producers guarantee, from the resolution the import makes (a
+    configuration the explainer refuses is a usage error)."""
+    try:
+        from ..importer.pipeline import explain_import
+
+        key = None
+        if exactly_once is not None:
+            from ..importer.resume import derive_transactional_id
+
+            key = exactly_once.transactional_id or derive_transactional_id(topic, names)
+        report = explain_import(config, preset, transactional_id=key)
     except (ValueError, TypeError) as e:
         from ..config import redact
 

@@ -56,6 +56,7 @@ def run_import(
         threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
     from ..importer import ImportInputError, import_files, open_producer
     from ..importer.cluster import ClusterError, check_partition, prepare_topic
+    from ..importer.summary import plural
 
     broker = None
     producer = None
@@ -83,7 +84,8 @@ def run_import(
             bootstrap = broker.bootstrap_servers
             print(
                 f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
-                f"topic {args.topic!r} created with {partitions} partitions",
+                f"topic {args.topic!r} created with {partitions} "
+                f"{plural(partitions, 'partition')}",
                 file=sys.stderr,
             )
         else:
@@ -101,10 +103,10 @@ def run_import(
                 if found.created:
                     print(
                         f"cykafka import: created topic {args.topic!r} with {args.partitions} "
-                        "partitions",
+                        f"{plural(args.partitions or 0, 'partition')}",
                         file=sys.stderr,
                     )
-                elif found.records:
+                elif found.records and not args.skip_rows:  # (--skip-rows: resuming)
                     print(
                         f"cykafka import: note: topic {args.topic!r} already holds "
                         "records; if an earlier run of this import delivered "
@@ -149,11 +151,13 @@ def run_import(
                 static_headers=static_headers,
                 exactly_once=exactly_once,
                 topic_partitions=topic_partitions,
+                skip_rows=args.skip_rows,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
         if sample is not None:
             result.files = [f"sample of {args.sample:,} orders"]
+        result.command = ["cykafka", *getattr(args, "argv", [])] or None
         result.phases = {**phases, **result.phases}
         for line in result.summary_lines(timings=args.timings):
             print(line, flush=True)

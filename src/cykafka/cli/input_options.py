@@ -27,6 +27,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--timestamp-field", metavar="F", help="field with the timestamp (ms or RFC 3339)"
     )
+    f.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="the zone of --timestamp-field values that name none (UTC, Europe/Paris); "
+        "without it they are refused, as produce() refuses a naive datetime",
+    )
     f.add_argument("--header-fields", metavar="F,G", help="fields sent as message headers")
     f.add_argument(
         "--nan",
@@ -73,6 +79,14 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "protobuf: module:Message",
     )
     r.add_argument("--key-schema", metavar="FILE", help="likewise for the key")
+    p.add_argument(
+        "--skip-rows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="start after the first N rows of the input (all FILEs in order, malformed rows "
+        "counted, a CSV header not): what a stopped import's summary gives to finish it",
+    )
     m = p.add_argument_group("messages (kcat / console-producer habits)")
     m.add_argument("-K", dest="key_delimiter", metavar="DELIM", help="lines: KEY<DELIM>VALUE")
     m.add_argument(
@@ -144,7 +158,22 @@ def fields_from(args: argparse.Namespace) -> Fields:
         partition=args.partition_field,
         headers=headers,
         timestamp=args.timestamp_field,
+        timezone=_timezone(args.timezone, args.timestamp_field),
     )
+
+
+def _timezone(zone: Optional[str], field: Optional[str]) -> Optional[str]:
+    if zone is None:
+        return None
+    if field is None:
+        raise UsageError("--timezone says how --timestamp-field is read: give one")
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"--timezone {zone!r} is not a time zone (UTC, Europe/Paris)") from None
+    return zone
 
 
 def static_headers_from(args: argparse.Namespace) -> list[tuple[str, bytes]]:

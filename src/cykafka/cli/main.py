@@ -75,6 +75,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of the ``cykafka`` script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # What was run, for advice such as "run the same command again".
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -9,6 +9,7 @@ from typing import Any, Optional, TextIO
 from .model import Fields, Problem
 from .pipeline import DEFAULT_OPTIONS, NO_FIELDS, plan_files
 from .readers import READERS, ReadOptions
+from .summary import plural
 
 __all__ = ["dry_run"]
 
@@ -64,7 +65,10 @@ def dry_run(
                     extra += " headers=" + ",".join(f"{h}={_show(v)}" for h, v in chunk.headers[i])
                 print(f"  {where}: key={_show(keys[i])}{extra} value={_show(values[i])}", file=out)
             rows += len(chunk)
-    print(f"Dry run: {rows:,} rows would be sent, {len(problems):,} rows cannot be", file=out)
+    line = f"Dry run: {rows:,} {plural(rows, 'row')} would be sent"
+    if problems:
+        line += f", {len(problems):,} {plural(len(problems), 'row')} cannot be"
+    print(line, file=out)
     if partition is not None or static_headers:
         every = [f"partition={partition}"] if partition is not None else []
         every += [f"header {h}={_show(v)}" for h, v in static_headers]

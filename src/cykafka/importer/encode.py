@@ -13,7 +13,7 @@ import datetime as _dt
 import json
 from typing import Any, Optional
 
-from .model import Chunk, Fields, Problem
+from .model import Chunk, Fields, ImportInputError, Problem
 
 __all__ = ["batch_chunk", "json_record_fields", "records_chunk", "row_json"]
 
@@ -26,8 +26,17 @@ def _field_bytes(v: Any) -> Optional[bytes]:
     return json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _timestamp_ms(v: Any, name: str) -> Optional[int]:
-    """A JSON value as milliseconds since the epoch: an int (ms) or RFC 3339 text."""
+def naive_refused(name: str, what: str) -> str:
+    """Why a naive timestamp is refused, with the fix: one rule with ``produce()``."""
+    return (
+        f"timestamp field {name!r} is {what}, which names no time zone: pass --timezone "
+        "with the zone it was written in (--timezone UTC if it is UTC)"
+    )
+
+
+def _timestamp_ms(v: Any, name: str, timezone: Optional[str] = None) -> Optional[int]:
+    """A JSON value as milliseconds since the epoch: an int (ms) or RFC 3339 text (in
+    ``timezone`` when it names no zone; refused without one)."""
     if v is None:
         return None
     if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
@@ -39,7 +48,11 @@ def _timestamp_ms(v: Any, name: str) -> Optional[int]:
             pass
         else:
             if t.tzinfo is None:
-                t = t.replace(tzinfo=_dt.UTC)
+                if timezone is None:
+                    raise ValueError(naive_refused(name, repr(v)))
+                from zoneinfo import ZoneInfo
+
+                t = t.replace(tzinfo=ZoneInfo(timezone))
             return int(t.timestamp() * 1000)
     raise ValueError(f"timestamp field {name!r} is {v!r}, not ms since the epoch or RFC 3339")
 
@@ -62,7 +75,11 @@ def json_record_fields(
         if p is not None and (isinstance(p, bool) or not isinstance(p, int) or p < 0):
             raise ValueError(f"partition field {fields.partition!r} is {p!r}, not an int >= 0")
         part = p
-    ts = _timestamp_ms(rec.get(fields.timestamp), fields.timestamp) if fields.timestamp else None
+    ts = (
+        _timestamp_ms(rec.get(fields.timestamp), fields.timestamp, fields.timezone)
+        if fields.timestamp
+        else None
+    )
     if fields.key:
         out["keys"].append(_field_bytes(rec.get(fields.key)))
     if fields.partition:
@@ -97,11 +114,18 @@ def _partitions(pcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]
     return parts
 
 
-def _timestamps(tcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]]:
+def _timestamps(
+    tcol: Any, name: str, bad: dict[int, str], timezone: Optional[str] = None
+) -> list[Optional[int]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
     t = tcol.type
+    if pa.types.is_timestamp(t) and t.tz is None:
+        if timezone is None:
+            raise ImportInputError(naive_refused(name, f"a {t} column"))
+        tcol = pc.assume_timezone(tcol, timezone, ambiguous="raise", nonexistent="raise")
+        t = tcol.type
     if pa.types.is_timestamp(t):
         # Kafka timestamps are milliseconds: finer units (Spark and pandas write us or
         # ns) are truncated toward the earlier millisecond, as Java's toEpochMilli does.
@@ -123,7 +147,7 @@ def _timestamps(tcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]
         if isinstance(v, str) and v.strip().isdigit():
             v = int(v)
         try:
-            out.append(_timestamp_ms(v if v != "" else None, name))
+            out.append(_timestamp_ms(v if v != "" else None, name, timezone))
         except ValueError as e:
             out.append(None)
             bad[i] = str(e)
@@ -165,7 +189,11 @@ def batch_chunk(
         return out
 
     parts = _partitions(col(fields.partition), fields.partition, bad) if fields.partition else None
-    stamps = _timestamps(col(fields.timestamp), fields.timestamp, bad) if fields.timestamp else None
+    stamps = (
+        _timestamps(col(fields.timestamp), fields.timestamp, bad, fields.timezone)
+        if fields.timestamp
+        else None
+    )
     if encoders is not None and encoders.value is not None:
         values = encoders.encode_value(col(fields.value) if fields.value else batch, bad)
     elif fields.value:
@@ -192,7 +220,7 @@ def batch_chunk(
     problems = [
         Problem(
             chunk.file,
-            "parse",
+            "refused",
             msg,
             line=chunk.line_of(i),
             row=chunk.row_of(i),
@@ -302,7 +330,7 @@ def records_chunk(
     problems = [
         Problem(
             chunk.file,
-            "parse",
+            "refused",
             msg,
             line=chunk.line_of(i),
             row=chunk.row_of(i),

@@ -10,15 +10,18 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from .deadletter import DeadLetter
-from .interrupt import CtrlC
-from .model import Fields, ImportInputError, Problem
+from .interrupt import Stop
+from .model import Fields, ImportInputError, Problem, SourcePosition
 from .pipeline import (
     DEFAULT_OPTIONS,
     NO_FIELDS,
+    explain_import,
     pace,
     plan_files,
     prefetch,
     resolve_import,
+    rows_after,
+    skipping,
     with_max_record,
 )
 from .progress import PlainProgress, RichProgress, isatty
@@ -31,9 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = ["import_files"]
 
-#: After Ctrl-C, how long to wait in all for the delivery reports of queued batches
-#: (and then for the producer to close): the import stops within 5 s.
+#: After a stop signal, how long to wait in all for the delivery reports of queued
+#: batches (and then for the producer to close): the import stops within 5 s.
 INTERRUPT_WAIT_S = 2.0
+
+
+def _rows_to(end: Optional[SourcePosition]) -> int:
+    """The rows of an input before ``end`` (a chunk's end: the next row's number)."""
+    return end.row - 1 if end is not None else 0
 
 
 class _Stop(Exception):
@@ -61,6 +69,7 @@ def import_files(
     sink: Optional[Sink] = None,
     exactly_once: Any = None,
     topic_partitions: Optional[int] = None,
+    skip_rows: int = 0,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -81,8 +90,10 @@ def import_files(
     the input position, resuming a run that stopped (its own producers; no
     ``producer``).  ``topic_partitions``: the topic's partition count, when the caller
     knows it; it sizes the producers' queue (:func:`~cykafka.importer.resolve_import`).
+    ``skip_rows``: start after this many rows of the inputs (in order, each file's
+    rows numbered as its reader numbers them: malformed rows count), as a stopped
+    import's summary says (:attr:`ImportResult.settled_rows`).
     """
-    from .. import explain
     from ..producer import Producer
 
     log = log if log is not None else sys.stderr
@@ -95,7 +106,13 @@ def import_files(
         bootstrap_servers=str(config.get("bootstrap.servers", "?")),
         dead_letter=dead_letter,
     )
-    result.guarantees = explain(resolved).summary()
+    # What the import's producers do: the transactional ones of --exactly-once.
+    key = None
+    if exactly_once is not None:
+        from .resume import derive_transactional_id
+
+        key = exactly_once.transactional_id or derive_transactional_id(topic, result.files)
+    result.guarantees = explain_import(config, preset, topic_partitions, key).summary()
     options = with_max_record(options, resolved.librdkafka())
     resuming = exactly_once is not None and not exactly_once.restart
     dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None
@@ -109,6 +126,8 @@ def import_files(
             result.problem_count += 1
             if p.stage == "parse":
                 result.malformed += 1
+            elif p.stage == "refused":
+                result.refused += 1
             if len(result.problems) < SHOW_PROBLEMS:
                 result.problems.append(p)
             if dl is not None and not dl.write(p):
@@ -136,21 +155,26 @@ def import_files(
     sink.static_headers = list(static_headers)
     if exactly_once is not None:
         from .resume import ResumeRefused, import_plan
+
+        result.exactly_once_run = True
     t0 = time.monotonic()
     done_bytes = 0
 
-    # A plain import stops on Ctrl-C between batches (an exactly-once one at any point:
-    # its transactions say what happened).
+    # A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops a plain import between batches, an
+    # exactly-once one at its next commit, which then covers the rows handed over.
     def purge() -> None:
         if producer is not None and exactly_once is None:
             producer.close(0)
 
-    ctrl_c = CtrlC(log, purge, INTERRUPT_WAIT_S) if exactly_once is None else None
-    sink.stop = ctrl_c.requested if ctrl_c is not None else None
+    if exactly_once is None:
+        ctrl_c = Stop(log, purge, INTERRUPT_WAIT_S)
+    else:
+        ctrl_c = Stop(log, what="the rows handed over are committed")
+    sink.stop = ctrl_c.requested
+    input_done = False  # every row read and handed over (a later signal stops nothing)
     try:
         with contextlib.ExitStack() as stack:
-            if ctrl_c is not None:
-                stack.enter_context(ctrl_c)
+            stack.enter_context(ctrl_c)
             if live_view is not None:
                 stack.enter_context(live_view(0.25, file=log))
             try:
@@ -173,41 +197,52 @@ def import_files(
                         topic_partitions=topic_partitions,
                         static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
+                        stop=ctrl_c.requested,
                     )
                 loop_t = time.monotonic()
                 hand_over = 0.0
+                rows_before = 0  # rows of the inputs before this one
                 for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
-                    reader = READERS[f].read(source, fields, options, report)
+                    skip = max(0, skip_rows - rows_before)  # of this input's rows
+                    reader = READERS[f].read(
+                        source, fields, options, skipping(report, skip) if skip else report
+                    )
+                    end = None
                     for chunk in prefetch(reader, ctrl_c=ctrl_c):
                         if result.dead_letter_error:
                             raise _Stop(result.dead_letter_error)
-                        if len(chunk) == 0:
+                        end = chunk.end
+                        kept = rows_after(chunk, skip) if skip else chunk
+                        if kept is None or len(kept) == 0:
                             continue
+                        chunk = kept
                         if rate:  # slices of a tenth of a second each
                             step = max(1, int(rate / 10))
                             for lo in range(0, len(chunk), step):
                                 part = chunk.slice(lo, min(lo + step, len(chunk)))
                                 pace(result.rows_read + len(part), rate, t0)
-                                if ctrl_c is not None:
-                                    ctrl_c.check()
+                                ctrl_c.check()
                                 result.rows_read += len(part)
                                 result.read_to = part.end  # these rows get a fate now
+                                result.settled_rows = rows_before + _rows_to(part.end)
                                 sent_t = time.monotonic()
                                 sink.send(part, partition)
                                 hand_over += time.monotonic() - sent_t
                         else:
                             result.rows_read += len(chunk)
                             result.read_to = chunk.end  # these rows get a fate now
+                            result.settled_rows = rows_before + _rows_to(chunk.end)
                             sent_t = time.monotonic()
                             sink.send(chunk, partition)
                             hand_over += time.monotonic() - sent_t
                         result.bytes_read = done_bytes + chunk.bytes_done
-                        if ctrl_c is not None:
-                            ctrl_c.check()
+                        ctrl_c.check()
                         bar.update(result.rows_read, result.bytes_read, result.delivered)
                     done_bytes += source.size or result.bytes_read - done_bytes
                     result.bytes_read = done_bytes
+                    rows_before += _rows_to(end)
+                input_done = True
                 if exactly_once is None:
                     result.phases["input_wait"] = time.monotonic() - loop_t - hand_over
                     result.phases["hand_over"] = hand_over
@@ -220,23 +255,31 @@ def import_files(
                     raise
                 result.fatal = str(e)
             except Exception as e:  # a fatal producer error: report what happened so far
-                if ctrl_c is not None and ctrl_c.requested.is_set():
-                    result.interrupted = True  # the producer was closed after Ctrl-C
+                if ctrl_c.requested.is_set():
+                    result.interrupted = True  # the producer was closed after the signal
                 else:
                     result.fatal = f"{type(e).__name__}: {e}"
             # Every row handed over gets its fate: delivered, not sent, or unknown.  After
             # Ctrl-C the producer (the caller's too) is purged once INTERRUPT_WAIT_S is
             # up: what it still holds comes back _PURGE_QUEUE (not sent) or
             # _PURGE_INFLIGHT (unknown) instead of all being unknown.
-            if ctrl_c is not None and ctrl_c.requested.is_set():
+            if ctrl_c.requested.is_set() and not input_done:
                 result.interrupted = True
             flush_t = time.monotonic()
             sink.finish(
                 INTERRUPT_WAIT_S if result.interrupted else None,
-                purge=purge if result.interrupted or ctrl_c is not None else None,
-                stop=None if result.interrupted or ctrl_c is None else ctrl_c.requested,
+                purge=purge,
+                stop=None if result.interrupted else ctrl_c.requested,
                 stop_wait_s=INTERRUPT_WAIT_S,
             )
+            result.signal = ctrl_c.signum
+            result.read_all = input_done
+            if input_done and result.delivered == result.rows_read and not result.fatal:
+                result.interrupted = False  # the signal came once every row was delivered
+            if exactly_once is not None and (result.interrupted or result.fatal):
+                # Rows of a transaction whose commit a second signal or an error cut
+                # short: the broker commits or aborts it, the rerun knows which.
+                result.unknown += max(0, result.rows_read - result.settled)
             result.phases["final_flush"] = time.monotonic() - flush_t
         result.elapsed = time.monotonic() - t0
         bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)

@@ -1,16 +1,26 @@
-"""Ctrl-C during an import: stop at a point where every row's fate can be known.
+"""Stopping an import: SIGINT (Ctrl-C), SIGTERM and SIGHUP, one way for every path.
+
+Schedulers and scripts stop programs with SIGTERM (systemd, Kubernetes, Airflow,
+``timeout``), terminals with SIGINT or, when they close, SIGHUP.  Each stops the import
+the same way: reading stops, what was handed over is settled within a bounded time, the
+summary is printed, the dead letters written, and the process exits with 128+signal.
 
 A ``KeyboardInterrupt`` raised at an arbitrary bytecode (Python's default) can land
 after ``produce_batch`` queued a batch and before its future was kept: those rows would
-be in the topic with no report.  So the first Ctrl-C only asks the import to stop; the
-import looks at :attr:`CtrlC.requested` between batches (and while it waits), then
-drains and purges the producer.  A ``produce_batch`` blocked waiting for room in
-librdkafka's queue (a broker that stopped answering) is not such a point, so
-``purge_after`` seconds after Ctrl-C the producer is closed from another thread: the
-blocked call then raises with its batch attached (cykafka's ``exc.batch``), the rows it
-had not queued failed "not queued", and the queued ones purged.  A second Ctrl-C raises
-at once, as usual; rows whose fate that leaves open are reported "unknown", never "not
-sent".
+be in the topic with no report.  So the first signal only asks the import to stop; the
+import looks at :attr:`Stop.requested` between batches (and while it waits), then
+drains and purges the producer (an exactly-once import commits its open transaction
+instead).  A ``produce_batch`` blocked waiting for room in librdkafka's queue (a broker
+that stopped answering) is not such a point, so ``purge_after`` seconds after the signal
+the producer is closed from another thread: the blocked call then raises with its batch
+attached (cykafka's ``exc.batch``), the rows it had not queued failed "not queued", and
+the queued ones purged.  A second signal raises at once; rows whose fate that leaves
+open are reported "unknown", never "not sent".
+
+A shell starts a script's background command (``cykafka import ... &``) with SIGINT
+ignored, and Python then leaves it ignored: the import would run on after ``kill -INT``.
+It takes SIGINT deliberately, ignored or not, so that every way of starting it stops the
+same way.  SIGHUP is the exception: ignored on purpose (``nohup``), it stays ignored.
 """
 
 from __future__ import annotations
@@ -20,11 +30,24 @@ import threading
 from types import FrameType, TracebackType
 from typing import Any, Callable, Optional, TextIO
 
-__all__ = ["CtrlC"]
+__all__ = ["STOP_SIGNALS", "Stop", "StopRequested", "signal_name"]
+
+#: The signals that stop an import.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class CtrlC:
-    """A context manager that installs the handler (main thread only: elsewhere
+class StopRequested(KeyboardInterrupt):
+    """Raised at a safe point after the first stop signal (a second one raises a
+    plain ``KeyboardInterrupt`` wherever the import is)."""
+
+
+def signal_name(signum: int) -> str:
+    """``SIGTERM``, and ``Ctrl-C`` for SIGINT (what a person pressed)."""
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+class Stop:
+    """A context manager that installs the handlers (main thread only: elsewhere
     signals are not delivered to Python and nothing changes)."""
 
     def __init__(
@@ -32,17 +55,21 @@ class CtrlC:
         log: Optional[TextIO] = None,
         purge: Optional[Callable[[], Any]] = None,
         purge_after: float = 2.0,
+        what: str = "the rows already handed over get their delivery reports",
     ) -> None:
         self.requested = threading.Event()
+        #: The first signal received (None: none yet).
+        self.signum: Optional[int] = None
         self.log = log
         self.purge, self.purge_after = purge, purge_after
+        self.what = what
         self._timer: Optional[threading.Timer] = None
-        self._old: Any = None
-        self._installed = False
+        self._old: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if self.requested.is_set():
             raise KeyboardInterrupt
+        self.signum = signum
         self.requested.set()
         if self.purge is not None:
             self._timer = threading.Timer(self.purge_after, self._purge)
@@ -50,16 +77,18 @@ class CtrlC:
             self._timer.start()
         if self.log is not None:
             print(
-                "\ncykafka import: Ctrl-C: stopping; the rows already handed over get their "
-                "delivery reports (Ctrl-C again to stop at once)",
+                f"\ncykafka import: {signal_name(signum)}: stopping; {self.what} (a second "
+                "signal stops at once)",
                 file=self.log,
                 flush=True,
             )
 
-    def __enter__(self) -> CtrlC:
+    def __enter__(self) -> Stop:
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handle)
-            self._installed = True
+            for sig in STOP_SIGNALS:
+                if sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN:
+                    continue  # nohup: the user asked to outlive the terminal
+                self._old[sig] = signal.signal(sig, self._handle)
         return self
 
     def __exit__(
@@ -68,9 +97,9 @@ class CtrlC:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._old)
-            self._installed = False
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
         if self._timer is not None:
             self._timer.cancel()
 
@@ -80,9 +109,9 @@ class CtrlC:
             self.purge()
         except Exception as e:  # the import's own purge reports what is left
             if self.log is not None:
-                print(f"cykafka import: purging after Ctrl-C failed: {e}", file=self.log)
+                print(f"cykafka import: purging after the stop signal failed: {e}", file=self.log)
 
     def check(self) -> None:
-        """Raise ``KeyboardInterrupt`` here (a safe point) if Ctrl-C was pressed."""
+        """Raise :class:`StopRequested` here (a safe point) if a stop signal came."""
         if self.requested.is_set():
-            raise KeyboardInterrupt
+            raise StopRequested

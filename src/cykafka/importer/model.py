@@ -25,6 +25,9 @@ class Fields:
     partition: Optional[str] = None
     headers: tuple[str, ...] = ()
     timestamp: Optional[str] = None
+    #: The zone of --timestamp-field values that name none (``--timezone``): without
+    #: it they are refused, as ``produce()`` refuses a naive datetime.
+    timezone: Optional[str] = None
 
     @property
     def any(self) -> bool:
@@ -177,7 +180,7 @@ class Problem:
     """A row that was not delivered: malformed input or a delivery failure."""
 
     file: str
-    stage: str  # "parse" | "delivery"
+    stage: str  # "parse" (malformed) | "refused" (a value no message holds) | "delivery"
     error: str
     line: Optional[int] = None  # physical line number in the file, when known
     row: Optional[int] = None  # 1-based record number in the file
@@ -193,7 +196,7 @@ class Problem:
     def to_json(self) -> str:
         d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
         # A row that could not be read was never produced: not sent (see fates.py).
-        fate = self.fate or ("not sent" if self.stage == "parse" else None)
+        fate = self.fate or ("not sent" if self.stage in ("parse", "refused") else None)
         if fate is not None:
             d["fate"] = fate
         for name in ("line", "row", "offset", "text"):

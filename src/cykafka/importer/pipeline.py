@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from .._admin import RECONNECT_BACKOFF_MS
-from .interrupt import CtrlC
-from .model import Chunk, Fields, ImportInputError
+from .interrupt import Stop
+from .model import Chunk, Fields, ImportInputError, Problem, Report
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
 from .sources import Source, expand
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "explain_import",
     "IMPORT_DEFAULTS",
     "NO_FIELDS",
     "open_producer",
@@ -29,6 +30,8 @@ __all__ = [
     "plan_files",
     "prefetch",
     "resolve_import",
+    "rows_after",
+    "skipping",
     "with_max_record",
 ]
 
@@ -67,9 +70,8 @@ def plan_files(
     sources = [s.checked() for s in expand(list(paths))]
     plan: list[tuple[Source, str]] = []
     for s in sources:
-        if s.path is None and fmt is None:
-            raise ImportInputError("- (standard input) needs --format")
-        plan.append((s, fmt or detect_format(s)))
+        # Standard input has no extension: lines, as kcat and kafka-console-producer read it.
+        plan.append((s, fmt or ("lines" if s.path is None else detect_format(s))))
     for s, f in plan:
         if fields.any and not READERS[f].has_fields:
             raise ImportInputError(
@@ -90,7 +92,7 @@ def plan_files(
 
 
 def prefetch(
-    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[CtrlC] = None
+    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[Stop] = None
 ) -> Iterator[Chunk]:
     """Read the next chunks in a thread while the current one is being queued: the
     readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so
@@ -137,6 +139,35 @@ def prefetch(
         reader.join(1.0)
 
 
+def rows_after(chunk: Chunk, skip: int) -> Optional[Chunk]:
+    """The rows of ``chunk`` numbered after ``skip`` (rows of its file, 1-based):
+    where ``--skip-rows``, or a resume that must read an input from its start, begins.
+    None when the chunk is wholly before it."""
+    import numpy as np
+
+    n = len(chunk)
+    if n == 0 or chunk.row_of(0) > skip:
+        return chunk
+    if chunk.row_of(n - 1) <= skip:
+        return None
+    if chunk.rows is None:
+        lo = skip - chunk.first_row + 1
+    else:
+        lo = int(np.searchsorted(chunk.rows, skip, side="right"))
+    return chunk.slice(lo, n)
+
+
+def skipping(report: Report, skip: int) -> Report:
+    """``report`` without the problems of rows numbered ``skip`` or less: they were
+    reported by the run that read them (notes still come through)."""
+
+    def to(p: Problem) -> None:
+        if p.stage == "note" or p.row is None or p.row > skip:
+            report(p)
+
+    return to
+
+
 def pace(rows: int, rate: float, t0: float) -> None:
     """Sleep until ``rows`` rows are due at ``rate`` rows per second."""
     ahead = rows / rate - (time.monotonic() - t0)
@@ -171,8 +202,24 @@ def open_producer(
 QUEUED_BATCHES = 3
 
 
+def explain_import(
+    config: Mapping[str, Any],
+    preset: PresetSpec,
+    partitions: Optional[int] = None,
+    transactional_id: Optional[str] = None,
+) -> Any:
+    """The explainer's report on the configuration an import runs with (what its
+    summary and ``--dry-run`` state, from the one resolution)."""
+    from ..explain import explain
+
+    return explain(resolve_import(config, preset, partitions, transactional_id))
+
+
 def resolve_import(
-    config: Mapping[str, Any], preset: PresetSpec, partitions: Optional[int] = None
+    config: Mapping[str, Any],
+    preset: PresetSpec,
+    partitions: Optional[int] = None,
+    transactional_id: Optional[str] = None,
 ) -> ResolvedConfig:
     """``config`` and ``preset`` through the one resolver, with :data:`IMPORT_DEFAULTS`
     laid under the presets (recorded as defaults of ``cykafka import``).
@@ -183,8 +230,17 @@ def resolve_import(
     full batch waits behind them librdkafka 2.16's broker thread wakes without sleeping
     (its producer loop asks to be woken "now" for a ready batch, then finds no request
     slot): measured on 10 M lines into one partition, 3.3 s of system CPU and 8.3 s
-    instead of 0.7 s and 6.4 s.  Three batches keep the queue below that point."""
+    instead of 0.7 s and 6.4 s.  Three batches keep the queue below that point.
+
+    ``transactional_id``: an ``--exactly-once`` import's producers, the user's presets
+    made transactional (``exactly_once`` includes ordered; one that contradicts it,
+    such as at_most_once, is refused by the resolver, naming both)."""
     from ..config import resolve
+    from ..presets import parse
+
+    if transactional_id is not None:
+        config = {**config, "transactional.id": transactional_id}
+        preset = [*parse(preset), "exactly_once"]
 
     resolved = resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")
     if not partitions or not resolved.idempotent:

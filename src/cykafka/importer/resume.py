@@ -22,14 +22,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..presets import parse as parse_presets
 from .committed import CommittedReader
-from .pipeline import pace, prefetch, resolve_import
+from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     committed_progress,
@@ -47,6 +48,7 @@ from .resume_state import (
     sync_dead_letter,
     unseekable,
 )
+from .summary import plural
 from .txn_sink import TransactionalSink
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ __all__ = [
     "ResumeRefused",
     "Input",
     "derive_transactional_id",
+    "check_resumable",
     "parse_commit_every",
     "run_exactly_once",
 ]
@@ -113,6 +116,25 @@ def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
     return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
 
 
+def _cannot_resume(name: str, what: str) -> str:
+    return (
+        f"{name}: --exactly-once resumes by reading the input again from a position, and "
+        f"{what} cannot be read from a position; pass --restart to import it in "
+        f"transactions from the first row (a rerun then starts over)"
+    )
+
+
+def check_resumable(plan: Sequence[tuple[Any, str]], eo: ExactlyOnce) -> None:
+    """Refuse, before anything is created (a topic, a progress record), inputs an
+    ``--exactly-once`` import cannot read again: standard input and pipes."""
+    if eo.restart:
+        return
+    for source, _ in plan:
+        if not source.is_regular:
+            what = "standard input" if source.path is None else "a pipe"
+            raise ResumeRefused(_cannot_resume(source.name, what))
+
+
 def _run_inputs(
     tx: TransactionalSink, inputs: Sequence[Input], on_file: Callable[[int], None]
 ) -> None:
@@ -157,6 +179,8 @@ def run_exactly_once(
     dead_letter: Any = None,
     rate: Optional[float] = None,
     log: Callable[[str], None] = lambda line: None,
+    stop: Optional[threading.Event] = None,
+    outcome: Optional[Outcome] = None,
 ) -> Outcome:
     """Import ``inputs`` in transactions, resuming from the committed progress; rows
     count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
@@ -166,30 +190,23 @@ def run_exactly_once(
     :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
     the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
-    :class:`~cykafka.KafkaError` when transactions keep failing."""
+    :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
+    stop signal; the open transaction is then committed and
+    :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
+    as the run goes (what a stopped run did, too)."""
     from .._native import KafkaError
     from ..producer import Producer
 
     if not eo.restart:
         for inp in inputs:
             if not inp.seekable:
-                raise ResumeRefused(
-                    f"{inp.name}: --exactly-once resumes by reading the input again from "
-                    f"a position, and {unseekable(inp)} cannot be read from a position; "
-                    f"pass --restart to import it in transactions from the first row (a "
-                    f"rerun then starts over)"
-                )
+                raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
     key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
-    outcome = Outcome(transactional_id=key)
+    outcome = outcome if outcome is not None else Outcome()
+    outcome.transactional_id = key
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     ensure_progress_topic(client, eo.progress_topic, eo.timeout)
-    # The user's presets, made transactional (exactly_once includes ordered; one that
-    # contradicts it, such as at_most_once, is refused by the resolver, naming both).
-    resolved = resolve_import(
-        {**config, "transactional.id": key},
-        [*parse_presets(preset), "exactly_once"],
-        topic_partitions,
-    )
+    resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
@@ -246,6 +263,7 @@ def run_exactly_once(
                     client=client,
                     seen=seen,
                     reader=reader,
+                    stop=stop,
                 )
                 try:
                     _run_inputs(tx, inputs, on_file)
@@ -265,7 +283,10 @@ def run_exactly_once(
                 log(f"transaction failed ({e.name}: {e.message}); resuming from the last commit")
                 time.sleep(min(0.2 * failures, 2.0))
             finally:
-                producer.close(eo.timeout)
+                # After a second stop signal the import abandons what is open at once
+                # (the broker aborts the transaction; the rerun resolves it).
+                abandon = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+                producer.close(0.5 if abandon else eo.timeout)
     finally:
         reader.close()
 
@@ -289,6 +310,7 @@ def import_plan(
     topic_partitions: Optional[int] = None,
     static_headers: Sequence[tuple[str, bytes]] = (),
     log: Callable[[str], None] = lambda line: None,
+    stop: Optional[threading.Event] = None,
 ) -> None:
     """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
     checked ``plan``: the readers, rate, progress bar and result of the import."""
@@ -317,9 +339,20 @@ def import_plan(
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
     inputs = []
     for index, (source, fmt) in enumerate(plan):
+        # A compressed input (or a transcoded CSV) has no byte position to seek to: it
+        # resumes by reading again from its start and skipping the committed rows.
+        direct = source.compression is None and (fmt != "csv" or utf8)
 
-        def rows(start: Any, held: Any, source: Any = source, fmt: str = fmt) -> Iterator[Any]:
-            return prefetch(READERS[fmt].read(source, fields, options, route(held), start=start))
+        def rows(
+            start: Any, held: Any, source: Any = source, fmt: str = fmt, direct: bool = direct
+        ) -> Iterator[Any]:
+            if start is None or direct:
+                return prefetch(
+                    READERS[fmt].read(source, fields, options, route(held), start=start)
+                )
+            skip = start.row - 1
+            chunks = READERS[fmt].read(source, fields, options, skipping(route(held), skip))
+            return (k for k in (rows_after(c, skip) for c in prefetch(chunks)) if k is not None)
 
         def on_rows(n: int, done: int, base: int = starts[index]) -> None:
             result.rows_read += n
@@ -328,8 +361,7 @@ def import_plan(
             result.bytes_read = base + done
             bar.update(result.rows_read, result.bytes_read, result.delivered)
 
-        seekable = source.is_regular and source.compression is None and (fmt != "csv" or utf8)
-        inputs.append(Input(source.name, source.path, seekable, rows, on_rows))
+        inputs.append(Input(source.name, source.path, source.is_regular, rows, on_rows))
 
     # What the records are made of: a resume with other settings would mix two imports.
     spec = {
@@ -346,28 +378,37 @@ def import_plan(
     def rewind(n: int) -> None:
         result.rows_read -= n
 
-    outcome = run_exactly_once(
-        inputs,
-        topic,
-        config,
-        preset=preset,
-        fmt="+".join(f for _, f in plan),
-        fields=json.loads(json.dumps(spec)),
-        eo=eo,
-        result=result,
-        report=report,
-        on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
-        on_rewind=rewind,
-        partition=partition,
-        topic_partitions=topic_partitions,
-        static_headers=list(static_headers),
-        dead_letter=dead_letter,
-        rate=rate,
-        log=log,
-    )
-    result.exactly_once = [
+    outcome = Outcome()
+    try:
+        run_exactly_once(
+            inputs,
+            topic,
+            config,
+            preset=preset,
+            fmt="+".join(f for _, f in plan),
+            fields=json.loads(json.dumps(spec)),
+            eo=eo,
+            result=result,
+            report=report,
+            on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
+            on_rewind=rewind,
+            partition=partition,
+            topic_partitions=topic_partitions,
+            static_headers=list(static_headers),
+            dead_letter=dead_letter,
+            rate=rate,
+            log=log,
+            stop=stop,
+            outcome=outcome,
+        )
+    finally:  # a stopped run says what it committed too
+        result.exactly_once = _outcome_lines(outcome, eo)
+
+
+def _outcome_lines(outcome: Outcome, eo: ExactlyOnce) -> list[str]:
+    return [
         *outcome.notes,
-        f"{outcome.transactions:,} transactions committed "
+        f"{outcome.transactions:,} {plural(outcome.transactions, 'transaction')} committed "
         f"(transactional.id {outcome.transactional_id}, progress in topic "
         f"{eo.progress_topic!r})"
         + (

@@ -26,7 +26,8 @@ class Input:
     ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning),
     handing problems to ``report``;
     ``on_rows(n, bytes_done)`` is called as its rows are sent.  ``path`` is None for
-    standard input; ``seekable`` False for standard input and compressed files."""
+    standard input; ``seekable`` False for standard input and pipes (an input that cannot
+    be read again)."""
 
     name: str
     path: Optional[str]
@@ -129,7 +130,7 @@ def sync_dead_letter(dl: Any, state: Progress, saved: bool, outcome: Outcome) ->
 
 
 def unseekable(inp: Input) -> str:
-    return "standard input" if inp.path is None else "a compressed file"
+    return "standard input" if inp.path is None else "a pipe"
 
 
 def note_start(state: Progress, inputs: Sequence[Input], restart: bool, out: Outcome) -> None:

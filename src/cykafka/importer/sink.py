@@ -54,7 +54,7 @@ class Sink:
         #: Read and handed to produce_batch, which raised without saying which rows it
         #: queued: their fate is unknown.
         self.unsent: Optional[Chunk] = None
-        #: Set on Ctrl-C (:class:`~cykafka.importer.interrupt.CtrlC`): stop waiting.
+        #: Set by a stop signal (:class:`~cykafka.importer.interrupt.Stop`): stop waiting.
         self.stop: Optional[threading.Event] = None
         #: Headers added to every message (``-H``).
         self.static_headers: list[tuple[str, bytes]] = []
@@ -195,7 +195,7 @@ class Sink:
                 return "timeout"
             except KeyboardInterrupt:
                 r.interrupted = True
-                return "interrupted (Ctrl-C) again while waiting"
+                return "a second stop signal while waiting"
             except Exception as e:  # the delivery reports cannot be had
                 if r.fatal is None:
                     r.fatal = f"{type(e).__name__}: {e}"
@@ -218,7 +218,7 @@ class Sink:
         r = self.result
         deadline = None if wait_s is None else time.monotonic() + wait_s
         why = self._settle_all(deadline, stop)
-        if why == "stop":  # Ctrl-C while waiting for the last reports
+        if why == "stop":  # a stop signal while waiting for the last reports
             r.interrupted = True
             wait_s = stop_wait_s
             why = self._settle_all(time.monotonic() + wait_s)
@@ -228,7 +228,7 @@ class Sink:
                 why = self._settle_all(time.monotonic() + 10.0)
             except KeyboardInterrupt:
                 r.interrupted = True
-                why = "interrupted (Ctrl-C) again while purging"
+                why = "a second stop signal while purging"
             except Exception as e:
                 why = f"the producer could not be purged ({type(e).__name__}: {e})"
         if why == "timeout":

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Problem, SourcePosition
 
-__all__ = ["ImportResult"]
+__all__ = ["ImportResult", "plural"]
+
+
+def plural(n: int, word: str) -> str:
+    """``word`` for one, ``word + "s"`` for any other count."""
+    return word if n == 1 else word + "s"
+
 
 # The first N problems are listed on the terminal (all are in the dead-letter file).
 SHOW_PROBLEMS = 10
@@ -41,6 +48,9 @@ class ImportResult:
     not_sent: int = 0  # provably not in the topic: safe to send again
     unknown: int = 0  # handed over, no acknowledgement: may be in the topic
     malformed: int = 0  # rows that could not be parsed (never produced)
+    #: rows read whose values a message cannot hold (NaN, a bad timestamp or partition,
+    #: not fitting the schema): never produced either
+    refused: int = 0
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
     first_offsets: dict[int, int] = field(default_factory=dict)
@@ -48,6 +58,15 @@ class ImportResult:
     elapsed: float = 0.0
     guarantees: str = ""
     interrupted: bool = False
+    #: The signal that stopped the import (SIGINT, SIGTERM, SIGHUP), when one did.
+    signal: Optional[int] = None
+    #: Every row of the input was read (a stop signal came during the final flush).
+    read_all: bool = False
+    #: An ``--exactly-once`` import (its rows are committed in transactions).
+    exactly_once_run: bool = False
+    #: The command line that ran this import, when a command did (``cykafka import``):
+    #: the summary then prints the command that finishes an import that stopped.
+    command: Optional[list[str]] = None
     fatal: Optional[str] = None
     dead_letter: Optional[str] = None
     #: Things a person should know that lost nothing (a torn last line, a suspicious header).
@@ -58,11 +77,24 @@ class ImportResult:
     dead_letter_error: Optional[str] = None
     #: What an ``--exactly-once`` import did: where it resumed, its transactions.
     exactly_once: list[str] = field(default_factory=list)
-    #: The first row not handed to the producer (a plain import stopped early).
+    #: The first row not handed to the producer (a plain import stopped early) ...
     read_to: Optional[SourcePosition] = None
+    #: ... and the rows of the inputs before it (malformed rows counted): every one
+    #: has a fate, and ``--skip-rows`` with this number imports the rest.
+    settled_rows: int = 0
     #: Where the wall time went, in seconds, in the order it was spent (see
     #: :data:`PHASES`); ``cykafka import --timings`` prints it.
     phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rows_seen(self) -> int:
+        """Every row read: handed to the producer, malformed or refused."""
+        return self.rows_read + self.malformed + self.refused
+
+    @property
+    def settled(self) -> int:
+        """Rows with a fate: delivered, not sent or unknown."""
+        return self.delivered + self.not_sent + self.unknown
 
     @property
     def failed(self) -> int:
@@ -77,53 +109,83 @@ class ImportResult:
             and self.fatal is None
             and self.failed == 0
             and self.malformed == 0
+            and self.refused == 0
             and self.delivered == self.rows_read
             and self.dead_letter_error is None
         )
 
     @property
     def exit_status(self) -> int:
-        """The process exit status: 0 all delivered, 130 interrupted, 1 otherwise."""
+        """The process exit status: 0 all delivered, 128+signal when a signal stopped
+        the import (130 after Ctrl-C), 1 otherwise."""
         if self.interrupted:
-            return 130
+            return 128 + (self.signal or 2)
         return 0 if self.ok else 1
 
     def _how_to_finish(self) -> list[str]:
-        """After Ctrl-C of a plain import: a rerun would duplicate what was delivered."""
-        if self.exactly_once or not self.delivered:
-            return []
+        """After a stop: the command that finishes the import, runnable as printed."""
+        if self.exactly_once_run:
+            out = [
+                "  to finish   run the same command again: it resumes after the last commit, "
+                "without duplicates"
+            ]
+            if self.command:
+                out.append(f"                {shlex.join(self.command)}")
+            return out
+        n = self.settled_rows
+        if n == 0:
+            return ["  to finish   nothing was handed over: run the same command again"]
         shown = self.problem_count <= SHOW_PROBLEMS
         where = (
             f"in {self.dead_letter}"
             if self.dead_letter
             else ("listed above" if shown else "not all listed: no --dead-letter FILE was given")
         )
-        rest = f"the input after the {self.rows_read:,} rows read"
+        nxt = ""
         at = self.read_to
         if at is not None:
-            rest = f"{os.path.basename(at.file)} from row {at.row:,}"
+            nxt = f"; the next is {os.path.basename(at.file)} row {at.row:,}"
             if at.line is not None:
-                rest += f" (line {at.line:,}, byte {at.offset or 0:,})"
+                nxt += f" (line {at.line:,}, byte {at.offset or 0:,})"
             elif at.row_group is not None:
-                rest += f" (row group {at.row_group}, row {at.group_row})"
-            if at.file != self.files[-1]:
-                rest += " and the inputs after it"
+                nxt += f" (row group {at.row_group}, row {at.group_row})"
         out = [
-            f"  to finish   a plain rerun sends the {self.delivered:,} delivered rows again.",
-            f"              Without duplicates: import {rest};",
+            f"  to finish   import the rest, after the {n:,} {plural(n, 'row')} of the input "
+            f"that have a fate{nxt}:",
+            f"                {self.finish_command()}",
         ]
         if self.not_sent:
-            out.append(f"              send again the {self.not_sent:,} rows not sent ({where});")
+            out.append(
+                f"              and send again the {self.not_sent:,} {plural(self.not_sent, 'row')} "
+                f"not sent ({where});"
+            )
         if self.unknown:
             out.append(
-                f"              the {self.unknown:,} unknown rows ({where}) may be in the topic: "
-                "check them first (cykafka verify).",
+                f"              the {self.unknown:,} unknown {plural(self.unknown, 'row')} "
+                f"({where}) may be in the topic: check them first (cykafka verify)."
             )
         out.append(
-            "              Or use --exactly-once (into a topic without this run's rows): a run "
-            "stopped anywhere resumes without duplicates."
+            "              (A plain rerun sends the delivered rows again; --exactly-once "
+            "imports resume by themselves.)"
         )
         return out
+
+    def finish_command(self) -> str:
+        """The command that imports the rows after :attr:`settled_rows`: this run's
+        command with ``--skip-rows`` (``skip_rows=`` without a command)."""
+        n = self.settled_rows
+        if not self.command:
+            return f"import_files(..., skip_rows={n})"
+        cmd, i = [], 0
+        while i < len(self.command):
+            arg = self.command[i]
+            if arg == "--skip-rows":
+                i += 2
+                continue
+            if not arg.startswith("--skip-rows="):
+                cmd.append(arg)
+            i += 1
+        return shlex.join([*cmd, "--skip-rows", str(n)])
 
     @property
     def rows_per_second(self) -> float:
@@ -146,14 +208,26 @@ class ImportResult:
         names = ", ".join(os.path.basename(f) for f in self.files) or "-"
         out = [
             f"Imported {names} ({self.fmt}) into topic {self.topic!r} on {self.bootstrap_servers}",
-            f"  rows read   {self.rows_read:,}  ({self.bytes_read / 1e6:,.1f} MB)"
-            + (f", {self.malformed:,} malformed rows skipped" if self.malformed else ""),
+            f"  rows read   {self.rows_seen:,}  ({self.bytes_read / 1e6:,.1f} MB)",
             f"  delivered   {self.delivered:,}",
             f"  not sent    {self.not_sent:,}"
             + ("  (never written: safe to send again)" if self.not_sent else ""),
             f"  unknown     {self.unknown:,}"
             + ("  (sent, never acknowledged: may be in the topic)" if self.unknown else ""),
         ]
+        if self.malformed or self.refused:
+            why = []
+            if self.malformed:
+                why.append(f"{self.malformed:,} malformed")
+            if self.refused:
+                why.append(
+                    f"{self.refused:,} with a value no message can hold (NaN, a bad "
+                    "timestamp or partition, not the schema's)"
+                )
+            out.append(
+                f"  rejected    {self.malformed + self.refused:,}  ({' and '.join(why)}: "
+                "never sent)"
+            )
         if self.last_offsets:
             ranges = "  ".join(
                 f"{p}: {self.first_offsets.get(p, '?')}..{self.last_offsets[p]}"
@@ -171,7 +245,10 @@ class ImportResult:
         for line in self.exactly_once:
             out.append(f"  exactly-once {line}")
         if self.problem_count:
-            out.append(f"  problems    {self.problem_count:,} rows not delivered:")
+            out.append(
+                f"  problems    {self.problem_count:,} {plural(self.problem_count, 'row')} "
+                "not delivered:"
+            )
             for p in self.problems[:SHOW_PROBLEMS]:
                 out.append(f"    {p.describe()}")
             if self.problem_count > SHOW_PROBLEMS:
@@ -197,10 +274,23 @@ class ImportResult:
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")
         if self.interrupted:
-            out.append("  stopped     interrupted (Ctrl-C) before the end of the input")
+            from .interrupt import signal_name
+
+            by = signal_name(self.signal or 2)
+            by = "interrupted (Ctrl-C)" if by == "Ctrl-C" else by
+            when = (
+                "while the last rows were delivered"
+                if self.read_all
+                else "before the end of the input"
+            )
+            out.append(f"  stopped     {by} {when}")
             out.extend(self._how_to_finish())
         if self.ok:
             out.append("  result      OK: every row was delivered")
+        elif self.interrupted:
+            out.append(
+                f"  result      NOT OK: stopped before the end (exit status {self.exit_status})"
+            )
         else:
             out.append(
                 "  result      NOT OK: some rows were not delivered "

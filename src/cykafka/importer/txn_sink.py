@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .identity import block_digest
+from .interrupt import StopRequested
 from .model import Chunk, ImportInputError, Problem
 from .progress_topic import Progress, committed_progress
 from .sink import Sink
@@ -30,7 +31,11 @@ from .summary import ImportResult
 if TYPE_CHECKING:
     from .committed import CommittedReader
 
-__all__ = ["PERMANENT_ERRORS", "BrokerDoesNotFence", "TransactionalSink"]
+__all__ = ["PERMANENT_ERRORS", "STOP_COMMIT_S", "BrokerDoesNotFence", "TransactionalSink"]
+
+#: After a stop signal, how long the commit of the open transaction may take: within
+#: the grace schedulers give before SIGKILL (Kubernetes 30 s, systemd 90 s).
+STOP_COMMIT_S = 10.0
 
 
 class BrokerDoesNotFence(ImportInputError):
@@ -76,6 +81,7 @@ class TransactionalSink:
         client: Optional[dict[str, Any]] = None,
         seen: Sequence[Optional[bytes]] = (),
         reader: Optional[CommittedReader] = None,
+        stop: Optional[threading.Event] = None,
     ) -> None:
         self.producer, self.topic, self.progress_topic, self.key = (
             producer,
@@ -105,6 +111,9 @@ class TransactionalSink:
         #: (after init_transactions fenced any earlier run): each commit must add one.
         self._seen = list(seen)
         self._began: Optional[float] = None
+        #: Set by a stop signal: the open transaction is due at once, and once it is
+        #: committed (or aborted) the import stops with :class:`StopRequested`.
+        self.stop = stop
         self._fresh()
 
     def _fresh(self) -> None:
@@ -149,7 +158,11 @@ class TransactionalSink:
         return self._began is not None and (
             self.open_rows >= self.commit_rows
             or time.monotonic() - self._began >= self.commit_seconds
+            or self._stopping()
         )
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
 
     def commit(self, index: int, pos: Any, done: bool) -> None:
         """Commit the open transaction (begun now if none is open) with input ``index``
@@ -168,26 +181,37 @@ class TransactionalSink:
         if self._began is None:
             self.producer.begin_transaction()
         r = self.result
-        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown)
+        counts = (r.problem_count, r.malformed, len(r.problems), r.not_sent, r.unknown, r.refused)
+        stopping = self._stopping()
+        timeout = min(self.timeout, STOP_COMMIT_S) if stopping else self.timeout
         try:
             # Every delivery report first: failed rows are reported with this commit.
-            self.producer.flush(self.timeout)
-            self._sink.finish(self.timeout)
+            self.producer.flush(timeout)
+            self._sink.finish(timeout)
             for p in self._release(index, fp.row, done):
                 self.report(p)
             if self.dead_letter is not None:
                 new.dead_letter_bytes = self.dead_letter.size()
             self.producer.produce(self.progress_topic, new.to_json(), key=self.key.encode())
-            self.producer._commit_or_abort(self.timeout)
+            self.producer._commit_or_abort(timeout)
             if self.client is not None:
                 self._confirm(new)
-        except KafkaError:
+        except KafkaError as e:
             # Not committed: these problems come again with the rows.  (The dead-letter
             # file is cut back when the transaction is tried again.)
-            r.problem_count, r.malformed = counts[0], counts[1]
+            r.problem_count, r.malformed, r.refused = counts[0], counts[1], counts[5]
             r.not_sent, r.unknown = counts[3], counts[4]
             del r.problems[counts[2] :]
             self._released.clear()
+            if stopping:
+                # The rows of the open transaction: aborted (not in the committed
+                # view) or, when the commit's outcome is unknown, unknown.  The rerun
+                # sends again whatever did not commit.
+                if getattr(e, "txn_requires_abort", False):
+                    r.not_sent += self.open_rows
+                else:
+                    r.unknown += self.open_rows
+                raise StopRequested from e
             self._learn_permanent_failures()
             raise
         self._merge()
@@ -199,6 +223,8 @@ class TransactionalSink:
         self.open_rows = 0
         self._began = None
         self._fresh()
+        if stopping and not new.done:
+            raise StopRequested
 
     def _committed(self) -> list[Optional[bytes]]:
         assert self.client is not None

@@ -41,6 +41,33 @@ def _quote(options: ReadOptions) -> Optional[str]:
     return quote_of(options)
 
 
+#: What the import inferred about empty fields, said once per file.
+EMPTY_IS_NULL = (
+    'empty fields are sent as null, as pandas and DuckDB read them (a quoted "" is the '
+    "empty string; --null-value names another spelling of null, --csv-types string "
+    "keeps them as text)"
+)
+
+
+def _notes_once(report: Report) -> Report:
+    """``report``, each note passed on once (blocks repeat what they find)."""
+    seen: set[str] = set()
+
+    def to(p: Problem) -> None:
+        if p.stage == "note":
+            if p.error in seen:
+                return
+            seen.add(p.error)
+        report(p)
+
+    return to
+
+
+def unnamed(i: int) -> str:
+    """The name of column ``i`` (0-based) when the header gives none, as pandas names it."""
+    return f"Unnamed: {i}"
+
+
 def _parse_record(text: str, delimiter: str, quote: Optional[str]) -> list[str]:
     rows = list(
         _pycsv.reader(
@@ -103,6 +130,7 @@ class CsvReader:
                         f"{source.name}: the header is not valid {options.encoding}"
                     ) from None
                 names = _parse_record(text, _delimiter(source, options), _quote(options))
+                names = [n or unnamed(i) for i, n in enumerate(names)]
                 if len(set(names)) != len(names):
                     dup = sorted({n for n in names if names.count(n) > 1})
                     raise ImportInputError(
@@ -119,6 +147,7 @@ class CsvReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
+        report = _notes_once(report)
         note = None
         if source.is_regular:
             options, note = dialect_of(source, options)
@@ -183,6 +212,7 @@ class CsvReader:
                     line += line_ends(b.data, 0, skip, _CR)
                     names = names or header
                     self._warn_one_column(source, names, delimiter, report)
+                    self._note_unnamed(source, names, report)
                     check_columns(source.name, names, fields)
                 chunk, row, line, names = self._block(
                     source, b, skip, names, fields, options, report, row, line
@@ -201,6 +231,21 @@ class CsvReader:
                     yield chunk
         if need_header:
             raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+
+    def _note_unnamed(self, source: Source, names: list[str], report: Report) -> None:
+        named = [(i, n) for i, n in enumerate(names) if n == unnamed(i)]
+        if named:
+            which = ", ".join(f"column {i + 1} as {n!r}" for i, n in named)
+            report(
+                Problem(
+                    source.name,
+                    "note",
+                    f"the header names no column {', '.join(str(i + 1) for i, _ in named)} "
+                    f"(pandas' to_csv() writes its index so): sent as {which}, the name pandas "
+                    "gives it; --column-names names every column",
+                    line=1,
+                )
+            )
 
     def _warn_one_column(
         self, source: Source, names: list[str], delimiter: str, report: Report
@@ -297,7 +342,12 @@ class CsvReader:
             bad_rows.append((bad.number - 1, msg, bad.text))
             return "skip"
 
+        # An empty field (unquoted) is null, as pandas and DuckDB read it: pandas writes
+        # NaN so.  A quoted one ("") is the empty string; --null-value names another
+        # spelling instead, and --csv-types string keeps every field as its text.
         null = [options.null_value] if options.null_value is not None else []
+        if not null and options.csv_types != "string":
+            null = [""]
         buf = pa.py_buffer(b.data)[skip : b.end]
         # Text columns first (UTF-8 checked while parsing); bytes only for a block that
         # holds a row that is not UTF-8, so that row alone can be found and dropped.
@@ -330,6 +380,8 @@ class CsvReader:
                 raise ImportInputError(
                     f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
                 ) from None
+        if null == [""] and any(c.null_count for c in table.columns):
+            report(Problem(source.name, "note", EMPTY_IS_NULL))
         invalid = [i for i, _, _ in bad_rows]
         if bad_rows:
             offsets, lines = positions()

@@ -26,6 +26,14 @@ def _eligible(fields: Fields, options: ReadOptions) -> bool:
     )
 
 
+def _empty_field(data: bytes, start: int, end: int, d: bytes) -> bool:
+    """Whether some field of ``data[start:end]`` may be empty (a few false alarms, such
+    as two delimiters in a row inside quotes, only cost the general path)."""
+    if end > start and data[start : start + 1] == d:
+        return True
+    return any(data.find(p, start, end) >= 0 for p in (d + d, b"\n" + d, d + b"\n", d + b"\r"))
+
+
 def fast_columns(
     data: bytes,
     start: int,
@@ -45,6 +53,8 @@ def fast_columns(
         return None
     if quote is not None and data.find(bytes((quote,)), start, end) >= 0:
         return None  # quoted fields: pyarrow's parser
+    if options.csv_types != "string" and _empty_field(data, start, end, d):
+        return None  # an empty field is null: pyarrow's null handling
     import pyarrow as pa
 
     from ..._codecs import csv_json
