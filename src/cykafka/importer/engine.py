@@ -173,6 +173,7 @@ def import_files(
                         topic_partitions=topic_partitions,
                         static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
+                        args=paths,
                     )
                 loop_t = time.monotonic()
                 hand_over = 0.0
