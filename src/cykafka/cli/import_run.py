@@ -149,6 +149,7 @@ def run_import(
                 static_headers=static_headers,
                 exactly_once=exactly_once,
                 topic_partitions=topic_partitions,
+                replace_stuck=True,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None

@@ -61,6 +61,7 @@ def import_files(
     sink: Optional[Sink] = None,
     exactly_once: Any = None,
     topic_partitions: Optional[int] = None,
+    replace_stuck: bool = False,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -81,6 +82,11 @@ def import_files(
     the input position, resuming a run that stopped (its own producers; no
     ``producer``).  ``topic_partitions``: the topic's partition count, when the caller
     knows it; it sizes the producers' queue (:func:`~cykafka.importer.resolve_import`).
+    A producer whose rows time out (a broker stall longer than ``message.timeout.ms``)
+    is closed (what it still holds is reported not sent, or unknown when in flight)
+    and replaced by a new one made from ``config`` and ``preset``: the import's own
+    producer always, a ``producer`` passed in when ``replace_stuck`` (the import then
+    closes the replacement).
     """
     from .. import explain
     from ..producer import Producer
@@ -134,6 +140,25 @@ def import_files(
     else:
         sink.producer, sink.topic, sink.result, sink.report = producer, topic, result, report
     sink.static_headers = list(static_headers)
+    made: list[Any] = []  # producers made to replace a stuck one
+
+    def replace_producer() -> None:
+        nonlocal producer
+        old, producer = producer, Producer(resolved)
+        sink.producer = producer
+        made.append(producer)
+        old.close(0)  # purged: each row it still holds comes back with its fate
+        report(
+            Problem(
+                "producer",
+                "note",
+                "rows timed out (message.timeout.ms) after the broker stalled: the producer "
+                "was replaced by a new one, and the rows it still held are reported",
+            )
+        )
+
+    if exactly_once is None and (own or replace_stuck):
+        sink.on_timed_out = replace_producer
     if exactly_once is not None:
         from .resume import ResumeRefused, import_plan
     t0 = time.monotonic()
@@ -249,6 +274,8 @@ def import_files(
             producer.close(0.5 if result.interrupted else None)
         elif producer is not None and not result.interrupted:  # the caller's, drained
             producer.flush(None)
+        if made and not own:  # the caller's producer was replaced: the import's own
+            producer.close(0.5 if result.interrupted else None)
         if dl is not None:
             dl.close()
             if dl.error and not result.dead_letter_error:

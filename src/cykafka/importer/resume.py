@@ -6,11 +6,13 @@ writes the position of the first row after it to the progress topic
 together, as Kafka Connect does for exactly-once sources (KIP-618).
 
 A rerun with the same arguments uses the same ``transactional.id`` (derived from the
-topic and the input paths): ``init_transactions`` fences the producer of the run that
+topic and the inputs as given): ``init_transactions`` fences the producer of the run that
 died and aborts its open transaction; the run then reads the last committed position
 (through :mod:`~cykafka.importer.committed`, which is right on brokers that do not hide
 aborted transactions) and reads each file again from there.  A ``read_committed``
-consumer sees every row exactly once, in file order.
+consumer sees every row exactly once, in file order.  What a rerun may change and
+what it refuses (the identity of an import) is :func:`~.resume_state.check_saved`'s,
+with :func:`check_no_orphans` when no progress is recorded: ``docs/import.md``.
 
 The same path recovers within a run: when a transaction fails (a broker stalled past
 ``transaction.timeout.ms``, a producer fenced after a coordinator change) the run

@@ -96,12 +96,10 @@ def check_saved(
     files = []
     for inp in inputs:
         f = by_path.get(identity_of(inp).path)
-        if f is None:  # new since the earlier run: imported from its first row
+        if f is None or not f.started:  # new, or not begun: read from its first row as it is
             files.append(FileProgress(identity_of(inp)))
             continue
         files.append(f)
-        if not f.started:
-            continue
         if not inp.seekable:
             raise ResumeRefused(
                 f"{inp.name}: cannot resume from row {f.row:,}: "

@@ -175,6 +175,10 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
     report.elapsed = time.monotonic() - t0
     for r in rows:
         report.add(TaskResult.from_json(r["report"]))
+    if not rows:
+        # No row: Spark replaces an empty shuffle by an empty relation and runs no
+        # task, and no unit has anything to commit.
+        report.units = None
     return report
 
 
