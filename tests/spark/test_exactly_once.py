@@ -212,3 +212,53 @@ def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster, when) 
     report, _ = write_once(bs, name, n, job, fault, f"speculative copy ({when})")
     tasks = {t["task"]: t for t in report["tasks"]}
     assert sorted(tasks) == [0, 1] and tasks[0]["attempt"] == 1  # the copy's result
+
+
+@pytest.mark.parametrize("keys", [None, 5])
+def test_empty_dataframe_is_ok_with_no_rows(broker, topic, keys) -> None:
+    bs = broker.bootstrap_servers
+    name = topic(partitions=2)
+    job = {"mode": "batch", "master": "local[2]", "bootstrap": bs, "topic": name, "rows": 10}
+    rc, reports, err = run_job({**job, "keys": keys, "empty": True})
+    assert rc == 0, err
+    (report,) = reports
+    assert report["ok"], report["text"]
+    assert report["rows"] == report["delivered"] == report["failed"] == 0
+    assert committed(bs, name, 2) == []
+
+
+def test_new_checkpoint_under_the_same_query_name(broker, topic, tmp_path) -> None:
+    """A streaming query restarted with a new checkpoint but the same ``query=`` name:
+    its batch ids start again at 0, with other rows.  Those rows are written, or the
+    query fails saying why; never reported delivered while skipped."""
+    bs = broker.bootstrap_servers
+    name = topic(partitions=2)
+    query = f"q-{name}"
+    rows = [f"v{i}" for i in range(120)]
+
+    def run(part: int, chk: str) -> tuple[int, Any, str]:
+        src = tmp_path / f"in-{part}"
+        src.mkdir()
+        for f in range(2):  # 30 rows a file, both in one micro-batch
+            lo = part * 60 + f * 30
+            (src / f"part-{f}.csv").write_text(
+                "".join(f"k{i % 6},{rows[i]}\n" for i in range(lo, lo + 30))
+            )
+        job = {"mode": "stream", "master": "local[2]", "bootstrap": bs, "topic": name}
+        job.update(source=str(src), checkpoint=str(tmp_path / chk), query=query, keyed=True)
+        return run_job(job)
+
+    rc, reports, err = run(0, "chk-1")
+    assert rc == 0, err
+    rc, reports, err = run(1, "chk-2")  # batch 0 again, under the same name
+    values = Counter(r.value.decode() for r in committed(bs, name, 2))
+    c = counts(committed(bs, name, 2), rows)
+    print("new checkpoint, same query name:", c, "exit", rc)
+    assert c["duplicates"] == 0
+    claimed = sum(r["delivered"] for r in reports or [] if r["ok"])
+    written = sum(1 for v in rows[60:] if values[v])
+    assert claimed <= written, (reports, err[-2000:])  # nothing claimed that is not there
+    if rc != 0:  # refused: the error says why and what to do
+        assert "query" in err and "checkpoint" in err, err[-2000:]
+    else:
+        assert written == 60

@@ -34,7 +34,7 @@ def add_exactly_once(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--transactional-id",
         metavar="ID",
-        help="transactional.id (default: derived from the topic and the input paths)",
+        help="transactional.id (default: derived from the topic and the inputs as given)",
     )
     g.add_argument(
         "--commit-every",

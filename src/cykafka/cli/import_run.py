@@ -152,6 +152,7 @@ def run_import(
                 exactly_once=exactly_once,
                 topic_partitions=topic_partitions,
                 skip_rows=args.skip_rows,
+                replace_stuck=True,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None

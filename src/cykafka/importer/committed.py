@@ -37,6 +37,7 @@ __all__ = [
     "Message",
     "committed_messages",
     "partitions_of",
+    "transactional_writes",
 ]
 
 _CONSUMER_KEYS_DROPPED = ("transactional.id", "enable.idempotence", "acks", "linger.ms")
@@ -124,6 +125,25 @@ def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> 
             idx.pids.append(batch.producer_id)
     idx.markers = marks
     return idx
+
+
+def transactional_writes(
+    client: Mapping[str, Any], topic: str, timeout: float = 30.0
+) -> Optional[dict[int, int]]:
+    """Committed records of ``topic`` written in transactions, counted per producer id
+    (from the batch headers: no record is decoded); None on a secured cluster, whose
+    batch headers this module does not read (see :meth:`CommittedReader.messages`)."""
+    from .._logreader import leaders
+
+    if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
+        return None
+    out: dict[int, int] = {}
+    for p, (host, port) in sorted(leaders(client, topic, timeout).items()):
+        idx = _index(host, port, topic, p, timeout)
+        for base, last, pid in zip(idx.bases, idx.lasts, idx.pids):
+            if idx._committed(pid, last):
+                out[pid] = out.get(pid, 0) + last - base + 1
+    return out
 
 
 def _message(partition: int, offset: int, msg: ConsumerMessage) -> Message:

@@ -70,6 +70,7 @@ def import_files(
     exactly_once: Any = None,
     topic_partitions: Optional[int] = None,
     skip_rows: int = 0,
+    replace_stuck: bool = False,
 ) -> ImportResult:
     """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
 
@@ -93,6 +94,11 @@ def import_files(
     ``skip_rows``: start after this many rows of the inputs (in order, each file's
     rows numbered as its reader numbers them: malformed rows count), as a stopped
     import's summary says (:attr:`ImportResult.settled_rows`).
+    A producer whose rows time out (a broker stall longer than ``message.timeout.ms``)
+    is closed (what it still holds is reported not sent, or unknown when in flight)
+    and replaced by a new one made from ``config`` and ``preset``: the import's own
+    producer always, a ``producer`` passed in when ``replace_stuck`` (the import then
+    closes the replacement).
     """
     from ..producer import Producer
 
@@ -153,6 +159,25 @@ def import_files(
     else:
         sink.producer, sink.topic, sink.result, sink.report = producer, topic, result, report
     sink.static_headers = list(static_headers)
+    made: list[Any] = []  # producers made to replace a stuck one
+
+    def replace_producer() -> None:
+        nonlocal producer
+        old, producer = producer, Producer(resolved)
+        sink.producer = producer
+        made.append(producer)
+        old.close(0)  # purged: each row it still holds comes back with its fate
+        report(
+            Problem(
+                "producer",
+                "note",
+                "rows timed out (message.timeout.ms) after the broker stalled: the producer "
+                "was replaced by a new one, and the rows it still held are reported",
+            )
+        )
+
+    if exactly_once is None and (own or replace_stuck):
+        sink.on_timed_out = replace_producer
     if exactly_once is not None:
         from .resume import ResumeRefused, import_plan
 
@@ -198,6 +223,7 @@ def import_files(
                         static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
                         stop=ctrl_c.requested,
+                        args=paths,
                     )
                 loop_t = time.monotonic()
                 hand_over = 0.0
@@ -291,6 +317,8 @@ def import_files(
             producer.close(0.5 if result.interrupted else None)
         elif producer is not None and not result.interrupted:  # the caller's, drained
             producer.flush(None)
+        if made and not own:  # the caller's producer was replaced: the import's own
+            producer.close(0.5 if result.interrupted else None)
         if dl is not None:
             dl.close()
             if dl.error and not result.dead_letter_error:

@@ -133,18 +133,19 @@ class Progress:
         )
 
 
-def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> None:
+def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> bool:
     """Create the compacted progress topic unless it exists (one partition: every
     import's record is small and written once per transaction).  One that exists must be
     compacted: under ``cleanup.policy=delete`` retention would drop the record of a
-    finished import, and a rerun would send everything again."""
+    finished import, and a rerun would send everything again.  True when it was created
+    now."""
     from confluent_kafka.admin import AdminClient
 
     from .._admin import TopicMismatchError, ensure_topic, short_lived
 
     admin = AdminClient(short_lived(client))
     try:
-        ensure_topic(
+        return ensure_topic(
             admin,
             name,
             1,

@@ -6,11 +6,13 @@ writes the position of the first row after it to the progress topic
 together, as Kafka Connect does for exactly-once sources (KIP-618).
 
 A rerun with the same arguments uses the same ``transactional.id`` (derived from the
-topic and the input paths): ``init_transactions`` fences the producer of the run that
+topic and the inputs as given): ``init_transactions`` fences the producer of the run that
 died and aborts its open transaction; the run then reads the last committed position
 (through :mod:`~cykafka.importer.committed`, which is right on brokers that do not hide
 aborted transactions) and reads each file again from there.  A ``read_committed``
-consumer sees every row exactly once, in file order.
+consumer sees every row exactly once, in file order.  What a rerun may change and
+what it refuses (the identity of an import) is :func:`~.resume_state.check_saved`'s,
+with :func:`check_no_orphans` when no progress is recorded: ``docs/import.md``.
 
 The same path recovers within a run: when a transaction fails (a broker stalled past
 ``transaction.timeout.ms``, a producer fenced after a coordinator change) the run
@@ -29,7 +31,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from .committed import CommittedReader
+from ..presets import parse as parse_presets
+from .committed import CommittedReader, partitions_of, transactional_writes
+from .identity import content_digest
 from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
@@ -49,7 +53,7 @@ from .resume_state import (
     unseekable,
 )
 from .summary import plural
-from .txn_sink import TransactionalSink
+from .txn_sink import TransactionalSink, progress_lost
 
 if TYPE_CHECKING:
     from ..presets import PresetSpec
@@ -111,7 +115,9 @@ def parse_commit_every(text: str) -> tuple[int, float]:
 
 
 def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
-    """Stable across reruns of the same import, different for other topics or inputs."""
+    """Stable across reruns of the same import, different for other topics or inputs.
+    ``names``: the inputs as given (a glob or a directory, not the files found in it:
+    a file that appears there later continues the same import)."""
     ident = "\0".join([topic] + [os.path.abspath(n) if n != "<stdin>" else n for n in names])
     return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
 
@@ -160,6 +166,60 @@ def _run_inputs(
         tx.commit(index, end, True)  # the file is done, with the rest of its rows
 
 
+class ContentDigests:
+    """The SHA-256 of each input's whole content (:func:`~.identity.content_digest`),
+    computed in a thread beside the import, one file after the other in import order,
+    and recorded in the progress as it becomes known.  A file's last commit waits
+    for its digest, so a finished import records every file's."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-digest")
+        self._futures: dict[str, Any] = {}
+
+    def fill(self, inputs: Sequence[Input], new: Any, index: int, done: bool) -> None:
+        import dataclasses
+
+        for i, (inp, fp) in enumerate(zip(inputs, new.files)):
+            if inp.path is None or fp.identity.content is not None:
+                continue
+            fut = self._futures.get(inp.path)
+            if fut is None:
+                fut = self._futures[inp.path] = self._pool.submit(content_digest, inp.path)
+            if fut.done() or (i == index and done):
+                fp.identity = dataclasses.replace(fp.identity, content=fut.result())
+
+    def close(self) -> None:
+        for fut in self._futures.values():
+            fut.cancel()
+        self._pool.shutdown(wait=True)
+
+
+def check_no_orphans(
+    client: Mapping[str, Any], topic: str, progress: str, key: str, created: bool, eo: ExactlyOnce
+) -> None:
+    """No progress record for this import: refuse if ``topic`` holds records written
+    in transactions by producers that recorded no progress in the progress topic
+    (an earlier run of this import whose record is gone would have)."""
+    writes = transactional_writes(client, topic, eo.timeout)
+    if not writes:
+        return
+    recorded = transactional_writes(client, progress, eo.timeout) or {}
+    orphans = sum(n for pid, n in writes.items() if pid not in recorded)
+    if not orphans:
+        return
+    raise ResumeRefused(
+        f"the progress topic {progress!r} holds no record of this import (transactional.id "
+        f"{key})" + (", and did not exist: created now" if created else "") + f", but topic "
+        f"{topic!r} holds {orphans:,} committed records written in transactions by producers "
+        "that left no progress there.  If an earlier --exactly-once run of this import "
+        "wrote them, its progress is gone (the progress topic deleted, cleaned up or on "
+        "another cluster) and starting over would send them again.  Pass --restart to "
+        "import from the first row anyway, or import into another topic"
+    )
+
+
 def run_exactly_once(
     inputs: Sequence[Input],
     topic: str,
@@ -173,6 +233,7 @@ def run_exactly_once(
     report: Callable[[Any], None],
     on_file: Callable[[int], None] = lambda index: None,
     on_rewind: Callable[[int], None] = lambda rows: None,
+    args: Optional[Sequence[str]] = None,
     partition: Optional[int] = None,
     topic_partitions: Optional[int] = None,
     static_headers: Optional[list[tuple[str, bytes]]] = None,
@@ -193,7 +254,8 @@ def run_exactly_once(
     :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
     stop signal; the open transaction is then committed and
     :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
-    as the run goes (what a stopped run did, too)."""
+    as the run goes (what a stopped run did, too).  ``args``: the inputs as given
+    (globs, directories), which name the import (default: the inputs)."""
     from .._native import KafkaError
     from ..producer import Producer
 
@@ -201,13 +263,26 @@ def run_exactly_once(
         for inp in inputs:
             if not inp.seekable:
                 raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
-    key = eo.transactional_id or derive_transactional_id(topic, [i.name for i in inputs])
+    names = list(args) if args is not None else [i.name for i in inputs]
+    key = eo.transactional_id or derive_transactional_id(topic, names)
     outcome = outcome if outcome is not None else Outcome()
     outcome.transactional_id = key
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
-    ensure_progress_topic(client, eo.progress_topic, eo.timeout)
+    created = ensure_progress_topic(client, eo.progress_topic, eo.timeout)
     resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
+    if topic_partitions is None:
+        topic_partitions = len(partitions_of(client, topic, eo.timeout))
+    # What decides each row's partition besides its key: a resume must keep it.
+    fields = {
+        **fields,
+        "placement": {
+            "presets": list(parse_presets(preset)),
+            "partitioner": str(resolved.effective("partitioner").value),
+            "partitions": topic_partitions,
+        },
+    }
+    digests = ContentDigests()
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
     # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
@@ -215,6 +290,7 @@ def run_exactly_once(
     skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
 
     failures, last_commits, first = 0, 0, True
+    known: Optional[list[Optional[bytes]]] = None  # the progress records seen committed
     # One consumer reads the progress topic when each attempt starts and after each of
     # its commits (a fresh admin client and consumer cost 30-40 ms a read).
     reader = CommittedReader(client, eo.progress_topic, eo.timeout)
@@ -229,16 +305,32 @@ def run_exactly_once(
                 # confirmed against: a commit of another run after it (a broker that does not
                 # fence lets one through) then shows up at this run's first commit.  Read
                 # twice, that commit would be taken for the baseline and its rows sent again.
-                seen = committed_progress(client, eo.progress_topic, key, eo.timeout, reader=reader)
+                try:
+                    seen = committed_progress(
+                        client, eo.progress_topic, key, eo.timeout, reader=reader
+                    )
+                except LookupError:
+                    if known is None:
+                        raise
+                    raise progress_lost(eo.progress_topic, False) from None
+                if known and known[-1] not in seen:
+                    raise progress_lost(eo.progress_topic, True)
                 saved = None if restart else last_progress(seen)
+                new: list[str] = []
                 if saved is None:
+                    if first and not eo.restart:
+                        check_no_orphans(client, topic, eo.progress_topic, key, created, eo)
                     state = fresh_state(topic, fmt, fields, inputs)
                 else:
-                    check_saved(saved, topic, fmt, fields, inputs)
-                    state = saved
+                    state, new = check_saved(saved, topic, fmt, fields, inputs)
                 if first:
                     first = False
                     outcome.earlier = state.rows
+                    if new:
+                        outcome.notes.append(
+                            f"new since the earlier run, imported from their first row: "
+                            f"{', '.join(new)}"
+                        )
                     note_start(state, inputs, restart, outcome)
                 sync_dead_letter(dead_letter, state, saved is not None, outcome)
                 if state.done:
@@ -265,9 +357,12 @@ def run_exactly_once(
                     reader=reader,
                     stop=stop,
                 )
+                tx.before_commit = functools.partial(digests.fill, inputs)
+                known = tx.seen
                 try:
                     _run_inputs(tx, inputs, on_file)
                 finally:
+                    known = tx.seen
                     outcome.transactions += tx.transactions
                     outcome.committed = result.delivered
                 return outcome
@@ -289,6 +384,7 @@ def run_exactly_once(
                 producer.close(0.5 if abandon else eo.timeout)
     finally:
         reader.close()
+        digests.close()
 
 
 def import_plan(
@@ -311,9 +407,11 @@ def import_plan(
     static_headers: Sequence[tuple[str, bytes]] = (),
     log: Callable[[str], None] = lambda line: None,
     stop: Optional[threading.Event] = None,
+    args: Optional[Sequence[str]] = None,
 ) -> None:
     """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
-    checked ``plan``: the readers, rate, progress bar and result of the import."""
+    checked ``plan``: the readers, rate, progress bar and result of the import.
+    ``args``: the inputs as given (globs, directories: they name the import)."""
     import dataclasses
     import json
 
@@ -367,9 +465,10 @@ def import_plan(
     spec = {
         "fields": dataclasses.asdict(fields),
         "read": {
-            k: repr(v)
-            for k, v in dataclasses.asdict(options).items()
-            if k not in ("block_bytes", "batch_rows")
+            f.name: _encoders(options.encoders) if f.name == "encoders" else repr(v)
+            for f in dataclasses.fields(options)
+            if f.name not in ("block_bytes", "batch_rows")
+            for v in [getattr(options, f.name)]
         },
         "partition": partition,
         "headers": [[k, repr(v)] for k, v in static_headers],
@@ -385,13 +484,14 @@ def import_plan(
             topic,
             config,
             preset=preset,
-            fmt="+".join(f for _, f in plan),
+            fmt="+".join(sorted({f for _, f in plan})),  # a new file of these keeps it
             fields=json.loads(json.dumps(spec)),
             eo=eo,
             result=result,
             report=report,
             on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
             on_rewind=rewind,
+            args=args,
             partition=partition,
             topic_partitions=topic_partitions,
             static_headers=list(static_headers),
@@ -417,3 +517,16 @@ def _outcome_lines(outcome: Outcome, eo: ExactlyOnce) -> list[str]:
             else ""
         ),
     ]
+
+
+def _encoders(encoders: Any) -> Optional[dict[str, Optional[str]]]:
+    """The Schema Registry serializers of an import, by what decides their bytes (the
+    serializer's kind), not by the objects (a registry client holds an SSLContext,
+    which cannot be copied or pickled)."""
+    if encoders is None:
+        return None
+
+    def kind(ser: Any) -> Optional[str]:
+        return None if ser is None else type(ser).__name__
+
+    return {"value": kind(encoders.value), "key": kind(encoders.key)}

@@ -3,6 +3,7 @@ that a saved position still fits them, and the dead-letter file kept in step."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -60,26 +61,46 @@ def fresh_state(topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[I
 
 def check_saved(
     saved: Progress, topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[Input]
-) -> None:
-    """Refuse a resume that would not continue the same import of the same data."""
-    again = "; pass --restart to import everything again from the first row"
+) -> tuple[Progress, list[str]]:
+    """The saved progress lined up with ``inputs`` (a file new since the earlier run
+    starts at its first row; a committed one is matched by its path and checked to be
+    the same file) and the names of the new files, or :class:`ResumeRefused` when resuming would not continue the same
+    import of the same data the same way."""
+    choices = (
+        "; rerun with the earlier settings, pass --restart to import everything again "
+        "from the first row (the rows committed so far stay in the topic), or import into "
+        "another topic"
+    )
     if saved.topic != topic:
         raise ResumeRefused(
             f"the saved progress of this transactional.id is an import into topic "
             f"{saved.topic!r}, not {topic!r}; use another --transactional-id"
         )
-    paths = [f.identity.path for f in saved.files]
-    now = [identity_of(i).path for i in inputs]
-    if paths != now:
-        raise ResumeRefused(f"the saved progress is for the inputs {paths}, not {now}{again}")
-    if (saved.fmt, saved.fields) != (fmt, fields):
+    changed = _changes({"format": saved.fmt, **saved.fields}, {"format": fmt, **fields})
+    if changed:
         raise ResumeRefused(
-            f"the saved progress was made with format {saved.fmt} and fields "
-            f"{saved.fields}, now format {fmt} and fields {fields}{again}"
+            "the settings that decide each record's key, value or partition changed since "
+            "the earlier run of this import: " + "; ".join(changed) + ".  Resuming would "
+            "mix two imports in one topic (a key's rows split over partitions, or encoded "
+            "two ways)" + choices
         )
-    for f, inp in zip(saved.files, inputs):
-        if not f.started:
+    by_path = {f.identity.path: f for f in saved.files}
+    now = {identity_of(i).path: i for i in inputs}
+    gone = [p for p, f in by_path.items() if p not in now]
+    if gone:
+        raise ResumeRefused(
+            f"the saved progress of this import covers {', '.join(gone)}, which "
+            f"{'is' if len(gone) == 1 else 'are'} no longer among its inputs; put "
+            f"{'it' if len(gone) == 1 else 'them'} back" + choices.replace("; rerun", ", rerun")
+        )
+    again = "; pass --restart to import everything again from the first row"
+    files = []
+    for inp in inputs:
+        f = by_path.get(identity_of(inp).path)
+        if f is None or not f.started:  # new, or not begun: read from its first row as it is
+            files.append(FileProgress(identity_of(inp)))
             continue
+        files.append(f)
         if not inp.seekable:
             raise ResumeRefused(
                 f"{inp.name}: cannot resume from row {f.row:,}: "
@@ -92,6 +113,18 @@ def check_saved(
             raise ResumeRefused(
                 f"{inp.name} changed since row {f.row - 1:,} was committed: {why}{again}"
             )
+    new = [i.name for i, f in zip(inputs, files) if f.identity.path not in by_path]
+    return dataclasses.replace(saved, files=files, done=saved.done and not new), new
+
+
+def _changes(old: Any, new: Any, path: str = "") -> list[str]:
+    """What differs between two settings trees, one ``name: old -> new`` per leaf."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new), key=str):
+            out += _changes(old.get(k), new.get(k), f"{path}.{k}" if path else str(k))
+        return out
+    return [] if old == new else [f"{path} changed from {old!r} to {new!r}"]
 
 
 def start_position(fp: FileProgress) -> Any:

@@ -58,6 +58,14 @@ class Sink:
         self.stop: Optional[threading.Event] = None
         #: Headers added to every message (``-H``).
         self.static_headers: list[tuple[str, bytes]] = []
+        #: Called when a row sent through the current producer timed out
+        #: (_MSG_TIMED_OUT): the import replaces a producer that a broker stall longer
+        #: than message.timeout.ms left stuck (an idempotent producer whose epoch bump
+        #: the broker refuses never sends again).
+        self.on_timed_out: Optional[Callable[[], None]] = None
+        self._sent = 0  # batches handed to produce_batch ...
+        self._settled = 0  # ... and settled, in the same order
+        self._current_from = 0  # the first batch sent through the current producer
 
     def send(self, chunk: Chunk, partition: Optional[int] = None) -> None:
         parts = chunk.partitions
@@ -84,11 +92,13 @@ class Sink:
             if queued is not None:
                 self.pending.append((queued, chunk))
                 self.pending_rows += len(chunk)
+                self._sent += 1
             else:
                 self.unsent = chunk
             raise
         self.pending.append((fut, chunk))
         self.pending_rows += len(chunk)
+        self._sent += 1
         while self.pending and (
             len(self.pending) > MAX_PENDING
             or self.pending_rows > MAX_PENDING_ROWS
@@ -121,6 +131,7 @@ class Sink:
 
     def _settle(self, fut: Any, chunk: Chunk, timeout: Optional[float] = None) -> None:
         rep = fut.result(timeout)
+        index, self._settled = self._settled, self._settled + 1
         r = self.result
         r.delivered += rep.delivered
         for p, lo in rep.first_offsets.items():
@@ -151,6 +162,13 @@ class Sink:
             )
         if self.on_delivered is not None:
             self.on_delivered(chunk, rep)
+        if (
+            self.on_timed_out is not None
+            and index >= self._current_from
+            and any(getattr(exc, "name", "") == "_MSG_TIMED_OUT" for _, exc in rep.errors)
+        ):
+            self._current_from = self._sent  # what is queued now went to the old one
+            self.on_timed_out()
 
     def _unconfirmed(self, chunk: Chunk, reason: str) -> None:
         """Rows handed over whose report cannot be had: each goes to the problems (and

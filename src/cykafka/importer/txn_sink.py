@@ -31,7 +31,13 @@ from .summary import ImportResult
 if TYPE_CHECKING:
     from .committed import CommittedReader
 
-__all__ = ["PERMANENT_ERRORS", "STOP_COMMIT_S", "BrokerDoesNotFence", "TransactionalSink"]
+__all__ = [
+    "PERMANENT_ERRORS",
+    "STOP_COMMIT_S",
+    "BrokerDoesNotFence",
+    "ProgressLost",
+    "TransactionalSink",
+]
 
 #: After a stop signal, how long the commit of the open transaction may take: within
 #: the grace schedulers give before SIGKILL (Kubernetes 30 s, systemd 90 s).
@@ -40,6 +46,28 @@ STOP_COMMIT_S = 10.0
 
 class BrokerDoesNotFence(ImportInputError):
     """A commit the broker acknowledged is not what its committed log shows."""
+
+
+class ProgressLost(ImportInputError):
+    """Progress this run saw committed is gone from the broker (its log was lost)."""
+
+
+def progress_lost(progress_topic: str, exists: bool) -> ProgressLost:
+    """The error for a progress topic that no longer holds the last record this run
+    committed to it (compaction never removes a key's last record), or is gone."""
+    what = (
+        "no longer holds the last progress record of this import (this run had read or "
+        "committed it)"
+        if exists
+        else "no longer exists (this run had created or read it)"
+    )
+    return ProgressLost(
+        f"the progress topic {progress_topic!r} {what}: the broker lost its log (restarted without "
+        "durable storage, or the topics were deleted meanwhile), and the rows committed "
+        "with those records are most likely gone from the topic too.  This is not "
+        "fencing or a concurrent import.  Stopped; read the topic (cykafka verify) "
+        "before you rerun, with --restart if its rows are gone"
+    )
 
 
 #: Delivery errors no retry can fix: the row is reported and skipped.
@@ -109,7 +137,10 @@ class TransactionalSink:
         self.reader = reader
         #: The committed progress records of this import as read when ``state`` was
         #: (after init_transactions fenced any earlier run): each commit must add one.
-        self._seen = list(seen)
+        self.seen = list(seen)
+        #: Called with the progress about to be committed, the input index and whether
+        #: that input is done: fills in what is known only later (content digests).
+        self.before_commit: Callable[[Progress, int, bool], None] = lambda new, i, done: None
         self._began: Optional[float] = None
         #: Set by a stop signal: the open transaction is due at once, and once it is
         #: committed (or aborted) the import stops with :class:`StopRequested`.
@@ -178,6 +209,7 @@ class TransactionalSink:
         fp.done = done
         new.rows += self.open_rows
         new.done = all(f.done for f in new.files)
+        self.before_commit(new, index, done)
         if self._began is None:
             self.producer.begin_transaction()
         r = self.result
@@ -240,13 +272,20 @@ class TransactionalSink:
         acknowledges a commit its log shows aborted, fails here: the import stops
         instead of counting rows that may be missing or twice in the topic."""
         mine = new.to_json()
-        seen = self._committed()
+        try:
+            seen = self._committed()
+        except LookupError:  # the progress topic, created before this run began, is gone
+            self.result.unknown += self.open_rows
+            raise progress_lost(self.progress_topic, False) from None
+        if self.seen and self.seen[-1] not in seen:
+            self.result.unknown += self.open_rows
+            raise progress_lost(self.progress_topic, True)
         # Kafka writes a transaction's markers after it acknowledges the commit: while
         # the log still shows a transaction without its marker, read again.
         deadline = time.monotonic() + self.timeout
         wait = 0.005
         while (
-            seen != [*self._seen, mine]
+            seen != [*self.seen, mine]
             and self.reader is not None
             and self.reader.saw_open
             and time.monotonic() < deadline
@@ -254,11 +293,11 @@ class TransactionalSink:
             time.sleep(wait)
             wait = min(wait * 2, 0.1)
             seen = self._committed()
-        if seen == [*self._seen, mine]:
-            self._seen = seen
+        if seen == [*self.seen, mine]:
+            self.seen = seen
             return
         self.result.unknown += self.open_rows  # committed or not: the log cannot say
-        if mine not in seen[len(self._seen) :]:
+        if mine not in seen[len(self.seen) :]:
             what = "its progress record is not in the committed log (the log shows it aborted)"
         else:
             what = "another producer of this import committed progress in between"

@@ -216,6 +216,11 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
         producer = Producer(config, preset=plan.preset)
     keep = False
     result.producer = f"{os.getpid()}/{producer.name}"
+    content = None
+    if txn_id:
+        from .progress import UnitContent
+
+        content = UnitContent()  # what the unit holds: a re-run compares it
 
     def send() -> None:
         futures: list[BatchFuture] = []
@@ -226,6 +231,8 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
                     if len(result.errors) < MAX_ERRORS:
                         result.errors.append(kw["error"])
                     continue
+                if content is not None:
+                    content.add(topic, kw.get("keys"), kw["values"])
                 futures.append(producer.produce_batch(topic, **kw))
         producer.flush()
         for fut in futures:
@@ -243,7 +250,7 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
         if txn_id:
             from .transaction import run_unit
 
-            aborted = run_unit(producer, plan, task, send, result)
+            aborted = run_unit(producer, plan, task, send, result, content)
         else:
             send()
         keep = key is not None and not result.failed and len(producer) == 0

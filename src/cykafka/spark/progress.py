@@ -9,12 +9,14 @@ progress record to a compacted progress topic (the importer's,
 
     key   = "<job>/<unit>"
     value = {"job": "orders-etl", "batch": 7, "unit": 2, "units": 4, "partitions": 4,
-             "rows": 25013, "offsets": [["orders", 2, 1200, 26212]]}
+             "rows": 25013, "offsets": [["orders", 2, 1200, 26212]],
+             "content": "9c1e5a0d7f3b2e41"}
 
 ``batch`` is the micro-batch id (``null`` outside streaming), ``units`` how many units
 the write's first attempt chose (a re-run keeps it, whatever its parallelism),
 ``partitions`` the topic's partition count the units were computed with, ``rows`` and
-``offsets`` what the unit committed.  The record commits or aborts with the rows, so a
+``offsets`` what the unit committed, ``content`` a fingerprint of its rows
+(:class:`UnitContent`: the same rows in any order give the same one).  The record commits or aborts with the rows, so a
 committed record is proof that the unit's rows are committed, and compaction keeps one
 record per (job, unit): the latest batch.
 
@@ -36,6 +38,7 @@ __all__ = [
     "progress_value",
     "read_job",
     "unit_done",
+    "UnitContent",
 ]
 
 #: The progress topic of writes with a ``topic`` column and no ``progress_topic``.
@@ -52,6 +55,7 @@ class ProgressRecord(TypedDict):
     partitions: Optional[int]
     rows: int
     offsets: list[list[Union[str, int]]]  # [topic, partition, first, last]
+    content: Optional[str]  # UnitContent.hex() of the rows (absent in older records)
 
 
 def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,6 +84,7 @@ def progress_value(
     partitions: Optional[int],
     rows: int,
     offsets: Mapping[tuple[str, int], tuple[int, int]],
+    content: Optional[str] = None,
 ) -> bytes:
     return json.dumps(
         {
@@ -90,6 +95,7 @@ def progress_value(
             "partitions": partitions,
             "rows": rows,
             "offsets": [[t, p, lo, hi] for (t, p), (lo, hi) in sorted(offsets.items())],
+            "content": content,
         },
         separators=(",", ":"),
     ).encode()
@@ -142,3 +148,46 @@ def batch_units(
 def _batch(rec: ProgressRecord) -> int:
     b = rec.get("batch")
     return -1 if b is None else int(b)
+
+
+class UnitContent:
+    """A unit's rows as a number, whatever their order: the sum (mod 2**64) of one
+    64-bit BLAKE2b hash per row over its topic, key bytes and value bytes (JSON text
+    for Schema Registry values).  Spark may hand a re-run of a unit its rows in another
+    order (a shuffle's blocks arrive in any order), so the fingerprint must not depend
+    on it; it tells other rows from the same rows (a new checkpoint under an old
+    ``query=`` name, a source that gives a batch id other rows)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def add(self, topic: str, keys: Any, values: Any) -> None:
+        """Add the rows of one ``produce_batch`` call: ``keys``/``values`` Arrow
+        arrays (keys None: no keys) or, for Schema Registry values, a RecordBatch."""
+        import hashlib
+
+        import pyarrow as pa
+
+        from .._arrow import record_json
+
+        if isinstance(values, (pa.RecordBatch, pa.Table)):
+            values = record_json(values, nonfinite="string")[0]
+        vs = values.to_pylist()
+        ks = keys.to_pylist() if keys is not None else [None] * len(vs)
+        head = topic.encode() + b"\0"
+        blake, total = hashlib.blake2b, self.total
+        for k, v in zip(ks, vs):
+            row = head + _framed(k) + _framed(v)
+            total += int.from_bytes(blake(row, digest_size=8).digest(), "little")
+        self.total = total % (1 << 64)
+
+    def hex(self) -> str:
+        return f"{self.total:016x}"
+
+
+def _framed(x: Any) -> bytes:
+    """A key or value as bytes that cannot run into the next one (None apart)."""
+    if x is None:
+        return b"\xff"
+    b = x if isinstance(x, bytes) else str(x).encode()
+    return len(b).to_bytes(4, "little") + b

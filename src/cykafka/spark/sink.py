@@ -185,6 +185,10 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
         report.add(TaskResult.from_json(r["report"]))
     if report.retried and not plan.transactional:
         _count_rewritten(report, plan, ends)
+    if not rows:
+        # No row: Spark replaces an empty shuffle by an empty relation and runs no
+        # task, and no unit has anything to commit.
+        report.units = None
     return report
 
 

@@ -27,7 +27,11 @@ preset:
   first attempt recorded, so task retries, speculative copies, a restart after a crash
   between the Kafka commit and Spark's checkpoint, and a re-run at another parallelism
   each write every row once.  The source must give a batch id the same rows on re-run
-  (file, rate and Kafka sources do); a unit whose row count changed is refused.
+  (file, rate and Kafka sources do): a unit is skipped only when its committed record
+  holds the same rows (count and content fingerprint,
+  :class:`~cykafka.spark.progress.UnitContent`); other rows under a batch id already
+  committed (a changed input, or the query started again with a new checkpoint under
+  the same ``query``) are refused, never reported delivered.
   Consumers must read committed on Kafka; Tansu, the embedded test broker, shows
   aborted records to read_committed readers too (``cykafka.testing.committed_view``
   computes the committed view).  Details: ``docs/spark.md``.

@@ -11,8 +11,10 @@ parallelism), does the same three steps:
 2. **Look**: read the unit's committed progress record
    (:mod:`cykafka.spark.progress`), in a thread while the rows are being sent.
 3. **Write**: the rows in a transaction; then, if the look found the unit committed by
-   an earlier attempt, abort and report the rows and offsets that attempt committed;
-   else add the unit's progress record to the transaction and commit.
+   an earlier attempt with the same rows (count and content fingerprint), abort and
+   report the rows and offsets that attempt committed; if with other rows, abort and
+   report this attempt's rows failed; else add the unit's progress record to the
+   transaction and commit.
 
 The look starts after the fence, and the decision to commit waits for it, so an
 attempt that committed before the fence is always seen (reading while the rows go
@@ -25,7 +27,7 @@ broker, may not: see ``docs/spark.md``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, TASK_MARK, TaskResult
@@ -52,10 +54,12 @@ def run_unit(
     unit: int,
     send: Callable[[], None],
     result: TaskResult,
+    content: Any = None,
 ) -> Optional[str]:
     """Fence, look, then write unit ``unit`` (``send`` writes the task's rows and
-    fills ``result``).  Returns None when the unit is committed (now or by an
-    earlier attempt), else what went wrong (for the error message)."""
+    fills ``result`` and ``content``, a :class:`~.progress.UnitContent`).  Returns None
+    when the unit is committed (now or by an earlier attempt), else what went wrong
+    (for the error message)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .._native import KafkaError
@@ -85,14 +89,16 @@ def run_unit(
                 raise _Done(done)
             if result.failed:
                 raise _RollBack()
-            _record(producer, plan, unit, result)
+            _record(producer, plan, unit, result, content)
 
-        return _send_in_transaction(producer, send, record, plan, unit, result)
+        return _send_in_transaction(producer, send, record, plan, unit, result, content)
     finally:
         pool.shutdown(wait=True)
 
 
-def _record(producer: Producer, plan: WritePlan, unit: int, result: TaskResult) -> None:
+def _record(
+    producer: Producer, plan: WritePlan, unit: int, result: TaskResult, content: Any
+) -> None:
     """Add the unit's progress record to its transaction (before the commit)."""
     from . import progress
 
@@ -105,6 +111,7 @@ def _record(producer: Producer, plan: WritePlan, unit: int, result: TaskResult) 
         plan.partition_count,
         result.rows,
         result.offsets,
+        None if content is None else content.hex(),
     )
     fut = producer.produce(
         plan.progress_topic, value, key=progress.progress_key(str(plan.job), unit), partition=0
@@ -113,26 +120,42 @@ def _record(producer: Producer, plan: WritePlan, unit: int, result: TaskResult) 
     fut.result()  # a lost progress record fails the unit (its transaction aborts)
 
 
-def _skip(plan: WritePlan, unit: int, done: ProgressRecord, result: TaskResult) -> Optional[str]:
+def _skip(
+    plan: WritePlan, unit: int, done: ProgressRecord, result: TaskResult, content: Any = None
+) -> Optional[str]:
     """An earlier attempt committed the unit: this one's transaction is aborted; report
-    what the earlier one committed -- unless this attempt holds another number of rows
-    for it (the batch's input changed), which is reported, never hidden."""
+    what the earlier one committed -- unless this attempt holds other rows for it (the
+    batch's input changed, or a streaming query started again from batch 0 under the
+    same name), which is reported, never hidden."""
     result.skipped = True
     result.failed, result.offsets = 0, {}
     result.errors.clear()
+    what = "micro-batch " + str(plan.batch_id) if plan.batch_id is not None else "job"
+    mine = None if content is None else content.hex()
+    theirs = done.get("content")
+    why = None
     if done.get("batch") != plan.batch_id:
-        # A later micro-batch committed: this one was complete before it started.
-        result.delivered = result.rows
-        return None
-    if int(done["rows"]) != result.rows:
-        what = "micro-batch " + str(plan.batch_id) if plan.batch_id is not None else "job"
-        result.failed = result.rows
-        result.errors.insert(
-            0,
-            f"unit {unit} of {what} {plan.job!r} was committed with {int(done['rows']):,} "
-            f"rows by an earlier attempt, and this attempt has {result.rows:,} rows for it: "
-            f"the input changed; the committed rows stay, this attempt's are not written",
+        # A streaming query runs its batches in order: a later batch committed means
+        # this one's number was used before, by a query with another checkpoint.
+        why = (
+            f"{what} of query {plan.job!r}: unit {unit} already committed micro-batch "
+            f"{done.get('batch')}, so this batch id was used before: the query was started "
+            f"again with a new checkpoint under the same query= name.  This attempt's "
+            f"{result.rows:,} rows are not written; give a new checkpoint a new query= name "
+            f"(or keep the old checkpoint)"
         )
+    elif int(done["rows"]) != result.rows or (theirs and mine and theirs != mine):
+        why = (
+            f"unit {unit} of {what} {plan.job!r} was committed by an earlier attempt with "
+            f"{int(done['rows']):,} rows, and this attempt has other rows for it "
+            f"({result.rows:,} rows, content fingerprint {mine} vs {theirs}): the input "
+            f"changed, or the query was started again with a new checkpoint under the same "
+            f"query= name; the committed rows stay, this attempt's are not written"
+        )
+    if why is not None:
+        result.skipped = False  # nothing of this attempt's rows is in the topic
+        result.failed = result.rows
+        result.errors.insert(0, why)
         return "input changed"
     result.delivered = result.rows
     result.offsets = {(str(t), int(p)): (int(lo), int(hi)) for t, p, lo, hi in done["offsets"]}
@@ -146,6 +169,7 @@ def _send_in_transaction(
     plan: WritePlan,
     unit: int,
     result: TaskResult,
+    content: Any = None,
 ) -> Optional[str]:
     """Run ``send`` and ``record`` in one transaction: commit only if every row was
     delivered.
@@ -168,7 +192,7 @@ def _send_in_transaction(
             sent = True
         return None
     except _Done as done:
-        return _skip(plan, unit, done.args[0], result)
+        return _skip(plan, unit, done.args[0], result, content)
     except _RollBack:
         why = "transaction aborted"
     except KafkaError as e:
