@@ -41,6 +41,7 @@ except ImportError:
     _spec.loader.exec_module(_mod)
     LocalBroker = _mod.LocalBroker  # type: ignore[misc]
 
+from brokers import KAFKA_SERVERS, committed_records  # noqa: E402
 from cykafka.kafka_cluster import KafkaCluster  # noqa: E402
 
 if TYPE_CHECKING:
@@ -243,12 +244,14 @@ def kafka() -> Iterator[KafkaCluster]:
     """One Apache Kafka node (KRaft) for the whole session.  A missing Java or Maven
     fails here with the install hint: never skipped."""
     with KafkaCluster(nodes=1) as cluster:
+        KAFKA_SERVERS.add(cluster.bootstrap_servers)
         yield cluster
 
 
 @pytest.fixture(scope="session")
 def _kafka3_session() -> Iterator[KafkaCluster]:
     with KafkaCluster(nodes=3) as cluster:
+        KAFKA_SERVERS.add(cluster.bootstrap_servers)
         yield cluster
 
 
@@ -300,29 +303,10 @@ def broker_kind(broker: Any) -> str:
 
 
 @pytest.fixture
-def committed(broker_kind: str) -> Callable[..., list[Any]]:
+def committed() -> Callable[..., list[Any]]:
     """``committed(bootstrap, topic, partitions=None)``: the records a ``read_committed``
-    consumer sees, in partition then offset order.  On Apache Kafka that is a plain
-    ``read_committed`` consumer (:func:`read_back`); Tansu returns aborted records to
-    such a consumer, so there the log's markers are applied by
-    ``cykafka.testing.committed_view`` (docs/tansu.md)."""
-
-    def read(
-        bootstrap_servers: str,
-        topic: str,
-        partitions: int | Iterable[int] | None = None,
-        timeout: float = 60.0,
-    ) -> list[Any]:
-        if broker_kind == "kafka":
-            parts = range(partitions) if isinstance(partitions, int) else partitions
-            got = read_back(bootstrap_servers, topic, parts, timeout=timeout)
-            return [r for p in sorted(got) for r in got[p]]
-        from cykafka.testing import committed_view, read_raw_log
-
-        raw = read_raw_log(bootstrap_servers, topic, 1 if partitions is None else partitions)
-        return committed_view(raw)
-
-    return read
+    consumer sees, in partition then offset order (:func:`brokers.committed_records`)."""
+    return committed_records
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from cykafka.testing import committed_view, read_raw_log
+from brokers import committed_records
 
 ROWS = 3000
 
@@ -27,7 +27,7 @@ def _cli(bootstrap: str, *args: str) -> list[str]:
 
 
 def _committed_ids(bootstrap: str, topic: str) -> list[int]:
-    return [int(r.value.split(b"-")[1]) for r in committed_view(read_raw_log(bootstrap, topic, 1))]
+    return [int(r.value.split(b"-")[1]) for r in committed_records(bootstrap, topic, 1)]
 
 
 def _two_runs(broker, tmp_path, name: str, second_after: float) -> tuple[list, list[int]]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from brokers import committed_records
 from import_signals import stop_after
 
 ROWS = 3_000_000
@@ -225,8 +226,6 @@ def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
     """A stopped --exactly-once import commits what it handed over (or says the open
     transaction's rows were not sent), its counts add up, it says to run the same
     command again, and that command finishes with every row once."""
-    from cykafka.testing import committed_view, read_raw_log
-
     name = topic()
     cmd = _exactly_once_cmd(broker.bootstrap_servers, name, rows_file)
     # the first progress line (5 s): commits were made
@@ -234,14 +233,14 @@ def test_exactly_once_stop_adds_up_and_the_same_command_finishes(
     assert status == 128 + sig, (status, out, err)
     read, delivered, not_sent, unknown = _fates(out)
     assert read == delivered + not_sent + unknown, out
-    committed = committed_view(read_raw_log(broker.bootstrap_servers, name, 1))
+    committed = committed_records(broker.bootstrap_servers, name, 1)
     assert len(committed) == delivered < ROWS, out
     assert "run the same command again" in out, out
     assert " transactions committed (transactional.id cykafka-import-" in out, out
     assert "Without duplicates: import" not in out and "Or use --exactly-once" not in out, out
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr
-    values = [r.value for r in committed_view(read_raw_log(broker.bootstrap_servers, name, 1))]
+    values = [r.value for r in committed_records(broker.bootstrap_servers, name, 1)]
     assert values == [b"row-%08d" % i for i in range(ROWS)]
 
 
@@ -323,7 +322,6 @@ def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows
     """The broker stops answering, the first SIGTERM's commit waits for it: a second
     SIGTERM abandons the open transaction at once (its rows reported unknown; the broker
     aborts it), and once the broker is back the same command finishes, every row once."""
-    from cykafka.testing import committed_view, read_raw_log
     from import_signals import wait_for
 
     bs = fresh_broker.bootstrap_servers
@@ -350,5 +348,5 @@ def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows
     assert read == delivered + not_sent + unknown and unknown > 0, out
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stdout + again.stderr
-    values = [r.value for r in committed_view(read_raw_log(bs, name, 1))]
+    values = [r.value for r in committed_records(bs, name, 1)]
     assert values == [b"row-%08d" % i for i in range(ROWS)]

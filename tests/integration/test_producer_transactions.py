@@ -13,7 +13,8 @@ import sys
 import pytest
 
 import cykafka
-from cykafka.testing import committed_view, read_raw_log
+from brokers import committed_records
+from cykafka.testing import read_raw_log
 
 N = 5  # produce() calls, then a batch of 3: one transaction of 8 messages
 
@@ -32,10 +33,12 @@ def _open_transaction(bs: str, name: str) -> tuple[cykafka.Producer, list, cykaf
 
 
 def _markers(bs: str, name: str) -> tuple[list, list, list]:
-    """The log's transaction markers, its data records, and what readers see."""
+    """The log's transaction markers, its data records, and what readers see (read
+    first: on Apache Kafka a read_committed reader waits until the markers are written)."""
+    seen = committed_records(bs, name)
     raw = read_raw_log(bs, name)
     data = [r for r in raw if not r.control]
-    return [r.control for r in raw if r.control], data, committed_view(raw)
+    return [r.control for r in raw if r.control], data, seen
 
 
 @pytest.mark.parametrize("how", ["close", "with-block", "with-block-raising"])

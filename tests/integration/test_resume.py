@@ -1,9 +1,9 @@
 """`cykafka import --exactly-once`: killed, stalled and rerun imports hold every row once.
 
 Imports run as child processes (``python -m cykafka.cli``), killed with SIGKILL at random
-moments; the topic is then read back as a read_committed consumer on real Kafka sees it,
-with ``cykafka.testing.committed_view(read_raw_log(...))`` (independent of the code under
-test), and every row must be there exactly once, in file order.
+moments; the topic is then read back with ``brokers.committed_records`` (a plain
+read_committed consumer on Apache Kafka, independent of the code under test), and every
+row must be there exactly once, in file order.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cykafka.testing import committed_view, read_raw_log
+from brokers import committed_records
+from cykafka.testing import read_raw_log
 
 SEED = int(os.environ.get("CYKAFKA_PROPERTY_SEED", "0"))
 
@@ -60,7 +61,7 @@ def _kill_once_committed(bootstrap: str, topic: str, rows: int, *args: str, part
 
 
 def _committed(bootstrap: str, topic: str, partitions: int = 1) -> list[Any]:
-    return committed_view(read_raw_log(bootstrap, topic, partitions))
+    return committed_records(bootstrap, topic, partitions)
 
 
 def _write(tmp: Path, fmt: str, name: str, ids: range) -> Path:

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import pytest
 
-from cykafka.testing import committed_view, read_raw_log
+from brokers import committed_records
 
 # What PySpark leaves in os.environ once this process was a Spark Connect client (the
 # connect deployment's fixture restores it; a subprocess must not inherit it either).
@@ -54,7 +54,7 @@ def run_job(args: dict[str, Any], fault: Optional[dict[str, Any]] = None) -> tup
 
 
 def committed(bs: str, topic: str, partitions: int) -> list[Any]:
-    return committed_view(read_raw_log(bs, topic, partitions))
+    return committed_records(bs, topic, partitions)
 
 
 def counts(view: list[Any], want: list[str]) -> dict[str, int]:
@@ -211,7 +211,9 @@ def test_speculative_copy_of_a_slow_task(broker, topic, two_host_cluster, when) 
     fault = {"tasks": [0], "when": when, "sleep": 40}
     report, _ = write_once(bs, name, n, job, fault, f"speculative copy ({when})")
     tasks = {t["task"]: t for t in report["tasks"]}
-    assert sorted(tasks) == [0, 1] and tasks[0]["attempt"] == 1  # the copy's result
+    # The result is a later attempt's (the copy's, or a retry of it on a loaded
+    # machine), never the original's.
+    assert sorted(tasks) == [0, 1] and tasks[0]["attempt"] >= 1
 
 
 @pytest.mark.parametrize("keys", [None, 5])

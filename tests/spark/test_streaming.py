@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from brokers import committed_records
 from cykafka.spark import WriteReport, kafka_batch_writer
-from cykafka.testing import committed_view, read_raw_log
 
 
 def _run_once(spark: Any, src: Path, chk: Path, writer: Any) -> None:
@@ -64,11 +64,11 @@ def test_a_rerun_committed_batch(spark, deployment, broker, topic, tmp_path, pre
     _forget_commit(chk, 1)
     _run_once(spark, src, chk, writer)  # Spark runs batch 1 again
 
-    view = committed_view(read_raw_log(bs, name, 2))
+    view = committed_records(bs, name, 2)
     values = sorted(r.value.decode() for r in view)
     if preset == "exactly_once":
         assert values == sorted(v for _, v in rows)  # each row once
-        progress = committed_view(read_raw_log(bs, f"{name}.cykafka-progress", 1))
+        progress = committed_records(bs, f"{name}.cykafka-progress", 1)
         assert sorted(r.key for r in progress) == sorted(
             f"{query}/{t}".encode() for t in (0, 1) for _batch in (0, 1)
         )
