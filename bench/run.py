@@ -195,6 +195,8 @@ EXTRA_STEPS = (
     "import_kcat",
     "spark",
     "schema_registry",
+    "asyncio_futures",
+    "verify_speed",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -230,7 +232,12 @@ RATIO_TARGETS = [
 ]
 
 
-_STEP_SCRIPTS = {"spark": "spark_sink", "schema_registry": "schema_registry_bench"}
+_STEP_SCRIPTS = {
+    "spark": "spark_sink",
+    "schema_registry": "schema_registry_bench",
+    "asyncio_futures": "asyncio_futures",
+    "verify_speed": "verify_speed",
+}
 
 
 def say(msg: str) -> None:
@@ -733,6 +740,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             ("import_kcat", "import_compare.py", ["--kcat", f"--repeat={max(args.repeat, 5)}"]),
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
             ("schema_registry", "schema_registry_bench.py", [f"--repeat={args.repeat}"]),
+            # Steps that state their own targets (a "targets" list in their JSON).
+            ("asyncio_futures", "asyncio_futures.py", [f"--repeat={max(args.repeat, 5)}"]),
+            ("verify_speed", "verify_speed.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:
                 continue
@@ -805,6 +815,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for t in memory.get("targets", []):
             targets.append(t)
     targets += etl_targets(etl)
+    for res in etl.values():
+        targets += res.get("targets", [])
     insp = (inspector or {}).get("inspector")
     if insp and "paired_overhead_pct" in insp:
         pct = insp["paired_overhead_pct"]
