@@ -195,8 +195,19 @@ cdef class _Column:
 
 cdef _Column _column(object col):
     cdef _Column c = _Column.__new__(_Column)
+    cdef Lines ln
     c.null = col is None
     if col is None:
+        return c
+    if type(col) is Lines:   # text.pxi's: the lines in place, never null
+        ln = <Lines>col
+        c.keep = ln
+        c.start = ln.start
+        c.data = <const uint8_t *>PyByteArray_AS_STRING(ln.data)
+        if ln.large:
+            c.off64 = <const int64_t *>PyByteArray_AS_STRING(ln.offsets)
+        else:
+            c.off32 = <const int32_t *>PyByteArray_AS_STRING(ln.offsets)
         return c
     t = getattr(col, "type", None)
     if t is not None and hasattr(col, "buffers") and hasattr(col, "offset"):
