@@ -182,8 +182,9 @@ def _differences(
         need = {k: (p, o) for p, o, k in found.extra_first}
         mm = np.memmap(found.missing_path, MISS, mode="r")
         first_missing = int(mm["i"].min())
-        for p, o, _k in found.extra_first:
-            stands[(p, o)] = first_missing
+        for p, o, k in found.extra_first:
+            if k == 0:  # keyless: the first record the topic lacks
+                stands[(p, o)] = first_missing
         for lo in range(0, len(mm), 1 << 20):
             part = mm[lo : lo + (1 << 20)]
             for k, at in list(need.items()):
