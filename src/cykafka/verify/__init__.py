@@ -12,6 +12,7 @@ the input record it most likely stands for (same key; keyless: the first missing
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
@@ -21,7 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ..importer import Chunk, Fields, Problem, ReadOptions, Source
 
-from .matching import EXAMPLES, MISS, Found, Matcher, VerifyReport, first_difference
+from .matching import EXAMPLES, MISS, Counts, Found, Matcher, VerifyReport, first_difference
 
 __all__ = ["EXAMPLES", "VerifyReport", "verify_files"]
 
@@ -136,10 +137,8 @@ def _report(report: VerifyReport, found: Found, pos: Optional[np.ndarray]) -> No
         assert pos is not None
         return f"{os.path.basename(files[int(pos[i]['f'])])} row {int(pos[i]['r'])}"
 
-    report.expected, report.actual = found.expected, found.actual
-    report.missing, report.extra = found.missing, found.extra
-    report.duplicated, report.split_keys = found.duplicated, found.split_keys
-    report.reordered = found.reordered
+    for f in dataclasses.fields(Counts):
+        setattr(report, f.name, getattr(found, f.name))
     ex = report.examples
     ex["missing"] = [where(i) for i in found.missing_first]
     ex["duplicated"] = [

@@ -31,7 +31,7 @@ from typing import BinaryIO, Optional
 
 import numpy as np
 
-__all__ = ["EXAMPLES", "Matcher", "VerifyReport"]
+__all__ = ["EXAMPLES", "Counts", "Matcher", "VerifyReport"]
 
 #: Examples listed per kind of problem.
 EXAMPLES = 5
@@ -44,12 +44,10 @@ ORD = np.dtype([("k", "<u8"), ("p", "<i8"), ("c", "<i8"), ("o", "<i8"), ("i", "<
 MISS = np.dtype([("i", "<i8"), ("k", "<u8")])
 
 
-@dataclass
-class VerifyReport:
-    """What the comparison found; :attr:`ok` only when the topic matches exactly."""
+@dataclass(kw_only=True)
+class Counts:
+    """The counts of a comparison."""
 
-    topic: str
-    files: list[str]
     expected: int = 0
     actual: int = 0
     missing: int = 0
@@ -57,6 +55,14 @@ class VerifyReport:
     duplicated: int = 0
     split_keys: int = 0
     reordered: int = 0
+
+
+@dataclass
+class VerifyReport(Counts):
+    """What the comparison found; :attr:`ok` only when the topic matches exactly."""
+
+    topic: str
+    files: list[str]
     malformed: int = 0  # input rows the import skips (so not expected either)
     examples: dict[str, list[str]] = field(default_factory=dict)
 
@@ -162,16 +168,9 @@ class _Spill:
 
 
 @dataclass
-class Found:
+class Found(Counts):
     """What :meth:`Matcher.finish` found, with the raw facts its examples need."""
 
-    expected: int = 0
-    actual: int = 0
-    missing: int = 0
-    extra: int = 0
-    duplicated: int = 0
-    split_keys: int = 0
-    reordered: int = 0
     #: input indices of the first missing records
     missing_first: list[int] = field(default_factory=list)
     #: (partition, offset, key hash) of the first extra records
