@@ -91,7 +91,7 @@ def verify_files(
     malformed = [0]
     report = VerifyReport(topic, files)
     with Matcher(tmp_dir, splits_are_errors=not with_partition) as matcher:
-        where = os.path.join(matcher._tmp.name, "rows")
+        where = os.path.join(matcher.directory, "rows")
         with open(where, "wb") as rows_out:
             for index, chunk in _chunks(plan, fields, options, malformed):
                 n = len(chunk)
@@ -165,7 +165,7 @@ def _differences(
 ) -> None:
     """The examples that need records' content: extra records (with where each first
     differs from the missing input record with its key) and split keys."""
-    from .matching import _show
+    from .matching import show
     from .topic import fetch_records
 
     wanted = {(p, o) for p, o, _ in found.extra_first}
@@ -201,14 +201,14 @@ def _differences(
         rec = got.get((p, o))
         line = f"partition {p} offset {o}"
         if rec is not None:
-            line += f": key {_show(rec[0])}, value {_show(rec[1])}"
+            line += f": key {show(rec[0])}, value {show(rec[1])}"
             i = stands.get((p, o))
             if i is not None and i in inputs:
                 want, where = inputs[i]
                 line += f"; vs {where}, first differs at {first_difference(want, rec)}"
         ex["extra"].append(line)
     ex["split_keys"] = [
-        f"key {_show(got[at][0]) if at in got else '?'}: {n:,} records in partitions "
+        f"key {show(got[at][0]) if at in got else '?'}: {n:,} records in partitions "
         + ", ".join(str(q) for q in parts)
         for _, parts, at, n in found.split_first
     ]

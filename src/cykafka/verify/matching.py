@@ -200,6 +200,11 @@ class Matcher:
         self._actual = 0
         self._splits = splits_are_errors
 
+    @property
+    def directory(self) -> str:
+        """Its temporary directory (removed by :meth:`close`)."""
+        return self._tmp.name
+
     def close(self) -> None:
         for s in (self._exp, self._act, self._ord):
             s.close()
@@ -400,7 +405,7 @@ def first_difference(
         if w == g:
             continue
         if w is None or g is None:
-            return f"{name}: expected {_show(w)}, found {_show(g)}"
+            return f"{name}: expected {show(w)}, found {show(g)}"
         if name == "value":
             fld = _json_field(w, g)
             if fld is not None:
@@ -414,7 +419,8 @@ def first_difference(
     return "no difference in key, value or headers"
 
 
-def _show(b: Optional[bytes]) -> str:
+def show(b: Optional[bytes]) -> str:
+    """A short, readable form of a field (null, or its first 60 bytes)."""
     return "null" if b is None else repr(b[:60]) + ("..." if len(b) > 60 else "")
 
 
