@@ -359,7 +359,9 @@ class Matcher:
     ) -> None:
         if not len(x):
             return
-        x = x[np.lexsort((x["o"], x["c"], x["p"], x["k"]))]
+        # By key, partition, offset (a keyless unit's range follows from its offsets):
+        # partition and offset in one number, as a partition's offsets stay below 2**48.
+        x = x[np.lexsort(((x["p"] << 48) | x["o"], x["k"]))]
         k, p, c, o, i = x["k"], x["p"], x["c"], x["o"], x["i"]
         same = (k[1:] == k[:-1]) & (p[1:] == p[:-1]) & (c[1:] == c[:-1])
         inv = np.nonzero(same & (i[1:] < i[:-1]))[0]
