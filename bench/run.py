@@ -218,6 +218,8 @@ EXTRA_STEPS = (
     "java_anchor",
     "spark_anchor",
     "spark_anchor_standalone",
+    "asyncio_futures",
+    "verify_speed",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -277,6 +279,8 @@ _STEP_SCRIPTS = {
     "java_anchor": "java_anchor",
     "spark_anchor": "spark_anchor",
     "spark_anchor_standalone": "spark_anchor",
+    "asyncio_futures": "asyncio_futures",
+    "verify_speed": "verify_speed",
 }
 
 
@@ -820,6 +824,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                 "spark_anchor.py",
                 ["--standalone", f"--repeat={args.repeat}"],
             ),
+            # Steps that state their own targets (a "targets" list in their JSON).
+            ("asyncio_futures", "asyncio_futures.py", [f"--repeat={max(args.repeat, 5)}"]),
+            ("verify_speed", "verify_speed.py", [f"--repeat={args.repeat}"]),
         ):
             if step not in only:
                 continue
@@ -894,6 +901,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for t in memory.get("targets", []):
             targets.append(t)
     targets += etl_targets(etl)
+    for res in etl.values():
+        targets += res.get("targets", [])
     insp = (inspector or {}).get("inspector")
     if insp and "paired_overhead_pct" in insp:
         pct = insp["paired_overhead_pct"]

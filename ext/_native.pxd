@@ -35,6 +35,9 @@ cdef enum:
     _PENDING = 0
     _RESOLVED = 1   # delivered (a BatchFuture: complete)
     _FAILED = 2     # a DeliveryFuture whose message failed
+    # bits of _FutureBase._held
+    _HELD = 1       # a DeliveryFuture's _timestamp holds its value (_hold_value)
+    _BLOCKING = 2   # asyncio's _asyncio_future_blocking
 
 # events.pxi
 ctypedef const char *(*_produce_errstr_fn)(const rd_kafka_message_t *) noexcept nogil
@@ -128,7 +131,7 @@ cdef class _FutureBase:   # delivery.pxi
     # their memory is written by the event thread and read again by result():
     # every byte shows in produce()'s speed.  These three share one 8-byte word:
     cdef unsigned char _state
-    cdef unsigned char _held        # DeliveryFuture's: _timestamp holds its value (_hold_value)
+    cdef unsigned char _held        # bits: _HELD (a DeliveryFuture's), _BLOCKING
     cdef unsigned short _fork_gen   # _fork_generation at creation (a fork chain's depth)
     cdef int32_t _partition         # DeliveryFuture's; unused by BatchFuture
 
@@ -139,10 +142,32 @@ cdef class _Mirror:   # delivery.pxi
 
 
 @cython.final
+cdef class _OnLoop:   # delivery.pxi
+    cdef object loop, fn, ctx
+
+
+@cython.final
+cdef class _InContext:   # delivery.pxi
+    cdef object fn, ctx
+
+
+@cython.final
+cdef class _Countdown:   # delivery.pxi
+    cdef object loop, afut
+    cdef Py_ssize_t left
+
+
+@cython.final
+cdef class _AllDelivered:   # delivery.pxi
+    cdef list futs
+    cdef bint return_exceptions
+
+
+@cython.final
 cdef class _Extra:   # delivery.pxi: what few futures need, kept out of the many
     cdef object topic
     cdef object on_delivery     # dropped once called
-    cdef object callbacks       # None, or a list of callables and (loop, afut) tuples
+    cdef object callbacks       # None, or a list: callables, (loop, afut), _OnLoop, _Countdown
     cdef object exc             # the failure template (never handed out), or None
 
 
@@ -306,7 +331,7 @@ cdef class Failures:   # failures.pxi
 
 @cython.final
 cdef class BatchFuture(_FutureBase):   # batch.pxi
-    cdef object _callbacks      # None, or a list of callables and (loop, afut) tuples
+    cdef object _callbacks      # None, or a list, as _Extra.callbacks
     cdef object _topic
     cdef Py_ssize_t _total, _delivered, _failed
     cdef bint _sealed

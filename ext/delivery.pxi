@@ -130,18 +130,37 @@ cdef _wait_outcomes(_FutureBase fut, _Core core, Py_ssize_t before, deadline):
     return True
 
 
-def _wake_async(list afuts):
-    """Runs on an asyncio loop: wake the awaiters of resolved futures."""
-    for afut in afuts:
-        if not afut.done():
-            afut.set_result(None)
+def _on_loop(loop, list items):
+    """Runs on an asyncio loop, once per loop per batch of resolutions: wake the
+    awaiters of resolved futures (asyncio futures) and run the callbacks added from
+    that loop ((fn, future, context) tuples), each in its context, as the loop runs
+    a future's callbacks, an exception going to the loop's exception handler."""
+    for item in items:
+        if type(item) is tuple:
+            fn, fut, ctx = item
+            try:
+                ctx.run(fn, fut)
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:
+                loop.call_exception_handler({
+                    "message": f"Exception in callback {fn!r} of {fut!r}",
+                    "exception": exc,
+                    "future": fut,
+                })
+        elif type(item) is _Countdown:
+            afut = (<_Countdown>item).afut
+            if not afut.done():
+                afut.set_result(None)
+        elif not item.done():
+            item.set_result(None)
 
 
 cdef _schedule_wakeups(dict wake):
     # One call_soon_threadsafe per loop per batch, not per future.
-    for loop, afuts in wake.items():
+    for loop, items in wake.items():
         try:
-            loop.call_soon_threadsafe(_wake_async, afuts)
+            loop.call_soon_threadsafe(_on_loop, loop, items)
         except RuntimeError:
             pass  # the loop is closed: nobody is awaiting any more
 
@@ -214,15 +233,28 @@ cdef _add_callback(_FutureBase f, cb):
 
 
 cdef _run_callback(_FutureBase f, cb, dict wake):
-    if type(cb) is tuple:
-        loop, afut = cb
+    cdef _Countdown cd
+    cdef object item = None
+    cdef object loop
+    if type(cb) is tuple:   # (loop, afut): an await
+        loop, item = cb
+    elif type(cb) is _OnLoop:   # added from a running loop: runs on it
+        loop = (<_OnLoop>cb).loop
+        item = ((<_OnLoop>cb).fn, f, (<_OnLoop>cb).ctx)
+    elif type(cb) is _Countdown:   # all_delivered(): wakes once, for the last
+        cd = <_Countdown>cb
+        cd.left -= 1
+        if cd.left:
+            return
+        loop, item = cd.loop, cd
+    if item is not None:
         if wake is not None:
-            wake.setdefault(loop, []).append(afut)
+            wake.setdefault(loop, []).append(item)
         else:
             try:
-                loop.call_soon_threadsafe(_wake_async, [afut])
+                loop.call_soon_threadsafe(_on_loop, loop, [item])
             except RuntimeError:
-                pass
+                pass   # the loop is closed: nobody is awaiting any more
         return
     try:
         cb(f)
@@ -267,8 +299,9 @@ cdef class _FutureBase:
     def running(self):
         return not self.done()
 
-    def cancel(self):
-        """Always False: a message handed to librdkafka cannot be taken back."""
+    def cancel(self, msg=None):
+        """Always False: a message handed to librdkafka cannot be taken back.  (So
+        asyncio cannot cancel it either: see the asyncio notes on the class.)"""
         return False
 
     def cancelled(self):
@@ -289,12 +322,80 @@ cdef class _FutureBase:
             _wait(self, timeout)
         return _error(self)
 
-    def add_done_callback(self, fn):
-        """Call ``fn(future)`` once the outcome is known (at once if it already is).
-        Callbacks run on cykafka's event thread; exceptions they raise are logged."""
+    def add_done_callback(self, fn, *, context=None):
+        """Call ``fn(future)`` once the outcome is known.  Added from a thread that
+        runs an asyncio loop, ``fn`` runs on that loop (in ``context``, default: a copy
+        of the current one), as an asyncio future's callback does, scheduled at once
+        if the outcome is known; exceptions go to the loop's exception handler.
+        Added from any other thread, ``fn`` runs on cykafka's event thread (at once
+        if the outcome is known); exceptions it raises are logged."""
         if not callable(fn):
             raise TypeError(f"fn must be callable, not {type(fn).__name__}")
-        _add_callback(self, fn)
+        loop = _running_loop()
+        if loop is None:
+            if context is not None:
+                fn = _InContext(fn, context)
+            _add_callback(self, fn)
+            return
+        if context is None:
+            context = _copy_context()
+        if self._state != _PENDING or _forked(self):
+            loop.call_soon(fn, self, context=context)
+            return
+        _add_callback(self, _OnLoop(loop, fn, context))
+
+    def remove_done_callback(self, fn):
+        """Remove every pending call of ``fn`` added by ``add_done_callback``;
+        return how many were removed."""
+        cdef list cbs
+        cdef _Extra ex
+        if type(self) is DeliveryFuture:
+            ctx = (<DeliveryFuture>self)._ctx
+            if type(ctx) is not _Extra:
+                return 0
+            ex = <_Extra>ctx
+            cbs = ex.callbacks
+        else:
+            cbs = (<BatchFuture>self)._callbacks
+        if not cbs:
+            return 0
+        keep = [cb for cb in cbs if not _is_call_of(cb, fn)]
+        # Only if the event thread did not take the list meanwhile (it drops it
+        # when it runs the callbacks): a list put back would never run.
+        if type(self) is DeliveryFuture:
+            if ex.callbacks is not cbs:
+                return 0
+            ex.callbacks = keep
+        else:
+            if (<BatchFuture>self)._callbacks is not cbs:
+                return 0
+            (<BatchFuture>self)._callbacks = keep
+        return len(cbs) - len(keep)
+
+    def get_loop(self):
+        """The running asyncio loop: a future of cykafka's is resolved by its event
+        thread and belongs to no loop, so it serves the loop that asks (its callbacks
+        added from a loop run there).  RuntimeError outside a running loop."""
+        loop = _running_loop()
+        if loop is None:
+            raise RuntimeError("get_loop() answers inside a running asyncio loop only: "
+                               "a cykafka future belongs to the loop that awaits it")
+        return loop
+
+    # asyncio's mark of a future (asyncio.isfuture): asyncio.gather, wait,
+    # as_completed and wait_for then use the future itself, with its callbacks,
+    # instead of wrapping it in a Task.  A Task that was handed the future by a
+    # yield sets it to False.  Kept in a bit of _held: no byte more per future.
+    @property
+    def _asyncio_future_blocking(self):
+        return bool(self._held & _BLOCKING)
+
+    @_asyncio_future_blocking.setter
+    def _asyncio_future_blocking(self, value):
+        if value:
+            self._held |= _BLOCKING
+        else:
+            self._held &= ~_BLOCKING
 
     def __await__(self):
         if _forked(self):
@@ -317,6 +418,126 @@ cdef class _FutureBase:
         cf.set_running_or_notify_cancel()
         _add_callback(self, _Mirror(cf))
         return cf
+
+
+cdef inline bint _is_call_of(object cb, object fn):
+    if type(cb) is _OnLoop:
+        return (<_OnLoop>cb).fn == fn
+    if type(cb) is _InContext:
+        return (<_InContext>cb).fn == fn
+    return type(cb) is not tuple and type(cb) is not _Countdown and cb == fn
+
+
+cdef object _get_running_loop = None
+cdef object _copy_context_fn = None
+
+
+cdef object _running_loop():
+    """The asyncio loop running in this thread, or None (without importing asyncio
+    for programs that never use it)."""
+    global _get_running_loop
+    if _get_running_loop is None:
+        if "asyncio" not in _sys.modules:
+            return None
+        _get_running_loop = _sys.modules["asyncio"]._get_running_loop
+    return _get_running_loop()
+
+
+cdef object _copy_context():
+    global _copy_context_fn
+    if _copy_context_fn is None:
+        import contextvars
+        _copy_context_fn = contextvars.copy_context
+    return _copy_context_fn()
+
+
+cdef class _OnLoop:
+    """A done-callback added from a running asyncio loop: it runs on that loop."""
+
+    def __init__(self, loop, fn, ctx):
+        self.loop = loop
+        self.fn = fn
+        self.ctx = ctx
+
+
+cdef class _InContext:
+    """A done-callback for the event thread, given a context to run in."""
+
+    def __init__(self, fn, ctx):
+        self.fn = fn
+        self.ctx = ctx
+
+    def __call__(self, fut):
+        return self.ctx.run(self.fn, fut)
+
+
+cdef class _Countdown:
+    """all_delivered()'s one callback on each pending future: the last of them
+    wakes the awaiter, once."""
+
+    def __init__(self, loop, afut):
+        self.loop = loop
+        self.afut = afut
+        self.left = 1   # all_delivered() holds one until every future is counted
+
+
+cdef class _AllDelivered:
+    """What all_delivered() returns (see there)."""
+
+    def __init__(self, list futs, bint return_exceptions):
+        self.futs = futs
+        self.return_exceptions = return_exceptions
+
+    def __await__(self):
+        cdef _FutureBase f
+        cdef _Countdown cd = None
+        cdef list futs = self.futs
+        for f in futs:
+            if _forked(f):
+                raise _forked_future_error()
+        if _staged:
+            _stage_drain_all()   # their messages may still be staged (stage.pxi)
+        for f in futs:
+            if f._state == _PENDING:
+                if cd is None:
+                    loop = _asyncio().get_running_loop()
+                    cd = _Countdown(loop, loop.create_future())
+                cd.left += 1   # before the callback: it may run at once
+                _add_callback(f, cd)
+        if cd is not None:
+            cd.left -= 1   # every future counted: the last outcome may now wake us
+            if cd.left:
+                yield from cd.afut.__await__()
+        out = []
+        first = None
+        for f in futs:
+            if f._state == _FAILED:
+                err = _error(f)
+                if first is None:
+                    first = err
+                out.append(err)
+            else:
+                out.append(_outcome(f))
+        if first is not None and not self.return_exceptions:
+            raise first
+        return out
+
+
+def all_delivered(futures, *, return_exceptions=False):
+    """An awaitable for the outcomes of ``futures`` (DeliveryFutures and
+    BatchFutures, of any producers): ``await all_delivered(futs)`` returns their
+    results in order (RecordMetadata, BatchReport) once every one is known, or,
+    if any failed, raises the first failed one's error (in order) then; with
+    ``return_exceptions=True`` the errors take their places in the list.  It costs
+    what awaiting them one by one costs: one asyncio future in all, however many
+    are pending.  Cancelling the awaiting task stops the wait at once; the
+    futures are not affected (a produced message cannot be taken back)."""
+    cdef list futs = list(futures)
+    for i, f in enumerate(futs):
+        if not isinstance(f, _FutureBase):
+            raise TypeError(f"all_delivered() takes cykafka futures; item {i} is a "
+                            f"{type(f).__name__}")
+    return _AllDelivered(futs, return_exceptions)
 
 
 cdef class _Mirror:
@@ -397,12 +618,12 @@ cdef inline void _hold_value(DeliveryFuture fut, object value) noexcept:
     resolves, and the value stays referenced as long as the future.)"""
     Py_INCREF(value)   # partner: _release_value, when the report resolves fut
     fut._timestamp = <int64_t><intptr_t><PyObject *>value
-    fut._held = 1
+    fut._held |= _HELD
 
 
 cdef inline void _release_value(DeliveryFuture fut) noexcept:
-    if fut._held:
-        fut._held = 0
+    if fut._held & _HELD:
+        fut._held &= ~_HELD
         # partner: _hold_value; bytes run no Python code when freed
         Py_DECREF(<object><PyObject *><intptr_t>fut._timestamp)
 

@@ -26,6 +26,7 @@ from ._native import (  # noqa: E402
     ProducerForkedError,
     QueueFullError,
     RecordMetadata,
+    all_delivered,
     librdkafka_version,
 )
 from .config import mask_secrets, translate  # noqa: E402
@@ -51,6 +52,7 @@ __all__ = [
     "ProducerForkedError",
     "QueueFullError",
     "RecordMetadata",
+    "all_delivered",
     "explain",
     "librdkafka_version",
     "mask_secrets",

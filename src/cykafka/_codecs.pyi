@@ -48,3 +48,28 @@ def csv_json(
 def quoted_last_boundary(
     buf: Buffer, quote: int, lone_cr: bool = ..., final: bool = ...
 ) -> int: ...
+def digest_records(
+    payload: Buffer,
+    count: int,
+    base: int,
+    partition: int,
+    with_partition: bool,
+    digests: Any,
+    keys: Any,
+    offsets: Any,
+    at: int,
+) -> int: ...
+def digest_rows(
+    count: int,
+    values: Any,
+    keys: Any,
+    headers: Any,
+    static: tuple[tuple[str, Optional[bytes]], ...],
+    partitions: Any,
+    partition: int,
+    with_partition: bool,
+    digests: Any,
+    key_hashes: Any,
+    at: int,
+) -> int: ...
+def key_hash(key: Optional[bytes]) -> int: ...

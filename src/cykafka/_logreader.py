@@ -156,21 +156,7 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
                 f"partition {partition}: message format v{magic} at offset {base} "
                 f"(only v2 record batches are read)"
             )
-        payload = body[pos + _BATCH_HEADER.size : end]
-        codec = attrs & 0x07
-        if codec == 1:
-            payload = zlib.decompress(payload, 16 + zlib.MAX_WBITS)
-        elif codec == 3:
-            try:
-                payload = _lz4_frame(payload)
-            except ValueError as e:
-                raise ValueError(f"partition {partition}: batch at offset {base}: {e}") from None
-        elif codec:
-            raise ValueError(
-                f"partition {partition}: {_COMPRESSION.get(codec, codec)}-"
-                f"compressed batch at offset {base}: read_raw_log reads "
-                f"uncompressed, gzip and lz4 batches only"
-            )
+        payload = _payload(partition, base, attrs, body[pos + _BATCH_HEADER.size : end])
         transactional, control = bool(attrs & 0x10), bool(attrs & 0x20)
         r = _Reader(payload)
         for _ in range(count):
@@ -193,6 +179,38 @@ def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
                 partition, offset, key, value, pid, epoch, transactional, marker, base_seq, seq
             )
         pos = end
+
+
+def _payload(partition: int, base: int, attrs: int, payload: bytes) -> bytes:
+    """A batch's records, decompressed; ValueError for a codec not read here."""
+    codec = attrs & 0x07
+    if codec == 1:
+        return zlib.decompress(payload, 16 + zlib.MAX_WBITS)
+    if codec == 3:
+        try:
+            return _lz4_frame(payload)
+        except ValueError as e:
+            raise ValueError(f"partition {partition}: batch at offset {base}: {e}") from None
+    if codec:
+        raise ValueError(
+            f"partition {partition}: {_COMPRESSION.get(codec, codec)}-"
+            f"compressed batch at offset {base}: read_raw_log reads "
+            f"uncompressed, gzip and lz4 batches only"
+        )
+    return payload
+
+
+def batch_records(batch: Batch) -> tuple[int, bytes]:
+    """The number of records of ``batch`` and their bytes, decompressed (ValueError
+    for a codec other than gzip and lz4)."""
+    head = _BATCH_HEADER.unpack_from(batch.data, 0)
+    if head[3] != 2:
+        raise ValueError(
+            f"partition {batch.partition}: message format v{head[3]} at offset "
+            f"{batch.base} (only v2 record batches are read)"
+        )
+    payload = batch.data[_BATCH_HEADER.size :]
+    return head[12], _payload(batch.partition, batch.base, head[5], payload)
 
 
 def _batches(partition: int, body: bytes) -> Iterator[Batch]:

@@ -151,3 +151,57 @@ def test_secured_clusters_read_through_a_read_committed_consumer(broker, topic) 
     raw = list(committed_messages({"bootstrap.servers": bs}, name))
     assert len(raw) == len(ROWS)
     assert list(committed._broker_filtered({"bootstrap.servers": bs}, name, [0, 1, 2], 30)) == raw
+
+
+def test_a_key_in_several_partitions_is_an_order_failure(broker, topic, tmp_path, capsys):
+    """Each key's rows spread over four partitions, the later rows in the lower
+    partitions: within each (key, partition) the input order holds, across the topic
+    it does not (a reader of the four partitions sees them in any order)."""
+    name = topic(partitions=4)
+    f = _file(tmp_path)
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        report = p.produce_batch(
+            name,
+            [r["v"].encode() for r in ROWS],
+            [r["k"].encode() for r in ROWS],
+            partitions=[3 - i * 4 // len(ROWS) for i in range(len(ROWS))],
+        ).result(30)
+        assert report.ok
+    assert _verify(broker, f, name) == 1
+    out = capsys.readouterr().out
+    assert "split keys  3" in out and "reordered   0" in out, out
+    assert "key b'user-0': 10 records in partitions 0, 1, 2, 3" in out, out
+    assert "result      MISMATCH" in out
+
+
+def test_keys_in_one_partition_each_but_out_of_input_order(broker, topic, tmp_path, capsys):
+    name = topic(partitions=2)
+    f = _file(tmp_path)
+    rows = list(reversed(ROWS))
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
+        keys = [r["k"].encode() for r in rows]
+        parts = [int(r["k"][-1]) % 2 for r in rows]
+        vals = [r["v"].encode() for r in rows]
+        assert p.produce_batch(name, vals, keys, partitions=parts).result(30).ok
+    assert _verify(broker, f, name) == 1
+    out = capsys.readouterr().out
+    assert "split keys  0" in out and "reordered   27" in out, out
+
+
+def test_a_changed_record_shows_its_first_differing_field(broker, topic, tmp_path, capsys):
+    """The value differs only after the first 80 bytes: the report shows that place,
+    not a prefix cut before it."""
+    name = topic()
+    rows = [{"k": f"user-{i % 3}", "v": "a" * 80 + f"-{i}"} for i in range(10)]
+    f = tmp_path / "long.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sent = list(rows)
+    sent[5] = {"k": "user-2", "v": "a" * 80 + "-X"}
+    _send(broker.bootstrap_servers, name, sent)
+    assert _verify(broker, f, name) == 1
+    out = capsys.readouterr().out
+    assert "missing     1" in out and "extra       1" in out, out
+    assert (
+        "vs long.jsonl row 6, first differs at value byte 81: "
+        "expected ...b'aaaaaaaaaaaaaaaaaaa-5', found ...b'aaaaaaaaaaaaaaaaaaa-X'"
+    ) in out, out

@@ -35,9 +35,9 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Read the topic's committed records (as a read_committed consumer on Kafka sees "
             "them, also on brokers that do not hide aborted transactions) and compare them "
             "with what `cykafka import` makes of FILEs with the same options: counts, "
-            "content, copies and per-key order. Prints what is missing, extra, duplicated "
-            "or reordered, with examples. Exit status 0 only on an exact match, 1 on a "
-            "mismatch, 2 on bad input."
+            "content, copies and per-key order across the topic. Prints what is missing, extra, "
+            "duplicated, split over partitions or reordered, with examples. Exit status 0 only "
+            "on an exact match, 1 on a mismatch, 2 on bad input."
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="the files that were imported")

@@ -3,32 +3,38 @@
 The files are read by the import's own readers with the same options (so the expected
 records are byte for byte what ``cykafka import`` sends: rows it skips as malformed are
 not expected either), the topic is read as a ``read_committed`` consumer on real Kafka
-sees it (:mod:`cykafka.importer.committed`, right on Tansu too), and the two are
-compared record by record (:mod:`cykafka.verify.matching`): counts, content, copies and
-per-key order.  Message timestamps are not compared.
+sees it, in bulk (:mod:`cykafka.verify.topic`), both reduced to digests in C, and the two
+are compared in bounded memory (:mod:`cykafka.verify.matching`): counts, content, copies,
+keys split over partitions and per-key order.  Message timestamps are not compared.
+Where a topic record is not in the input, the report shows where it first differs from
+the input record it most likely stands for (same key; keyless: the first missing one).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-if TYPE_CHECKING:
-    from ..importer import Fields, Problem, ReadOptions, Source
+import numpy as np
 
-from .matching import EXAMPLES, Expected, VerifyReport, compare
+if TYPE_CHECKING:
+    from ..importer import Chunk, Fields, Problem, ReadOptions, Source
+
+from .matching import EXAMPLES, MISS, Counts, Found, Matcher, VerifyReport, first_difference
 
 __all__ = ["EXAMPLES", "VerifyReport", "verify_files"]
 
+_Content = tuple[Optional[bytes], Optional[bytes], tuple[tuple[str, Optional[bytes]], ...]]
 
-def _expected(
+
+def _chunks(
     plan: Sequence[tuple[Source, str]],
     fields: Fields,
     options: ReadOptions,
-    partition: Optional[int],
-    static: tuple[tuple[str, bytes], ...],
     malformed: list[int],
-) -> Iterator[Expected]:
+) -> Iterator[tuple[int, Chunk]]:
     from ..importer.readers import READERS
 
     def report(p: Problem) -> None:
@@ -37,22 +43,15 @@ def _expected(
 
     for index, (source, fmt) in enumerate(plan):
         for chunk in READERS[fmt].read(source, fields, options, report):
-            n = len(chunk)
-            keys = chunk.items(chunk.keys)
-            values = chunk.items(chunk.values)
-            headers: list[Any] = chunk.headers if chunk.headers is not None else [()] * n
-            parts = chunk.partitions if chunk.partitions is not None else [partition] * n
-            for i in range(n):
-                hs = tuple((h, v) for h, v in headers[i] or ()) + static
-                p = parts[i]
-                yield Expected(
-                    keys[i],
-                    values[i],
-                    hs,
-                    None if p is None else int(p),
-                    index,
-                    chunk.row_of(i),
-                )
+            yield index, chunk
+
+
+def _content(
+    chunk: Chunk, i: int, static: tuple[tuple[str, bytes], ...]
+) -> tuple[_Content, Optional[int]]:
+    hs = tuple((h, v) for h, v in (chunk.headers[i] if chunk.headers is not None else ()) or ())
+    part = None if chunk.partitions is None else int(chunk.partitions[i])
+    return (chunk.item(chunk.keys, i), chunk.item(chunk.values, i), hs + static), part
 
 
 def verify_files(
@@ -74,24 +73,167 @@ def verify_files(
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
     :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
     missing topic."""
+    from .._codecs import digest_rows
     from ..importer import plan_files
-    from ..importer.committed import committed_messages, partitions_of
+    from ..importer.committed import partitions_of
     from ..importer.model import Fields
     from ..importer.readers import ReadOptions
+    from .topic import read_topic
 
     fields = fields if fields is not None else Fields()
     options = options if options is not None else ReadOptions()
     plan = plan_files(list(paths), fmt, fields, options)
+    files = [s.name for s, _ in plan]
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     partitions_of(client, topic, timeout)  # a missing topic fails before reading the files
+    with_partition = bool(fields.partition) or partition is not None
+    static = tuple(static_headers)
     malformed = [0]
-    report = compare(
-        _expected(plan, fields, options, partition, tuple(static_headers), malformed),
-        committed_messages(client, topic, timeout=timeout),
-        with_partition=bool(fields.partition) or partition is not None,
-        topic=topic,
-        files=[s.name for s, _ in plan],
-        tmp_dir=tmp_dir,
-    )
-    report.malformed = malformed[0]
+    report = VerifyReport(topic, files)
+    with Matcher(tmp_dir, splits_are_errors=not with_partition) as matcher:
+        where = os.path.join(matcher.directory, "rows")
+        with open(where, "wb") as rows_out:
+            for index, chunk in _chunks(plan, fields, options, malformed):
+                n = len(chunk)
+                d = np.empty((n, 16), np.uint8)
+                k = np.empty(n, np.uint64)
+                digest_rows(
+                    n,
+                    chunk.values,
+                    chunk.keys,
+                    chunk.headers,
+                    static,
+                    chunk.partitions,
+                    -1 if partition is None else partition,
+                    with_partition,
+                    d,
+                    k,
+                    0,
+                )
+                matcher.add_expected(d, k)
+                pos = np.empty(n, _POS)
+                pos["f"] = index
+                pos["r"] = (
+                    np.asarray(chunk.rows)
+                    if chunk.rows is not None
+                    else np.arange(chunk.first_row, chunk.first_row + n)
+                )
+                rows_out.write(pos.tobytes())
+        read_topic(client, topic, with_partition, matcher, timeout)
+        found = matcher.finish()
+        _report(report, found, np.memmap(where, _POS, mode="r") if found.expected else None)
+        report.malformed = malformed[0]
+        _differences(report, found, client, topic, plan, fields, options, static, timeout)
     return report
+
+
+_POS = np.dtype([("f", "<i4"), ("r", "<i8")])
+
+
+def _report(report: VerifyReport, found: Found, pos: Optional[np.ndarray]) -> None:
+    files = report.files
+
+    def where(i: int) -> str:
+        assert pos is not None
+        return f"{os.path.basename(files[int(pos[i]['f'])])} row {int(pos[i]['r'])}"
+
+    for f in dataclasses.fields(Counts):
+        setattr(report, f.name, getattr(found, f.name))
+    ex = report.examples
+    ex["missing"] = [where(i) for i in found.missing_first]
+    ex["duplicated"] = [
+        f"partition {p} offset {o}: again {where(i)} (first at partition {fp} offset {fo})"
+        for p, o, i, fp, fo in found.dup_first
+    ]
+    ex["reordered"] = [
+        f"partition {p} offset {o} holds {where(i)} but comes after offset {po} "
+        f"holding {where(pi)}, which the input has later"
+        for p, o, i, po, pi in found.reorder_first
+    ]
+
+
+def _differences(
+    report: VerifyReport,
+    found: Found,
+    client: Mapping[str, Any],
+    topic: str,
+    plan: Sequence[tuple[Source, str]],
+    fields: Fields,
+    options: ReadOptions,
+    static: tuple[tuple[str, bytes], ...],
+    timeout: float,
+) -> None:
+    """The examples that need records' content: extra records (with where each first
+    differs from the missing input record with its key) and split keys."""
+    from .matching import show
+    from .topic import fetch_records
+
+    wanted = {(p, o) for p, o, _ in found.extra_first}
+    wanted |= {at for _, _, at, _ in found.split_first}
+    if not wanted:
+        report.examples.setdefault("extra", [])
+        report.examples.setdefault("split_keys", [])
+        return
+    got = fetch_records(client, topic, wanted, timeout)
+    # the input record each extra one most likely stands for
+    stands: dict[tuple[int, int], int] = {}
+    if found.missing:
+        need = {k: (p, o) for p, o, k in found.extra_first}
+        mm = np.memmap(found.missing_path, MISS, mode="r")
+        first_missing = int(mm["i"].min())
+        for p, o, k in found.extra_first:
+            if k == 0:  # keyless: the first record the topic lacks
+                stands[(p, o)] = first_missing
+        for lo in range(0, len(mm), 1 << 20):
+            part = mm[lo : lo + (1 << 20)]
+            for k, at in list(need.items()):
+                if k == 0:
+                    continue
+                hit = np.nonzero(part["k"] == np.uint64(k))[0]
+                if len(hit):
+                    stands[at] = int(part["i"][hit].min())
+                    del need[k]
+        del mm
+    inputs = _inputs_at(set(stands.values()), plan, fields, options, static)
+    ex = report.examples
+    ex["extra"] = []
+    for p, o, _ in found.extra_first:
+        rec = got.get((p, o))
+        line = f"partition {p} offset {o}"
+        if rec is not None:
+            line += f": key {show(rec[0])}, value {show(rec[1])}"
+            i = stands.get((p, o))
+            if i is not None and i in inputs:
+                want, where = inputs[i]
+                line += f"; vs {where}, first differs at {first_difference(want, rec)}"
+        ex["extra"].append(line)
+    ex["split_keys"] = [
+        f"key {show(got[at][0]) if at in got else '?'}: {n:,} records in partitions "
+        + ", ".join(str(q) for q in parts)
+        for _, parts, at, n in found.split_first
+    ]
+
+
+def _inputs_at(
+    wanted: set[int],
+    plan: Sequence[tuple[Source, str]],
+    fields: Fields,
+    options: ReadOptions,
+    static: tuple[tuple[str, bytes], ...],
+) -> dict[int, tuple[_Content, str]]:
+    """The content of the input records numbered ``wanted`` (reading the input again,
+    chunk by chunk, up to the last of them)."""
+    out: dict[int, tuple[_Content, str]] = {}
+    if not wanted:
+        return out
+    last, at = max(wanted), 0
+    for index, chunk in _chunks(plan, fields, options, [0]):
+        n = len(chunk)
+        for i in sorted(w for w in wanted if at <= w < at + n):
+            content, _ = _content(chunk, i - at, static)
+            name = os.path.basename(plan[index][0].name)
+            out[i] = (content, f"{name} row {chunk.row_of(i - at)}")
+        at += n
+        if at > last:
+            break
+    return out

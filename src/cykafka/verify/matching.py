@@ -1,117 +1,75 @@
 """Compare what the input would produce with what the topic holds, in bounded memory.
 
 Each record is reduced to a 16-byte digest of its key, value, headers (and partition,
-when the input names one).  Both sides go into an SQLite database in a temporary file
-(page cache capped), so memory stays flat however big the input; SQLite sorts on disk.
+when the input names one) and a 64-bit hash of its key, computed in C on both sides
+(:mod:`cykafka._codecs`).  Both sides are spilled to disk in buckets by digest, so that
+each bucket fits in memory whatever the input's size; each bucket is sorted and matched
+with NumPy.
 
 Matching is by digest with multiplicity: the n-th copy of a digest in the input (file
-order) pairs with its n-th copy in the topic (partition, offset order).  Then:
+order) pairs with its n-th copy in the topic (the order it was read: partition by
+partition, offsets ascending).  Then:
 
 * missing: input records with no copy in the topic;
 * extra: topic records whose content is nowhere in the input;
 * duplicated: topic copies beyond the number of copies in the input;
+* split keys: a key found in more than one partition (unless the input names each
+  record's partition): its order is lost, as its records can be read in any order;
 * reordered: within one key in a partition (keyless records: within one partition), a
   record that sits after another although the input has it before; one per inversion.
 
-The topic side must come partition by partition, each in offset order (as
-:func:`~cykafka.importer.committed.committed_messages` yields it): its insertion order is
-then its order.
+The matched pairs are spilled again in buckets by key (keyless records: by partition
+and offset range) for the order checks.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sqlite3
-import struct
 import tempfile
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import BinaryIO, Optional
 
-from ..importer.committed import Message
+import numpy as np
 
-__all__ = ["Expected", "VerifyReport", "compare"]
+__all__ = ["EXAMPLES", "Counts", "Matcher", "VerifyReport"]
 
 #: Examples listed per kind of problem.
 EXAMPLES = 5
-_INSERT_EVERY = 50_000
-_PREVIEW = 60
+_BUCKETS = 64
+_KEYLESS_SPAN = 1 << 16  # offsets per keyless order unit (bounds a bucket's size)
+
+EXP = np.dtype([("d0", "<u8"), ("d1", "<u8"), ("k", "<u8"), ("i", "<i8")])
+ACT = np.dtype([("d0", "<u8"), ("d1", "<u8"), ("k", "<u8"), ("p", "<i8"), ("o", "<i8")])
+ORD = np.dtype([("k", "<u8"), ("p", "<i8"), ("c", "<i8"), ("o", "<i8"), ("i", "<i8")])
+MISS = np.dtype([("i", "<i8"), ("k", "<u8")])
 
 
-@dataclass(frozen=True)
-class Expected:
-    """One record the input would produce; ``file``/``row`` name it in reports."""
+@dataclass(kw_only=True)
+class Counts:
+    """The counts of a comparison."""
 
-    key: Optional[bytes]
-    value: Optional[bytes]
-    headers: tuple[tuple[str, Optional[bytes]], ...] = ()
-    partition: Optional[int] = None  # only when the input names the partition
-    file: int = 0  # index into the file list
-    row: int = 0
-
-
-def _put(h: object, b: Optional[bytes]) -> None:
-    if b is None:
-        h.update(b"\xff\xff\xff\xff")  # type: ignore[attr-defined]
-    else:
-        h.update(struct.pack(">I", len(b)))  # type: ignore[attr-defined]
-        h.update(b)  # type: ignore[attr-defined]
-
-
-def digest(
-    key: Optional[bytes],
-    value: Optional[bytes],
-    headers: Iterable[tuple[str, Optional[bytes]]],
-    partition: Optional[int],
-) -> bytes:
-    """The content digest of one record (partition included only when given)."""
-    h = hashlib.blake2b(digest_size=16)
-    _put(h, key)
-    _put(h, value)
-    for name, v in headers:
-        _put(h, name.encode())
-        _put(h, v)
-    if partition is not None:
-        h.update(struct.pack(">q", partition))
-    return h.digest()
-
-
-def _group(key: Optional[bytes], partition: int) -> bytes:
-    """Order is checked per key within its partition (the order Kafka keeps); keyless
-    records per partition."""
-    where = struct.pack(">i", partition)
-    if key is None:
-        return b"p" + where
-    return b"k" + where + hashlib.blake2b(key, digest_size=12).digest()
-
-
-def _preview(b: Optional[bytes]) -> str:
-    if b is None:
-        return "null"
-    text = repr(b[:_PREVIEW])
-    return text + ("..." if len(b) > _PREVIEW else "")
-
-
-@dataclass
-class VerifyReport:
-    """What :func:`compare` found; :attr:`ok` only when the topic matches exactly."""
-
-    topic: str
-    files: list[str]
     expected: int = 0
     actual: int = 0
     missing: int = 0
     extra: int = 0
     duplicated: int = 0
+    split_keys: int = 0
     reordered: int = 0
+
+
+@dataclass
+class VerifyReport(Counts):
+    """What the comparison found; :attr:`ok` only when the topic matches exactly."""
+
+    topic: str
+    files: list[str]
     malformed: int = 0  # input rows the import skips (so not expected either)
     examples: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.expected == self.actual and not (
-            self.missing or self.extra or self.duplicated or self.reordered
+            self.missing or self.extra or self.duplicated or self.split_keys or self.reordered
         )
 
     def lines(self) -> list[str]:
@@ -126,10 +84,10 @@ class VerifyReport:
             ),
             f"  in topic    {self.actual:,} records",
         ]
-        for kind in ("missing", "extra", "duplicated", "reordered"):
-            n = getattr(self, kind)
+        for kind in ("missing", "extra", "duplicated", "split keys", "reordered"):
+            n = getattr(self, kind.replace(" ", "_"))
             out.append(f"  {kind:<11} {n:,}")
-            for ex in self.examples.get(kind, []):
+            for ex in self.examples.get(kind.replace(" ", "_"), []):
                 out.append(f"      {ex}")
         out.append(
             "  result      OK: the topic holds every record exactly once, in order"
@@ -139,166 +97,370 @@ class VerifyReport:
         return out
 
 
-def _open_db(directory: Optional[str]) -> tuple[sqlite3.Connection, str]:
-    fd, path = tempfile.mkstemp(prefix="cykafka-verify-", suffix=".sqlite", dir=directory)
-    os.close(fd)
-    db = sqlite3.connect(path)
-    for pragma in (
-        "journal_mode=OFF",
-        "synchronous=OFF",
-        "temp_store=FILE",
-        "cache_size=-32768",  # KiB: a 32 MB page cache, whatever the input size
-    ):
-        db.execute(f"PRAGMA {pragma}")
-    db.execute("CREATE TABLE exp (i INTEGER PRIMARY KEY, d BLOB, f INTEGER, r INTEGER)")
-    db.execute("CREATE TABLE act (d BLOB, g BLOB, p INTEGER, o INTEGER, k TEXT, v TEXT)")
-    return db, path
+def _ranks(d0: np.ndarray, d1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted digests: each one's copy number, and the index of its first copy."""
+    n = len(d0)
+    idx = np.arange(n)
+    new = np.ones(n, bool)
+    new[1:] = (d0[1:] != d0[:-1]) | (d1[1:] != d1[:-1])
+    starts = np.maximum.accumulate(np.where(new, idx, 0))
+    return idx - starts, starts
 
 
-def _fill(db: sqlite3.Connection, sql: str, rows: Iterator[tuple]) -> int:
-    n, batch = 0, []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= _INSERT_EVERY:
-            db.executemany(sql, batch)
-            n += len(batch)
-            batch.clear()
-    db.executemany(sql, batch)
-    return n + len(batch)
+def _by_digest(x: np.ndarray) -> np.ndarray:
+    """The order of ``x`` by digest, copies of one digest in their order in ``x``: by
+    the first 8 bytes when they differ everywhere (the common case, and the fastest
+    sort), else by all 16 then position.  (The pairing below looks for a record's
+    copies from the first digest with its 8 bytes: two different records sharing 8
+    bytes in one bucket, about n * n / 2**64 for n records, would show as a mismatch
+    rather than pass.)"""
+    order = np.argsort(x["d0"])
+    d0 = x["d0"][order]
+    if np.any(d0[1:] == d0[:-1]):  # copies (or shared first bytes): keep their order
+        return np.lexsort((np.arange(len(x)), x["d1"], x["d0"]))
+    return order
 
 
-def compare(
-    expected: Iterable[Expected],
-    actual: Iterable[Message],
-    *,
-    with_partition: bool = False,
-    topic: str,
-    files: list[str],
-    tmp_dir: Optional[str] = None,
-) -> VerifyReport:
-    """Compare ``expected`` (input order) with ``actual`` (committed messages with
-    ``partition``, ``offset``, ``key``, ``value``, ``headers``, partition by partition in
-    offset order).  ``with_partition``: the input names each record's partition, which
-    is then part of its content."""
-    report = VerifyReport(topic, list(files))
-    db, path = _open_db(tmp_dir)
-    try:
-        report.expected = _fill(
-            db,
-            "INSERT INTO exp VALUES (?, ?, ?, ?)",
-            (
-                (i, digest(e.key, e.value, e.headers, e.partition), e.file, e.row)
-                for i, e in enumerate(expected)
-            ),
-        )
-        report.actual = _fill(
-            db,
-            "INSERT INTO act VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                (
-                    digest(m.key, m.value, m.headers, m.partition if with_partition else None),
-                    _group(m.key, m.partition),
-                    m.partition,
-                    m.offset,
-                    _preview(m.key),
-                    _preview(m.value),
-                )
-                for m in actual
-            ),
-        )
-        _analyse(db, report, files)
-    finally:
-        db.close()
-        os.unlink(path)
-    return report
+class _Spill:
+    """Records of one dtype, appended to per-bucket files."""
+
+    def __init__(self, directory: str, name: str, dtype: np.dtype) -> None:
+        self.dtype = dtype
+        self.paths = [os.path.join(directory, f"{name}-{b}") for b in range(_BUCKETS)]
+        self.files: list[Optional[BinaryIO]] = [None] * _BUCKETS
+
+    def add(self, rows: np.ndarray, bucket: np.ndarray) -> None:
+        bucket = bucket.astype(np.uint8)  # a stable sort of bytes is a radix sort
+        order = np.argsort(bucket, kind="stable")
+        rows, bucket = rows[order], bucket[order]
+        bounds = np.searchsorted(bucket, np.arange(_BUCKETS + 1, dtype=np.uint8))
+        for b in range(_BUCKETS):
+            lo, hi = bounds[b], bounds[b + 1]
+            if lo < hi:
+                f = self.files[b]
+                if f is None:
+                    f = self.files[b] = open(self.paths[b], "ab")  # noqa: SIM115
+                f.write(rows[lo:hi].tobytes())
+
+    def close(self) -> None:
+        for f in self.files:
+            if f is not None:
+                f.close()
+        self.files = [None] * _BUCKETS
+
+    def mark(self) -> list[int]:
+        """Where each bucket ends now (for :meth:`rollback`)."""
+        return [0 if f is None else f.tell() for f in self.files]
+
+    def rollback(self, marks: list[int]) -> None:
+        """Drop what was added since :meth:`mark` gave ``marks``."""
+        for f, at in zip(self.files, marks):
+            if f is not None:
+                f.truncate(at)
+                f.seek(at)
+
+    def load(self, b: int) -> np.ndarray:
+        if not os.path.exists(self.paths[b]):
+            return np.empty(0, self.dtype)
+        out = np.fromfile(self.paths[b], self.dtype)
+        os.unlink(self.paths[b])
+        return out
 
 
-def _analyse(db: sqlite3.Connection, report: VerifyReport, files: list[str]) -> None:
-    def where(f: int, r: int) -> str:
-        return f"{os.path.basename(files[f])} row {r}"
+@dataclass
+class Found(Counts):
+    """What :meth:`Matcher.finish` found, with the raw facts its examples need."""
 
-    # Copies per digest on each side, in one sort of both tables; for a digest with one
-    # copy on each side (nearly all), that same pass pairs the two.
-    db.executescript(
-        """
-        CREATE TABLE c (d BLOB PRIMARY KEY, ne INTEGER, na INTEGER,
-            i INTEGER, ar INTEGER, g BLOB, o INTEGER) WITHOUT ROWID;
-        INSERT INTO c SELECT d, SUM(x), SUM(y), MIN(i), MIN(ar), MAX(g), MAX(o) FROM
-            (SELECT d, 1 AS x, 0 AS y, i, NULL AS ar, NULL AS g, NULL AS o FROM exp
-             UNION ALL SELECT d, 0, 1, NULL, rowid, g, o FROM act)
-            GROUP BY d;
-        """
-    )
-    report.missing, report.extra, report.duplicated = db.execute(
-        "SELECT TOTAL(MAX(ne - na, 0)), TOTAL(CASE WHEN ne = 0 THEN na END), "
-        "TOTAL(CASE WHEN ne > 0 AND na > ne THEN na - ne END) FROM c"
-    ).fetchone()
-    report.missing, report.extra, report.duplicated = (
-        int(report.missing),
-        int(report.extra),
-        int(report.duplicated),
-    )
-    # Digests with several copies on either side are paired by copy number (the n-th in
-    # the input with the n-th in the topic); they are rare, so only they are ranked.
-    db.executescript(
-        """
-        CREATE TABLE em AS SELECT i, d, f, r, ROW_NUMBER() OVER (PARTITION BY d ORDER BY i) AS n
-            FROM exp WHERE d IN (SELECT d FROM c WHERE ne > 1 OR na > 1);
-        CREATE TABLE am AS SELECT rowid AS ar, d, g, p, o,
-            ROW_NUMBER() OVER (PARTITION BY d ORDER BY rowid) AS n
-            FROM act WHERE d IN (SELECT d FROM c WHERE ne > 1 OR na > 1);
-        CREATE TABLE m AS
-            SELECT ar, g, o, i FROM c WHERE ne = 1 AND na = 1
-            UNION ALL
-            SELECT am.ar, am.g, am.o, em.i FROM am JOIN em ON am.d = em.d AND am.n = em.n;
-        """
-    )
-    ex = report.examples
-    ex["missing"] = [
-        where(f, r)
-        for f, r in db.execute(
-            "SELECT f, r FROM (SELECT i, f, r FROM exp WHERE d IN (SELECT d FROM c WHERE na = 0) "
-            "UNION ALL SELECT em.i, em.f, em.r FROM em JOIN c USING (d) "
-            "WHERE em.n > c.na AND c.na > 0) "
-            "ORDER BY i LIMIT ?",
-            (EXAMPLES,),
-        )
-    ]
-    ex["extra"] = [
-        f"partition {p} offset {o}: key {k}, value {v}"
-        for p, o, k, v in db.execute(
-            "SELECT p, o, k, v FROM act WHERE d IN (SELECT d FROM c WHERE ne = 0) "
-            "ORDER BY rowid LIMIT ?",
-            (EXAMPLES,),
-        )
-    ]
-    ex["duplicated"] = []
-    for p, o, d in db.execute(
-        "SELECT am.p, am.o, am.d FROM am JOIN c USING (d) WHERE c.ne > 0 AND am.n > c.ne "
-        "ORDER BY am.ar LIMIT ?",
-        (EXAMPLES,),
-    ):
-        first = db.execute("SELECT f, r FROM em WHERE d = ? AND n = 1", (d,)).fetchone()
-        copy = db.execute("SELECT p, o FROM am WHERE d = ? AND n = 1", (d,)).fetchone()
-        ex["duplicated"].append(
-            f"partition {p} offset {o}: again {where(*first)} "
-            f"(first at partition {copy[0]} offset {copy[1]})"
-        )
-    # Order: within a key (keyless: a partition), topic order must be input order.
-    inv_sql = (
-        "FROM (SELECT i, o, ar, LAG(i) OVER w AS pi, LAG(o) OVER w AS po FROM m "
-        "WINDOW w AS (PARTITION BY g ORDER BY ar)) WHERE pi > i"
-    )
-    report.reordered = db.execute(f"SELECT COUNT(*) {inv_sql}").fetchone()[0]
-    ex["reordered"] = []
-    if report.reordered:
-        for i, o, ar, pi, po in db.execute(
-            f"SELECT i, o, ar, pi, po {inv_sql} ORDER BY ar LIMIT ?", (EXAMPLES,)
-        ):
-            (p,) = db.execute("SELECT p FROM act WHERE rowid = ?", (ar,)).fetchone()
-            this = db.execute("SELECT f, r FROM exp WHERE i = ?", (i,)).fetchone()
-            prev = db.execute("SELECT f, r FROM exp WHERE i = ?", (pi,)).fetchone()
-            ex["reordered"].append(
-                f"partition {p} offset {o} holds {where(*this)} but comes after offset {po} "
-                f"holding {where(*prev)}, which the input has later"
+    #: input indices of the first missing records
+    missing_first: list[int] = field(default_factory=list)
+    #: (partition, offset, key hash) of the first extra records
+    extra_first: list[tuple[int, int, int]] = field(default_factory=list)
+    #: (partition, offset, input index, partition, offset of its first copy)
+    dup_first: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    #: (key hash, partitions, (partition, offset) of one of its records, count)
+    split_first: list[tuple[int, list[int], tuple[int, int], int]] = field(default_factory=list)
+    #: (partition, offset, input index, previous offset, previous input index)
+    reorder_first: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    missing_path: str = ""
+
+
+class Matcher:
+    """Takes both sides' digests in any number of pieces (:meth:`add_expected` in input
+    order, :meth:`add_actual` in topic order), then :meth:`finish` compares them.
+    Memory: one bucket (about 1/64 of a side) at a time, plus the pieces given."""
+
+    def __init__(self, tmp_dir: Optional[str] = None, *, splits_are_errors: bool = True) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="cykafka-verify-", dir=tmp_dir)
+        d = self._tmp.name
+        self._exp = _Spill(d, "exp", EXP)
+        self._act = _Spill(d, "act", ACT)
+        self._ord = _Spill(d, "ord", ORD)
+        self._missing_path = os.path.join(d, "missing")
+        self._next = 0
+        self._actual = 0
+        self._splits = splits_are_errors
+
+    @property
+    def directory(self) -> str:
+        """Its temporary directory (removed by :meth:`close`)."""
+        return self._tmp.name
+
+    def close(self) -> None:
+        for s in (self._exp, self._act, self._ord):
+            s.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> Matcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add_expected(self, digests: np.ndarray, keys: np.ndarray) -> None:
+        n = len(keys)
+        rows = np.empty(n, EXP)
+        dv = digests.view("<u8").reshape(n, 2)
+        rows["d0"], rows["d1"], rows["k"] = dv[:, 0], dv[:, 1], keys
+        rows["i"] = np.arange(self._next, self._next + n)
+        self._next += n
+        self._exp.add(rows, (rows["d0"] % _BUCKETS).astype(np.int64))
+
+    def add_actual(
+        self, partition: int, digests: np.ndarray, keys: np.ndarray, offsets: np.ndarray
+    ) -> None:
+        n = len(keys)
+        rows = np.empty(n, ACT)
+        dv = digests.view("<u8").reshape(n, 2)
+        rows["d0"], rows["d1"], rows["k"] = dv[:, 0], dv[:, 1], keys
+        rows["p"], rows["o"] = partition, offsets
+        self._actual += n
+        self._act.add(rows, (rows["d0"] % _BUCKETS).astype(np.int64))
+
+    def mark_actual(self) -> tuple[int, list[int]]:
+        return self._actual, self._act.mark()
+
+    def rollback_actual(self, mark: tuple[int, list[int]]) -> None:
+        """Forget the topic records added since :meth:`mark_actual` (to read them again
+        another way)."""
+        self._actual = mark[0]
+        self._act.rollback(mark[1])
+
+    def finish(self) -> Found:
+        found = Found(expected=self._next, actual=self._actual, missing_path=self._missing_path)
+        self._exp.close()
+        self._act.close()
+        extra_c: list[tuple[int, int, int]] = []
+        dup_c: list[tuple[int, int, int, int, int]] = []
+        with open(self._missing_path, "wb") as missing:
+            for b in range(_BUCKETS):
+                self._match(self._exp.load(b), self._act.load(b), found, missing, extra_c, dup_c)
+        self._ord.close()
+        found.extra_first = sorted(extra_c)[:EXAMPLES]
+        found.dup_first = sorted(dup_c)[:EXAMPLES]
+        miss = np.fromfile(self._missing_path, MISS, count=-1)["i"] if found.missing else None
+        if miss is not None:
+            found.missing_first = sorted(int(i) for i in np.sort(miss)[:EXAMPLES])
+            del miss
+        bounds: list[tuple[int, int, int, int, int, int]] = []
+        rev: list[tuple[int, int, int, int, int]] = []
+        for b in range(_BUCKETS):
+            self._order(self._ord.load(b), found, rev, bounds)
+        # Keyless records were checked per range of offsets: and across the ranges.
+        bounds.sort()
+        for prev, nxt in zip(bounds, bounds[1:]):
+            if prev[0] == nxt[0] and prev[5] > nxt[3]:
+                found.reordered += 1
+                rev.append((nxt[0], nxt[2], nxt[3], prev[4], prev[5]))
+        found.reorder_first = sorted(rev)[:EXAMPLES]
+        found.split_first.sort(key=lambda s: s[2])
+        del found.split_first[EXAMPLES:]
+        return found
+
+    def _match(
+        self,
+        e: np.ndarray,
+        a: np.ndarray,
+        found: Found,
+        missing: BinaryIO,
+        extra_c: list[tuple[int, int, int]],
+        dup_c: list[tuple[int, int, int, int, int]],
+    ) -> None:
+        ne, na = len(e), len(a)
+        if not ne and not na:
+            return
+        # Each side is in its own order already (input order; topic order): a stable
+        # sort by digest keeps it among the copies of one digest.
+        e = e[_by_digest(e)]
+        a = a[_by_digest(a)]
+        er, _ = _ranks(e["d0"], e["d1"])
+        ar, astart = _ranks(a["d0"], a["d1"])
+        # The input copy a topic record pairs with: the same digest, the same copy number.
+        first = np.searchsorted(e["d0"], a["d0"])
+        at = np.minimum(first + ar, max(ne - 1, 0))
+        if ne:
+            a_ok = (
+                (first + ar < ne)
+                & (e["d0"][at] == a["d0"])
+                & (e["d1"][at] == a["d1"])
+                & (er[at] == ar)
             )
+        else:
+            a_ok = np.zeros(na, bool)
+        ai = np.nonzero(a_ok)[0]
+        ei = at[ai]
+        e_ok = np.zeros(ne, bool)
+        e_ok[ei] = True
+        # matched: to the order buckets
+        m = np.empty(len(ei), ORD)
+        m["k"], m["p"], m["o"], m["i"] = a["k"][ai], a["p"][ai], a["o"][ai], e["i"][ei]
+        keyless = m["k"] == 0
+        m["c"] = np.where(keyless, m["o"] // _KEYLESS_SPAN, 0)
+        bucket = np.where(keyless, (m["p"] * 7919 + m["c"]) % _BUCKETS, m["k"] % _BUCKETS)
+        self._ord.add(m, bucket.astype(np.int64))
+        # missing
+        lost = e[~e_ok]
+        found.missing += len(lost)
+        if len(lost):
+            mr = np.empty(len(lost), MISS)
+            mr["i"], mr["k"] = lost["i"], lost["k"]
+            missing.write(mr.tobytes())
+        # extra or duplicated: does the input have the digest at all?
+        if na - len(ai):
+            fc = np.minimum(first, max(ne - 1, 0))
+            a_has = (
+                (first < ne) & (e["d0"][fc] == a["d0"]) & (e["d1"][fc] == a["d1"])
+                if ne
+                else np.zeros(na, bool)
+            )
+            ext = np.nonzero(~a_ok & ~a_has)[0]
+            dup = np.nonzero(~a_ok & a_has)[0]
+            found.extra += len(ext)
+            found.duplicated += len(dup)
+            for j in ext[np.lexsort((a["o"][ext], a["p"][ext]))][:EXAMPLES]:
+                extra_c.append((int(a["p"][j]), int(a["o"][j]), int(a["k"][j])))
+            for j in dup[np.lexsort((a["o"][dup], a["p"][dup]))][:EXAMPLES]:
+                f0 = astart[j]
+                dup_c.append(
+                    (
+                        int(a["p"][j]),
+                        int(a["o"][j]),
+                        int(e["i"][first[j]]),
+                        int(a["p"][f0]),
+                        int(a["o"][f0]),
+                    )
+                )
+
+    def _order(
+        self,
+        x: np.ndarray,
+        found: Found,
+        rev: list[tuple[int, int, int, int, int]],
+        bounds: list[tuple[int, int, int, int, int, int]],
+    ) -> None:
+        if not len(x):
+            return
+        # By key, partition, offset (a keyless unit's range follows from its offsets):
+        # partition and offset in one number, as a partition's offsets stay below 2**48.
+        x = x[np.lexsort(((x["p"] << 48) | x["o"], x["k"]))]
+        k, p, c, o, i = x["k"], x["p"], x["c"], x["o"], x["i"]
+        same = (k[1:] == k[:-1]) & (p[1:] == p[:-1]) & (c[1:] == c[:-1])
+        inv = np.nonzero(same & (i[1:] < i[:-1]))[0]
+        found.reordered += len(inv)
+        for j in inv[:EXAMPLES]:
+            rev.append((int(p[j + 1]), int(o[j + 1]), int(i[j + 1]), int(o[j]), int(i[j])))
+        # keyless units: their first and last records, for the checks across units
+        starts = np.nonzero(np.r_[True, ~same])[0]
+        ends = np.r_[starts[1:] - 1, len(x) - 1]
+        for s, t in zip(starts, ends):
+            if k[s] == 0:
+                bounds.append((int(p[s]), int(c[s]), int(o[s]), int(i[s]), int(o[t]), int(i[t])))
+        if not self._splits:
+            return
+        # keys in more than one partition
+        keyed = k != 0
+        kk, pp, oo = k[keyed], p[keyed], o[keyed]
+        if not len(kk):
+            return
+        newk = np.r_[True, kk[1:] != kk[:-1]]
+        newkp = newk | np.r_[True, pp[1:] != pp[:-1]]
+        kstart = np.nonzero(newk)[0]
+        nparts = np.add.reduceat(newkp.astype(np.int64), kstart)
+        split = np.nonzero(nparts > 1)[0]
+        found.split_keys += len(split)
+        counts = np.diff(np.r_[kstart, len(kk)])
+        for s in split[:EXAMPLES]:
+            lo, hi = kstart[s], kstart[s] + counts[s]
+            parts = sorted({int(q) for q in pp[lo:hi]})
+            found.split_first.append(
+                (int(kk[lo]), parts, (int(pp[lo]), int(oo[lo])), int(counts[s]))
+            )
+
+
+def first_difference(
+    want: tuple[Optional[bytes], Optional[bytes], tuple[tuple[str, Optional[bytes]], ...]],
+    got: tuple[Optional[bytes], Optional[bytes], tuple[tuple[str, Optional[bytes]], ...]],
+) -> str:
+    """Where two records first differ: the key, a field of a JSON value, a byte of the
+    value, or a header, with the text around it on both sides."""
+    names = ("key", "value")
+    for name, w, g in zip(names, want[:2], got[:2]):
+        if w == g:
+            continue
+        if w is None or g is None:
+            return f"{name}: expected {show(w)}, found {show(g)}"
+        if name == "value":
+            fld = _json_field(w, g)
+            if fld is not None:
+                return fld
+        return f"{name} byte {_first_byte(w, g)}: {_around(w, g)}"
+    if want[2] != got[2]:
+        for j, (wh, gh) in enumerate(zip(want[2], got[2])):
+            if wh != gh:
+                return f"header {j} ({wh[0]!r}): expected {wh!r}, found {gh!r}"
+        return f"headers: expected {len(want[2])}, found {len(got[2])}"
+    return "no difference in key, value or headers"
+
+
+def show(b: Optional[bytes]) -> str:
+    """A short, readable form of a field (null, or its first 60 bytes)."""
+    return "null" if b is None else repr(b[:60]) + ("..." if len(b) > 60 else "")
+
+
+def _first_byte(w: bytes, g: bytes) -> int:
+    n = min(len(w), len(g))
+    a, b = np.frombuffer(w[:n], np.uint8), np.frombuffer(g[:n], np.uint8)
+    diff = np.nonzero(a != b)[0]
+    return int(diff[0]) if len(diff) else n
+
+
+def _around(w: bytes, g: bytes) -> str:
+    at = _first_byte(w, g)
+    lo = max(0, at - 20)
+    pre = "..." if lo else ""
+    return (
+        f"expected {pre}{w[lo : at + 20]!r}{'...' if len(w) > at + 20 else ''}, "
+        f"found {pre}{g[lo : at + 20]!r}{'...' if len(g) > at + 20 else ''}"
+    )
+
+
+def _json_field(w: bytes, g: bytes) -> Optional[str]:
+    import json
+
+    try:
+        jw, jg = json.loads(w), json.loads(g)
+    except ValueError:
+        return None
+    if not isinstance(jw, dict) or not isinstance(jg, dict):
+        return None
+    for name, v in jw.items():
+        if name not in jg:
+            return f"value field {name!r}: expected {json.dumps(v)[:60]}, missing in the topic"
+        if jg[name] != v:
+            return (
+                f"value field {name!r}: expected {json.dumps(v)[:60]}, "
+                f"found {json.dumps(jg[name])[:60]}"
+            )
+    for name in jg:
+        if name not in jw:
+            return f"value field {name!r}: not in the input, found {json.dumps(jg[name])[:60]}"
+    return None
