@@ -310,6 +310,12 @@ def leaders(
     return out
 
 
+#: Fetch errors a partition gives while its leadership settles: UNKNOWN_TOPIC_OR_PARTITION,
+#: LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER; retried for up to _TRANSIENT_S seconds.
+_TRANSIENT = frozenset({3, 5, 6})
+_TRANSIENT_S = 5.0
+
+
 def fetch_batches(
     host: str,
     port: int,
@@ -331,9 +337,16 @@ def fetch_batches(
     conn = _Connection(host, port, timeout)
     offset = 0
     deadline = time.monotonic() + timeout
+    transient_until = time.monotonic() + min(timeout, _TRANSIENT_S)
     try:
         while True:
             err, high, body = conn.fetch(topic, partition, offset, max_bytes)
+            if err in _TRANSIENT and time.monotonic() < transient_until:
+                # A partition just created, or whose leadership is settling, answers
+                # these until its leader has loaded it (Apache Kafka, seen right after
+                # CreateTopics): ask again before calling the leader wrong.
+                time.sleep(0.05)
+                continue
             if err:
                 raise ConnectionError(
                     f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
