@@ -82,7 +82,7 @@ def main(args: dict[str, Any]) -> int:
                     df,
                     args["topic"],
                     bootstrap_servers=args["bootstrap"],
-                    preset="exactly_once",
+                    preset=args.get("preset", "exactly_once"),
                     **opts,
                 )
             )

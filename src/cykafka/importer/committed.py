@@ -74,6 +74,16 @@ class CommittedIndex:
             return True  # not written inside a transaction
         return self._committed(self.pids[i], offset)
 
+    def undecided(self) -> bool:
+        """Some transactional batch has no marker of its producer after it yet: an open
+        transaction, or one whose commit Kafka acknowledged before writing its markers
+        (they follow the acknowledgement)."""
+        for last, pid in zip(self.lasts, self.pids):
+            found = self.markers.get(pid)
+            if found is None or bisect.bisect_right(found[0], last) == len(found[0]):
+                return True
+        return False
+
     def _committed(self, pid: int, offset: int) -> bool:
         found = self.markers.get(pid)
         if found is None:
@@ -165,6 +175,8 @@ class CommittedReader:
         self.topic, self.timeout = topic, timeout
         self._where: Optional[dict[int, tuple[str, int]]] = None
         self._consumer: Optional[Consumer] = None
+        #: The last read met a transaction not decided yet (:meth:`CommittedIndex.undecided`).
+        self.undecided = False
 
     def __enter__(self) -> CommittedReader:
         return self
@@ -187,6 +199,7 @@ class CommittedReader:
             self._where = leaders(self.client, self.topic, self.timeout)
         where = self._where
         parts = sorted(where) if partitions is None else list(partitions)
+        self.undecided = False
         if str(self.client.get("security.protocol", "plaintext")).lower() != "plaintext":
             # The batch headers are read over a plain socket; a secured cluster is real
             # Kafka, which hides aborted transactions itself.
@@ -196,6 +209,7 @@ class CommittedReader:
             if p not in where:
                 raise LookupError(f"topic {self.topic!r} has no partition {p}")
             idx = self._index(p)
+            self.undecided = self.undecided or idx.undecided()
             if idx.high == 0:
                 continue
             if self._consumer is None:

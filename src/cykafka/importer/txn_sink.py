@@ -215,6 +215,18 @@ class TransactionalSink:
         instead of counting rows that may be missing or twice in the topic."""
         seen = self._committed()
         mine = new.to_json()
+        # Kafka acknowledges a commit once it is decided, and writes the COMMIT markers
+        # into the partitions after that: until the marker is in, the record is not
+        # visible (nor aborted).  Read again while a transaction is undecided.
+        deadline = time.monotonic() + self.timeout
+        while (
+            mine not in seen[len(self._seen) :]
+            and self.reader is not None
+            and self.reader.undecided
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+            seen = self._committed()
         if seen == [*self._seen, mine]:
             self._seen = seen
             return

@@ -83,6 +83,9 @@ class WriteReport:
     batch_id: Optional[int] = None
     #: exactly_once: the work units the rows were split into (task k wrote unit k)
     units: Optional[int] = None
+    #: what the producer config guarantees (as ``cykafka explain`` sums it up): whether
+    #: a row reported delivered can still be lost, or written twice
+    guarantees: str = ""
 
     @property
     def ok(self) -> bool:
@@ -148,4 +151,6 @@ class WriteReport:
             text += f"; {self.skipped:,} rows already committed by an earlier attempt"
         if self.errors:
             text += "; first errors: " + "; ".join(self.errors[:MAX_ERRORS])
+        if self.guarantees:
+            text += f"; guarantees: {self.guarantees}"
         return text
