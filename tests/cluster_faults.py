@@ -212,7 +212,9 @@ def start_job(args: dict[str, Any], fault: Optional[dict[str, Any]] = None) -> s
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     for k in CONNECT_ENV:
         env.pop(k, None)
-    env["PYTHONPATH"] = os.pathsep.join([str(SPARK_TESTS / "faults"), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(SPARK_TESTS / "faults"), *filter(None, [env.get("PYTHONPATH")])]
+    )
     env.pop("CYKAFKA_FAULT", None)
     if fault is not None:
         env["CYKAFKA_FAULT"] = json.dumps(fault)

@@ -14,17 +14,18 @@ import subprocess
 import sys
 
 import pytest
+
+import cykafka
 from cluster_faults import (
     IMPORTS,
-    N,
     PROGRESS_TOPIC,
-    produce_killing_leader,
+    N,
     Watermarks,
     check_once_in_order,
     finish,
     import_killing_leader,
-    kill_leader,
     new_topic,
+    produce_killing_leader,
     rows,
     rows_file,
     run_import,
@@ -33,9 +34,8 @@ from cluster_faults import (
     summary_count,
     wait_until,
 )
-
-import cykafka
 from cykafka.importer.committed import committed_messages
+
 
 @pytest.mark.parametrize("batch", [False, True], ids=["futures", "produce_batch"])
 def test_leader_killed_while_the_producer_writes(kafka3, read_back, batch) -> None:
@@ -65,7 +65,9 @@ def test_leader_killed_while_an_import_runs(kafka3, read_back, tmp_path, how) ->
     assert killed is not None, f"the import ended before {at} records were written:\n{out}"
     assert rc == 0, out
     assert summary_count(out, "delivered") == N and "result      OK" in out, out
-    check_once_in_order(read_back(kafka3.bootstrap_servers, t, expected=N), N, f"{how}: kill at {at}")
+    check_once_in_order(
+        read_back(kafka3.bootstrap_servers, t, expected=N), N, f"{how}: kill at {at}"
+    )
 
 
 @pytest.mark.parametrize("move", ["preferred-election", "reassignment"])
@@ -188,7 +190,9 @@ def test_every_node_restarted_with_its_data_while_an_import_is_stopped(
     rc, out = run_import(kafka3.bootstrap_servers, path, t, *IMPORTS["exactly-once"])
     assert rc == 0 and "result      OK" in out, out
     assert "resum" in out, out  # it went on from a commit, not from the first row
-    check_once_in_order(read_back(kafka3.bootstrap_servers, t, expected=N), N, f"restart, kill at {at}")
+    check_once_in_order(
+        read_back(kafka3.bootstrap_servers, t, expected=N), N, f"restart, kill at {at}"
+    )
 
 
 def _commits(bootstrap: str, tid: str) -> int:

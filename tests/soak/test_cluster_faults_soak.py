@@ -11,16 +11,17 @@ import os
 from collections import Counter
 
 import pytest
+
 from cluster_faults import (
-    check_once_in_order,
     IMPORTS,
+    check_once_in_order,
     import_killing_leader,
-    produce_killing_leader,
-    write_killing_leader,
     new_topic,
+    produce_killing_leader,
     rows_file,
     seeded,
     summary_count,
+    write_killing_leader,
 )
 
 POINTS = int(os.environ.get("CYKAFKA_FAULT_POINTS", "20"))

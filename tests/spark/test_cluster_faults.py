@@ -7,14 +7,8 @@ read back by a plain ``read_committed`` consumer."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-from typing import Any, Optional
-
 from cluster_faults import new_topic, seeded, write_killing_leader
+
 
 def test_leader_killed_during_an_exactly_once_write(kafka3, read_back) -> None:
     """Each task sends its rows, then waits 3 s before its commit (a fault hook): the
@@ -50,8 +44,10 @@ def test_acks_1_with_the_leader_killed_the_report_said_loss_was_possible(kafka3,
     assert "messages can be lost silently" in report["text"], report["text"]
     got = read_back(kafka3.bootstrap_servers, t)
     values = [int(r.value) for rs in got.values() for r in rs]
-    print(f"spark acks=1, leader killed at {at} (killed: {killed}, exit {rc}): report rows "
-          f"{report['rows']}, delivered {report['delivered']}, failed {report['failed']}; "
-          f"read_committed got {len(values)} records, {len(set(values))} distinct, "
-          f"{n - len(set(values))} rows absent, {len(values) - len(set(values))} copies")
+    print(
+        f"spark acks=1, leader killed at {at} (killed: {killed}, exit {rc}): report rows "
+        f"{report['rows']}, delivered {report['delivered']}, failed {report['failed']}; "
+        f"read_committed got {len(values)} records, {len(set(values))} distinct, "
+        f"{n - len(set(values))} rows absent, {len(values) - len(set(values))} copies"
+    )
     assert set(values) <= set(range(n))

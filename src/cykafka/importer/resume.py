@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..presets import parse as parse_presets
 from .committed import CommittedReader
+from .model import ImportInputError
 from .pipeline import pace, prefetch, resolve_import
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
@@ -47,7 +48,6 @@ from .resume_state import (
     sync_dead_letter,
     unseekable,
 )
-from .model import ImportInputError
 from .txn_sink import TransactionalSink
 
 if TYPE_CHECKING:
