@@ -101,6 +101,20 @@ def wait_until(cond: Callable[[], bool], timeout: float, what: str, alive: Any =
     return True
 
 
+def kill_leader_at(
+    cluster: KafkaCluster, topic: str, at: int, proc: Any, timeout: float = 120
+) -> Optional[int]:
+    """SIGKILL the leader of partition 0 once ``at`` records are in ``topic``, written by
+    the process ``proc``: the node killed, or None when ``proc`` ended first."""
+    marks = Watermarks(cluster.bootstrap_servers, topic)
+    try:
+        if wait_until(lambda: marks.total() >= at, timeout, f"{at} records", alive=proc):
+            return kill_leader(cluster, topic)
+        return None
+    finally:
+        marks.close()
+
+
 def import_cmd(bootstrap: str, path: Path, topic: str, *args: str) -> list[str]:
     return [
         sys.executable, "-m", "cykafka.cli", "import", "-b", bootstrap, "--no-progress",
@@ -134,14 +148,8 @@ def import_killing_leader(
     """Run an import of ``path`` and SIGKILL the leader of partition 0 once ``at`` records
     are in the topic: (exit status, output, the node killed or None when the import
     ended first)."""
-    marks = Watermarks(cluster.bootstrap_servers, topic)
     proc = start_import(cluster.bootstrap_servers, path, topic, *args)
-    killed = None
-    try:
-        if wait_until(lambda: marks.total() >= at, 120, f"{at} records", alive=proc):
-            killed = kill_leader(cluster, topic)
-    finally:
-        marks.close()
+    killed = kill_leader_at(cluster, topic, at, proc)
     rc, out = finish(proc)
     return rc, out, killed
 
@@ -240,13 +248,7 @@ def write_killing_leader(
     the leader of partition 0 SIGKILLed once ``at`` records are in the topic."""
     job = {"mode": "batch", "master": "local[2,3]", "bootstrap": cluster.bootstrap_servers,
            "topic": topic, "rows": n, "keys": 97, "preset": preset}  # fmt: skip
-    marks = Watermarks(cluster.bootstrap_servers, topic)
     proc = start_job(job, fault)
-    killed = None
-    try:
-        if wait_until(lambda: marks.total() >= at, 300, f"{at} records", alive=proc):
-            killed = kill_leader(cluster, topic)
-    finally:
-        marks.close()
+    killed = kill_leader_at(cluster, topic, at, proc, timeout=300)
     rc, reports, err = job_result(proc)
     return rc, reports, err, killed
