@@ -69,9 +69,9 @@ def test_soak_leader_killed_while_an_import_runs(kafka3, read_back, tmp_path, ho
         rc, out, killed = import_killing_leader(kafka3, path, t, N, at, *IMPORTS[how])
         assert rc == 0 and summary_count(out, "delivered") == N, out
         kills["killed" if killed is not None else "ended_before_kill"] += 1
+        _heal(kafka3)
         check_once_in_order(read_back(kafka3.bootstrap_servers, t, expected=N), N, f"#{i} at {at}")
         kills["rows_read_back_once"] += N
-        _heal(kafka3)
     _tally(f"import {how}", kills)
     assert kills["killed"] >= POINTS * 3 // 4, kills
 
@@ -88,9 +88,9 @@ def test_soak_leader_killed_during_a_spark_exactly_once_write(kafka3, read_back)
         (report,) = reports
         assert report["ok"] and report["delivered"] == n, report
         kills["killed" if killed is not None else "ended_before_kill"] += 1
+        _heal(kafka3)
         got = read_back(kafka3.bootstrap_servers, t, expected=n)
         assert sorted(int(r.value) for rs in got.values() for r in rs) == list(range(n))
         kills["rows_read_back_once"] += n
-        _heal(kafka3)
     _tally("spark exactly_once", kills)
     assert kills["killed"] >= POINTS * 3 // 4, kills

@@ -213,20 +213,26 @@ class TransactionalSink:
         write or commit).  A broker that accepts a fenced producer's writes, or
         acknowledges a commit its log shows aborted, fails here: the import stops
         instead of counting rows that may be missing or twice in the topic."""
-        seen = self._committed()
         mine = new.to_json()
-        # Kafka acknowledges a commit once it is decided, and writes the COMMIT markers
-        # into the partitions after that: until the marker is in, the record is not
-        # visible (nor aborted).  Read again while a transaction is undecided.
-        deadline = time.monotonic() + self.timeout
-        while (
-            mine not in seen[len(self._seen) :]
-            and self.reader is not None
-            and self.reader.undecided
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
+        try:
             seen = self._committed()
+            # Kafka acknowledges a commit once it is decided, and writes the COMMIT
+            # markers into the partitions after that: until the marker is in, the record
+            # is not visible (nor aborted).  Read again while a transaction is undecided.
+            deadline = time.monotonic() + self.timeout
+            while (
+                mine not in seen[len(self._seen) :]
+                and self.reader is not None
+                and self.reader.undecided
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.02)
+                seen = self._committed()
+        except Exception:
+            # Acknowledged, not confirmed (the log could not be read): the rows' fate
+            # is unknown.
+            self.result.unknown += self.open_rows
+            raise
         if seen == [*self._seen, mine]:
             self._seen = seen
             return
