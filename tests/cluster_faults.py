@@ -78,12 +78,16 @@ class Watermarks:
         self.parts = sorted(md.topics[topic].partitions)
 
     def total(self) -> int:
-        from confluent_kafka import TopicPartition
+        """The sum, or -1 while a partition's leader cannot say (it moved, or died)."""
+        from confluent_kafka import KafkaException, TopicPartition
 
-        return sum(
-            self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), 5, False)[1]
-            for p in self.parts
-        )
+        try:
+            return sum(
+                self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), 5, False)[1]
+                for p in self.parts
+            )
+        except KafkaException:
+            return -1
 
     def close(self) -> None:
         self.consumer.close()
