@@ -22,6 +22,7 @@ whole logs held in memory, is :func:`cykafka.testing.committed_view`.
 from __future__ import annotations
 
 import bisect
+import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -248,17 +249,22 @@ class CommittedReader:
 
     def _index(self, partition: int) -> CommittedIndex:
         """The partition's batch headers from its leader; the leaders are looked up
-        again once if the one known is not (any more) where the partition is."""
+        again while the one known is not (any more) where the partition is."""
         from .._logreader import leaders
 
         assert self._where is not None
-        host, port = self._where[partition]
-        try:
-            return _index(host, port, self.topic, partition, self.timeout)
-        except (ConnectionError, OSError, LookupError):
-            self._where = leaders(self.client, self.topic, self.timeout)
+        # A leader that died is replaced within seconds (Kafka's broker session
+        # timeout), and until then the metadata still names it: ask again until then.
+        deadline = time.monotonic() + self.timeout
+        while True:
             host, port = self._where[partition]
-            return _index(host, port, self.topic, partition, self.timeout)
+            try:
+                return _index(host, port, self.topic, partition, self.timeout)
+            except (ConnectionError, OSError, LookupError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+                self._where = leaders(self.client, self.topic, self.timeout)
 
 
 def committed_messages(

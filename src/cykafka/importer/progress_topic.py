@@ -156,7 +156,10 @@ def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float =
     except TopicMismatchError as e:
         raise RuntimeError(f"the progress topic {name!r} cannot be used: {e}") from None
     except Exception as e:  # noqa: BLE001 - KafkaException, TimeoutError
-        raise RuntimeError(f"cannot create the progress topic {name!r}: {e}") from None
+        # A timeout's text is empty: say what it was (a cluster without a controller
+        # quorum, say, answers nothing).
+        why = str(e) or f"{type(e).__name__}: no answer within {timeout:.0f} s"
+        raise RuntimeError(f"cannot create the progress topic {name!r}: {why}") from None
 
 
 def committed_progress(

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from ..presets import parse as parse_presets
 from .committed import CommittedReader, partitions_of, transactional_writes
 from .identity import content_digest
+from .model import ImportInputError
 from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
@@ -291,6 +292,10 @@ def run_exactly_once(
 
     failures, last_commits, first = 0, 0, True
     known: Optional[list[Optional[bytes]]] = None  # the progress records seen committed
+    #: After this run's producer was fenced: the committed row counts its own commits
+    #: can explain (the last one confirmed, or its open transaction's, had that commit
+    #: landed).  Any other count means another run of the import committed meanwhile.
+    ours: Optional[tuple[int, int]] = None
     # One consumer reads the progress topic when each attempt starts and after each of
     # its commits (a fresh admin client and consumer cost 30-40 ms a read).
     reader = CommittedReader(client, eo.progress_topic, eo.timeout)
@@ -323,6 +328,14 @@ def run_exactly_once(
                     state = fresh_state(topic, fmt, fields, inputs)
                 else:
                     state, new = check_saved(saved, topic, fmt, fields, inputs)
+                if ours is not None and (saved.rows if saved else 0) not in ours:
+                    raise ImportInputError(
+                        f"this run was fenced by another run of this import (transactional.id "
+                        f"{key!r}), which committed up to row {saved.rows if saved else 0:,} "
+                        f"since this run's last commit (row {ours[0]:,}): this run stops, its "
+                        "open transaction aborted.  Run one import of an input at a time"
+                    )
+                ours = None
                 if first:
                     first = False
                     outcome.earlier = state.rows
@@ -369,6 +382,8 @@ def run_exactly_once(
             except KafkaError as e:
                 failures = 1 if outcome.transactions > last_commits else failures + 1
                 last_commits = outcome.transactions
+                if tx is not None and e.name == "_FENCED":
+                    ours = (tx.state.rows, tx.state.rows + tx.open_rows)
                 if tx is not None and tx.open_rows:
                     on_rewind(tx.open_rows)
                 # A refusal by the brokers' ACLs comes back on every retry: say it now.

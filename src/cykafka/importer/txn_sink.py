@@ -274,25 +274,30 @@ class TransactionalSink:
         mine = new.to_json()
         try:
             seen = self._committed()
+            # Kafka writes a transaction's markers after it acknowledges the commit:
+            # while the log still shows a transaction without its marker, read again.
+            deadline = time.monotonic() + self.timeout
+            wait = 0.005
+            while (
+                seen != [*self.seen, mine]
+                and self.reader is not None
+                and self.reader.saw_open
+                and time.monotonic() < deadline
+            ):
+                time.sleep(wait)
+                wait = min(wait * 2, 0.1)
+                seen = self._committed()
         except LookupError:  # the progress topic, created before this run began, is gone
             self.result.unknown += self.open_rows
             raise progress_lost(self.progress_topic, False) from None
+        except Exception:
+            # Acknowledged, not confirmed (the log could not be read): the rows' fate
+            # is unknown.
+            self.result.unknown += self.open_rows
+            raise
         if self.seen and self.seen[-1] not in seen:
             self.result.unknown += self.open_rows
             raise progress_lost(self.progress_topic, True)
-        # Kafka writes a transaction's markers after it acknowledges the commit: while
-        # the log still shows a transaction without its marker, read again.
-        deadline = time.monotonic() + self.timeout
-        wait = 0.005
-        while (
-            seen != [*self.seen, mine]
-            and self.reader is not None
-            and self.reader.saw_open
-            and time.monotonic() < deadline
-        ):
-            time.sleep(wait)
-            wait = min(wait * 2, 0.1)
-            seen = self._committed()
         if seen == [*self.seen, mine]:
             self.seen = seen
             return

@@ -72,6 +72,8 @@ class WritePlan:
     schema_registry: Union[str, dict[str, Any], None] = None
     value_schema: Optional[str] = None
     key_schema: Optional[str] = None
+    #: what the config guarantees, in one sentence (:meth:`Guarantees.summary`), for the report
+    guarantees: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -354,4 +356,5 @@ def make_plan(
         units=_units(df, single, n, writers) if transactional else None,
         progress_topic=progress_topic if transactional else None,
         query=query,
+        guarantees=guarantees.summary(),
     )

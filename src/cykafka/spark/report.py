@@ -94,6 +94,9 @@ class WriteReport:
     #: topic meanwhile counts too).  None: not measured (a ``topic`` column, or the
     #: ends could not be read); :attr:`duplicates_max` bounds it then.  0 otherwise.
     duplicates: Optional[int] = 0
+    #: what the producer config guarantees (as ``cykafka explain`` sums it up): whether
+    #: a row reported delivered can still be lost, or written twice
+    guarantees: str = ""
 
     @property
     def ok(self) -> bool:
@@ -190,4 +193,6 @@ class WriteReport:
             text += "; preset='exactly_once' writes each row once"
         if self.errors:
             text += "; first errors: " + "; ".join(self.errors[:MAX_ERRORS])
+        if self.guarantees:
+            text += f"; guarantees: {self.guarantees}"
         return text

@@ -169,7 +169,11 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
             plan.order_by,
         )
     report = WriteReport(
-        topic=plan.topic, ordered=plan.ordered, batch_id=plan.batch_id, units=plan.units
+        topic=plan.topic,
+        ordered=plan.ordered,
+        batch_id=plan.batch_id,
+        units=plan.units,
+        guarantees=plan.guarantees,
     )
     fn = shipped("cykafka.spark.executor", "write_task", plan.to_wire())
     t0 = time.monotonic()
