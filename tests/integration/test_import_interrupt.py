@@ -11,6 +11,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -350,3 +351,31 @@ def test_exactly_once_second_signal_abandons_a_stalled_commit(fresh_broker, rows
     assert again.returncode == 0, again.stdout + again.stderr
     values = [r.value for r in committed_records(bs, name, 1)]
     assert values == [b"row-%08d" % i for i in range(ROWS)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_starting_stops_and_says_nothing_was_sent(tmp_path, sig) -> None:
+    """A scheduler's SIGTERM can come while the import still checks the cluster: it
+    stops then too, saying that nothing was sent, with 128+signal (not killed by it
+    with no word)."""
+    rows = tmp_path / "rows.txt"
+    rows.write_text("a\nb\n")
+    with socket.socket() as silent:  # accepts the cluster check's connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        silent.settimeout(60)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cykafka.cli", "import", "-b",
+             f"127.0.0.1:{silent.getsockname()[1]}", "--topic", "t", "--no-progress",
+             str(rows)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        conn, _ = silent.accept()  # the import is starting: it has not read a row
+        with conn:
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    name = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
+    assert f"{name} before any row was read: stopped, nothing was sent" in err, err

@@ -98,6 +98,21 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..importer.interrupt import BeforeReading, StoppedBeforeReading, signal_name
+
+    try:
+        with BeforeReading():
+            return _run(args)
+    except StoppedBeforeReading as e:
+        print(
+            f"cykafka import: {signal_name(e.signum)} before any row was read: stopped, "
+            "nothing was sent",
+            file=sys.stderr,
+        )
+        return 128 + e.signum
+
+
+def _run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from ..importer import ImportInputError, plan_files

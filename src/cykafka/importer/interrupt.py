@@ -30,7 +30,7 @@ import threading
 from types import FrameType, TracebackType
 from typing import Any, Callable, Optional, TextIO
 
-__all__ = ["STOP_SIGNALS", "Stop", "StopRequested", "signal_name"]
+__all__ = ["STOP_SIGNALS", "BeforeReading", "Stop", "StopRequested", "signal_name"]
 
 #: The signals that stop an import.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -84,6 +84,7 @@ class Stop:
             )
 
     def __enter__(self) -> Stop:
+        _ENGAGED.set()
         if threading.current_thread() is threading.main_thread():
             for sig in STOP_SIGNALS:
                 if sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN:
@@ -115,3 +116,46 @@ class Stop:
         """Raise :class:`StopRequested` here (a safe point) if a stop signal came."""
         if self.requested.is_set():
             raise StopRequested
+
+
+#: Set once an import's :class:`Stop` took over the signals (reading has begun).
+_ENGAGED = threading.Event()
+
+
+class StoppedBeforeReading(Exception):
+    """A stop signal came while the import was starting (checking the cluster, creating
+    the topic), before any row was read: nothing was sent."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class BeforeReading:
+    """The stop signals while an import starts: before :class:`Stop` takes over, a
+    signal raises :class:`StoppedBeforeReading` (the caller says nothing was sent and
+    exits 128+signal).  Once reading has begun and :class:`Stop` has finished, a signal
+    (during the summary) takes its default course.  Main thread only, like Stop."""
+
+    def __init__(self) -> None:
+        self._old: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        if not _ENGAGED.is_set():
+            raise StoppedBeforeReading(signum)
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+    def __enter__(self) -> BeforeReading:
+        _ENGAGED.clear()
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN:
+                    continue
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
