@@ -990,7 +990,11 @@ class KafkaCluster:
 
 def _cluster_id() -> str:
     # A KRaft cluster id is a base64url-encoded UUID of 22 characters (what
-    # `kafka-storage random-uuid` prints).
+    # `kafka-storage random-uuid` prints).  Like Kafka's own Uuid.randomUuid(), never
+    # one that starts with "-": the storage tool would read it as an option.
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
