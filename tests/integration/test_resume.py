@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from brokers import committed_records
+from brokers import committed_records, committed_so_far
 from cykafka.testing import read_raw_log
 
 SEED = int(os.environ.get("CYKAFKA_PROPERTY_SEED", "0"))
@@ -53,7 +53,7 @@ def _kill_once_committed(bootstrap: str, topic: str, rows: int, *args: str, part
     """Start an import, SIGKILL it once ``rows`` rows are committed; the committed count."""
     proc = subprocess.Popen(_cli(bootstrap, *args), stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_committed(bootstrap, topic, parts)) < rows:
+    while time.monotonic() < deadline and committed_so_far(bootstrap, topic, parts) < rows:
         time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
@@ -534,7 +534,7 @@ def test_broker_that_lost_its_log_is_named(fresh_broker, tmp_path) -> None:
         _cli(bs, *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(_committed(bs, name)) < 300:
+    while time.monotonic() < deadline and committed_so_far(bs, name) < 300:
         time.sleep(0.2)
     fresh_broker.restart()
     fresh_broker.create_topic(name, partitions=1)
