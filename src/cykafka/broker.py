@@ -53,7 +53,10 @@ __all__ = [
     "LocalBroker",
     "TopicError",
     "find_tansu",
+    "free_port",
+    "poll_until",
     "serve_forever",
+    "tcp_open",
 ]
 
 #: Environment variable that overrides where the ``tansu`` binary is found.
@@ -136,7 +139,8 @@ def find_tansu() -> str:
     )
 
 
-def _free_port(host: str) -> int:
+def free_port(host: str) -> int:
+    """A TCP port free on ``host`` now (for a broker about to bind it)."""
     # Bind-0 trick: the kernel hands out an unused port; there is a small race until tansu
     # binds it, which LocalBroker.start() covers by retrying with a new port.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -154,12 +158,38 @@ def _port_is_free(host: str, port: int) -> bool:
         return True
 
 
-def _tcp_open(host: str, port: int) -> bool:
+def tcp_open(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections on ``host:port``."""
     try:
         with socket.create_connection((host, port), timeout=0.5):
             return True
     except OSError:
         return False
+
+
+def poll_until(
+    cond: Callable[[], bool],
+    timeout: float,
+    what: str,
+    error: type[Exception] = BrokerError,
+    interval: float = 0.1,
+) -> None:
+    """Call ``cond`` every ``interval`` s until it is true; ``error`` after ``timeout``
+    s, naming ``what`` and the last exception ``cond`` raised (it may raise while a
+    broker settles: that counts as not yet)."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if cond():
+                return
+        except Exception as exc:
+            last = exc
+        time.sleep(interval)
+    raise error(
+        f"timed out after {timeout:.1f}s waiting for {what}"
+        + (f" (last error: {last})" if last else "")
+    )
 
 
 # Brokers that are running, stopped at interpreter exit. Weak so a forgotten broker can
@@ -282,7 +312,7 @@ class LocalBroker:
             attempts = 3 if self._requested_port is None else 1
             for attempt in range(attempts):
                 if self._requested_port is None:
-                    self._port = _free_port(self.host)
+                    self._port = free_port(self.host)
                 try:
                     self._spawn(binary)
                     self.wait_ready(self.startup_timeout)
@@ -406,7 +436,7 @@ class LocalBroker:
         """
         deadline = time.monotonic() + timeout
         # Cheap TCP probe first so the Kafka client is not created against a closed port.
-        while not _tcp_open(self.host, self.port):
+        while not tcp_open(self.host, self.port):
             self._check_alive()
             if time.monotonic() >= deadline:
                 raise self._start_error(
@@ -533,19 +563,7 @@ class LocalBroker:
         return sorted(self._admin().list_topics(timeout=timeout).topics)
 
     def _wait_for(self, cond: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            try:
-                if cond():
-                    return
-            except Exception as exc:
-                last = exc
-            time.sleep(0.05)
-        raise TopicError(
-            f"timed out after {timeout:.1f}s waiting for {what}"
-            + (f" (last error: {last})" if last else "")
-        )
+        poll_until(cond, timeout, what, TopicError, interval=0.05)
 
     # ------------------------------------------------------------------ protocol
     def __enter__(self) -> LocalBroker:

@@ -33,7 +33,6 @@ import fcntl
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
-from .broker import BrokerError, TopicError
+from .broker import BrokerError, TopicError, free_port, poll_until, tcp_open
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
@@ -187,20 +186,6 @@ def kafka_classpath(
 
 
 # ---------------------------------------------------------------------- nodes
-
-
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _tcp_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -581,7 +566,7 @@ class KafkaCluster:
         self._lock = threading.RLock()
         names = [ln.name for ln in self.listeners] + ["CONTROLLER"]
         self.nodes = [
-            KafkaNode(self, i + 1, {n: _free_port(host) for n in names}) for i in range(nodes)
+            KafkaNode(self, i + 1, {n: free_port(host) for n in names}) for i in range(nodes)
         ]
 
     # -- configuration
@@ -763,7 +748,7 @@ class KafkaCluster:
                         + n.log_tail().replace("\n", "\n    ")
                     )
             live = [n for n in self.nodes if n.node_id in want]
-            if all(_tcp_open(self.host, n.ports[self.listeners[0].name]) for n in live):
+            if all(tcp_open(self.host, n.ports[self.listeners[0].name]) for n in live):
                 try:
                     md = self._admin().list_topics(timeout=2.0)
                     if want <= set(md.brokers):
@@ -951,19 +936,7 @@ class KafkaCluster:
         return proc.stdout
 
     def wait_for(self, cond: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            try:
-                if cond():
-                    return
-            except Exception as exc:
-                last = exc
-            time.sleep(0.1)
-        raise KafkaError(
-            f"timed out after {timeout:.0f}s waiting for {what}"
-            + (f" (last error: {last})" if last else "")
-        )
+        poll_until(cond, timeout, what, KafkaError)
 
     # -- protocol
     def __enter__(self) -> KafkaCluster:

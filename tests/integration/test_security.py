@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 import cykafka
-from cykafka.broker import _free_port, find_tansu
+from cykafka.broker import find_tansu, free_port
 from reliability_log import record
 
 SECRET = "Zebra-S3cr3t-7731"
@@ -101,7 +101,7 @@ class _Tansu:
     def __init__(
         self, tmp: Path, advertised_port: int | None = None, extra: tuple[str, ...] = ()
     ) -> None:
-        self.port = _free_port("127.0.0.1")
+        self.port = free_port("127.0.0.1")
         adv = advertised_port or self.port
         self.log = tmp / f"tansu-{self.port}.log"
         with open(self.log, "wb") as log:
