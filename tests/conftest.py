@@ -14,11 +14,9 @@ import os
 import random
 import re
 import sys
-import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
@@ -41,142 +39,11 @@ except ImportError:
     _spec.loader.exec_module(_mod)
     LocalBroker = _mod.LocalBroker  # type: ignore[misc]
 
-from brokers import KAFKA_SERVERS, committed_records  # noqa: E402
+from brokers import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 from cykafka.kafka_cluster import KafkaCluster  # noqa: E402
 
 if TYPE_CHECKING:
-    from confluent_kafka import Message
-
-
-@dataclass(frozen=True)
-class Record:
-    """One record as read back from the broker (plain data, safe to compare)."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: Optional[bytes]
-    value: Optional[bytes]
-    headers: list[tuple[str, Optional[bytes]]] = field(default_factory=list)
-    timestamp: int = -1  # milliseconds since the epoch
-    timestamp_type: int = 0  # confluent_kafka.TIMESTAMP_* constant
-
-    @classmethod
-    def from_message(cls, msg: Message) -> Record:
-        ts_type, ts = msg.timestamp()
-        return cls(
-            topic=msg.topic() or "",
-            partition=msg.partition() or 0,
-            offset=msg.offset() or 0,
-            key=msg.key(),
-            value=msg.value(),
-            headers=list(msg.headers() or []),
-            timestamp=ts,
-            timestamp_type=ts_type,
-        )
-
-
-def read_back(
-    bootstrap_servers: str,
-    topic: str,
-    partitions: Optional[Iterable[int]] = None,
-    timeout: float = 30.0,
-    expected: Optional[int] = None,
-    isolation_level: str = "read_committed",
-) -> dict[int, list[Record]]:
-    """Read every record of ``topic`` from offset 0 up to (at least) the high watermark.
-
-    Uses ``assign()`` on explicit partitions (no consumer-group join, which is slow on
-    Tansu). ``partitions=None`` means all partitions of the topic. Reads at least up to the
-    high watermark of every partition, then until the topic is quiet for one poll. With
-    ``expected`` (total record count) keeps reading until that many arrived and fails if a
-    different number is read. Returns ``{partition: [Record, ...]}`` in offset order, with
-    an entry for every requested partition.
-    """
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap_servers,
-            "group.id": f"cykafka-read-back-{uuid.uuid4().hex}",  # required, never joined
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": False,
-            "fetch.wait.max.ms": 50,
-            "isolation.level": isolation_level,
-            "log_level": 3,
-        }
-    )
-    deadline = time.monotonic() + timeout
-    try:
-        if partitions is None:
-            md = consumer.list_topics(topic, timeout=timeout)
-            tmd = md.topics.get(topic)
-            if tmd is None or tmd.error is not None:
-                raise AssertionError(f"read_back: topic {topic!r} not found ({tmd and tmd.error})")
-            parts = sorted(tmd.partitions)
-        else:
-            parts = sorted(partitions)
-
-        def watermarks() -> dict[int, tuple[int, int]]:
-            left = max(deadline - time.monotonic(), 0.5)
-            return {
-                p: consumer.get_watermark_offsets(
-                    TopicPartition(topic, p), timeout=min(left, 10.0), cached=False
-                )
-                for p in parts
-            }
-
-        marks = watermarks()
-        out: dict[int, list[Record]] = {p: [] for p in parts}
-        # From offset 0, not the low watermark: Tansu 0.6.0 sometimes reports a low
-        # watermark of 1 for a partition whose offset 0 exists, and a fetch from inside a
-        # batch skips to the next batch, so starting there loses records (docs/tansu.md).
-        # Test topics are fresh and never truncated, so 0 is always their first offset.
-        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
-        todo = {p for p in parts if marks[p][1] > 0}
-
-        def total() -> int:
-            return sum(len(v) for v in out.values())
-
-        # Phase 1: reach the high watermark of every partition (and ``expected`` records).
-        # Phase 2: keep draining until a quiet poll, because Tansu 0.6.0 reports the high
-        # watermark as (base offset of the last batch + 1): records later in that batch
-        # lie beyond it (see docs/tansu.md), so the watermark is only a lower bound.
-        quiet = False
-        while todo or (expected is not None and total() < expected) or not quiet:
-            if time.monotonic() > deadline:
-                got = {p: len(v) for p, v in out.items()}
-                raise AssertionError(
-                    f"read_back: timed out after {timeout}s reading {topic!r}; got {got}"
-                    + (f" (expected {expected} in total)" if expected is not None else "")
-                    + f", watermarks (low, high) { ({p: marks[p] for p in parts}) }"
-                )
-            msgs = consumer.consume(num_messages=1000, timeout=0.25)
-            quiet = not todo and not msgs
-            for msg in msgs:
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise KafkaException(err)
-                p = msg.partition()
-                assert p is not None
-                out[p].append(Record.from_message(msg))
-            if todo:
-                # position() also moves past control records, so it, not the last data
-                # offset, tells when the high watermark is reached.
-                for tp in consumer.position([TopicPartition(topic, p) for p in sorted(todo)]):
-                    if tp.offset >= marks[tp.partition][1]:
-                        todo.discard(tp.partition)
-    finally:
-        consumer.close()
-
-    n = sum(len(v) for v in out.values())
-    if expected is not None and n != expected:
-        raise AssertionError(f"read_back: read {n} records from {topic!r}, expected {expected}")
-    return out
+    pass
 
 
 #: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
