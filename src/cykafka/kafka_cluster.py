@@ -503,6 +503,9 @@ _LIVE: weakref.WeakSet[KafkaCluster] = weakref.WeakSet()
 @atexit.register
 def _stop_all() -> None:
     for cluster in list(_LIVE):
+        # A forked child exiting must not stop its parent's nodes.
+        if cluster._pid != os.getpid():
+            continue
         with contextlib.suppress(Exception):
             cluster.stop(timeout=5.0)
 
@@ -564,6 +567,7 @@ class KafkaCluster:
         self._admin_client: AdminClient | None = None
         self._client_conf: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._pid = os.getpid()  # the process whose exit stops the nodes
         names = [ln.name for ln in self.listeners] + ["CONTROLLER"]
         self.nodes = [
             KafkaNode(self, i + 1, {n: free_port(host) for n in names}) for i in range(nodes)
