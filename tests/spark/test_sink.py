@@ -395,7 +395,7 @@ def test_exactly_once_job_id_rerun_skips_and_changed_input_is_refused(
     assert again.ok and again.delivered == again.skipped == n
     assert again.offsets == first.offsets and all(t.skipped for t in again.tasks)
     changed = df.union(spark.createDataFrame([("k3", "extra")], "key string, value string"))
-    with pytest.raises(KafkaWriteError, match=r"input changed.*with \d+ rows by an earlier"):
+    with pytest.raises(KafkaWriteError, match=r"input changed.*by an earlier"):
         write_kafka(changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job)
     report = write_kafka(
         changed, name, bootstrap_servers=bs, preset="exactly_once", job_id=job, on_error="report"
