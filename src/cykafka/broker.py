@@ -57,6 +57,8 @@ __all__ = [
     "poll_until",
     "serve_forever",
     "tcp_open",
+    "delete_topic",
+    "topic_names",
 ]
 
 #: Environment variable that overrides where the ``tansu`` binary is found.
@@ -189,6 +191,27 @@ def poll_until(
     raise error(
         f"timed out after {timeout:.1f}s waiting for {what}"
         + (f" (last error: {last})" if last else "")
+    )
+
+
+def topic_names(admin: AdminClient, timeout: float = 10.0) -> list[str]:
+    """Names of all topics a cluster reports (asking for all: never creates one)."""
+    return sorted(admin.list_topics(timeout=timeout).topics)
+
+
+def delete_topic(admin: AdminClient, name: str, timeout: float, interval: float = 0.1) -> None:
+    """Delete ``name`` and wait until the cluster's metadata no longer lists it."""
+    future = admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)
+    try:
+        future[name].result(timeout=timeout)
+    except Exception as exc:
+        raise TopicError(f"deleting topic {name!r} failed: {exc}") from exc
+    poll_until(
+        lambda: name not in topic_names(admin),
+        timeout,
+        f"topic {name!r} to disappear",
+        TopicError,
+        interval,
     )
 
 
@@ -547,20 +570,11 @@ class LocalBroker:
 
     def delete_topic(self, name: str, timeout: float = 30.0) -> None:
         """Delete ``name`` and wait until it is gone from metadata."""
-        futures = self._admin().delete_topics(
-            [name], operation_timeout=timeout, request_timeout=timeout
-        )
-        try:
-            futures[name].result(timeout=timeout)
-        except Exception as exc:
-            raise TopicError(f"deleting topic {name!r} failed: {exc}") from exc
-        self._wait_for(
-            lambda: name not in self.list_topics(), timeout, f"topic {name!r} to disappear"
-        )
+        delete_topic(self._admin(), name, timeout, interval=0.05)
 
     def list_topics(self, timeout: float = 10.0) -> list[str]:
         """Names of all topics the broker reports."""
-        return sorted(self._admin().list_topics(timeout=timeout).topics)
+        return topic_names(self._admin(), timeout)
 
     def _wait_for(self, cond: Callable[[], bool], timeout: float, what: str) -> None:
         poll_until(cond, timeout, what, TopicError, interval=0.05)

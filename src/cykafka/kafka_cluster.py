@@ -46,7 +46,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
-from .broker import BrokerError, TopicError, free_port, poll_until, tcp_open
+from .broker import (
+    BrokerError,
+    TopicError,
+    delete_topic,
+    free_port,
+    poll_until,
+    tcp_open,
+    topic_names,
+)
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
@@ -846,19 +854,10 @@ class KafkaCluster:
         return name
 
     def delete_topic(self, name: str, timeout: float = 60.0) -> None:
-        fut = self._admin().delete_topics(
-            [name], operation_timeout=timeout, request_timeout=timeout
-        )[name]
-        try:
-            fut.result(timeout=timeout)
-        except Exception as exc:
-            raise TopicError(f"deleting topic {name!r} failed: {exc}") from exc
-        self.wait_for(
-            lambda: name not in self.list_topics(), timeout, f"topic {name!r} to disappear"
-        )
+        delete_topic(self._admin(), name, timeout)
 
     def list_topics(self, timeout: float = 10.0) -> list[str]:
-        return sorted(self._admin().list_topics(timeout=timeout).topics)
+        return topic_names(self._admin(), timeout)
 
     def partitions(self, topic: str, timeout: float = 10.0) -> dict[int, Any]:
         """``{partition: PartitionMetadata}`` (leader, replicas, isrs) as the cluster says now."""
