@@ -22,6 +22,7 @@ whole logs held in memory, is :func:`cykafka.testing.committed_view`.
 from __future__ import annotations
 
 import bisect
+import functools
 import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
@@ -292,13 +293,15 @@ def _broker_filtered(
     producer's open transaction is not missed."""
     from confluent_kafka import TopicPartition
 
-    from .._logreader import consume_to
+    from .._logreader import consume_to, until_settled
 
     consumer = _consumer(client, "read_committed")
     try:
         for p in parts:
-            tp = TopicPartition(topic, p)
-            high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)[1]
+            ask = functools.partial(
+                consumer.get_watermark_offsets, TopicPartition(topic, p), timeout, False
+            )
+            high = until_settled(ask, timeout)[1]
             if high <= 0:
                 continue
             for msg in consume_to(consumer, topic, p, high, timeout):
