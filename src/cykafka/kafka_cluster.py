@@ -860,11 +860,21 @@ class KafkaCluster:
         return topic_names(self._admin(), timeout)
 
     def partitions(self, topic: str, timeout: float = 10.0) -> dict[int, Any]:
-        """``{partition: PartitionMetadata}`` (leader, replicas, isrs) as the cluster says now."""
-        t = self._admin().list_topics(timeout=timeout).topics.get(topic)
-        if t is None or t.error is not None:
-            raise KafkaError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
-        return dict(t.partitions)
+        """``{partition: PartitionMetadata}`` (leader, replicas, isrs) as the cluster says
+        now.  Each node learns a new topic from the metadata log on its own: one asked
+        just after the topic was created may not know it yet, so an unknown topic is
+        asked about again for up to ``timeout`` seconds before it is an error."""
+        found: list[Any] = []
+
+        def known() -> bool:
+            t = self._admin().list_topics(timeout=timeout).topics.get(topic)
+            if t is None or t.error is not None:
+                raise KafkaError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
+            found.append(t)
+            return True
+
+        self.wait_for(known, timeout, f"topic {topic!r} in the metadata")
+        return dict(found[-1].partitions)
 
     def leader(self, topic: str, partition: int = 0, timeout: float = 30.0) -> int:
         """The node id leading ``topic``/``partition`` (waits while it has none)."""
