@@ -69,6 +69,8 @@ def read_back(
     """
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+    from cykafka._logreader import until_settled
+
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap_servers,
@@ -93,14 +95,19 @@ def read_back(
         else:
             parts = sorted(partitions)
 
-        def watermarks() -> dict[int, tuple[int, int]]:
+        def watermark(p: int) -> tuple[int, int]:
+            # While leadership moves (a node killed or just restarted) the query fails
+            # for a while (OFFSET_NOT_AVAILABLE, _DESTROY_BROKER, ...): ask again.
             left = max(deadline - time.monotonic(), 0.5)
-            return {
-                p: consumer.get_watermark_offsets(
+            return until_settled(
+                lambda: consumer.get_watermark_offsets(
                     TopicPartition(topic, p), timeout=min(left, 10.0), cached=False
-                )
-                for p in parts
-            }
+                ),
+                left,
+            )
+
+        def watermarks() -> dict[int, tuple[int, int]]:
+            return {p: watermark(p) for p in parts}
 
         marks = watermarks()
         out: dict[int, list[Record]] = {p: [] for p in parts}

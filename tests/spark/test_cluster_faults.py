@@ -7,14 +7,9 @@ read back by a plain ``read_committed`` consumer."""
 
 from __future__ import annotations
 
-import pytest
-
 from cluster_faults import new_topic, seeded, write_killing_leader
 
 
-# Out of CI until fixed: in a whole-suite run read_back's watermark query hit the
-# killed node (_DESTROY_BROKER); the soak restarts the node before reading back.
-@pytest.mark.slow
 def test_leader_killed_during_an_exactly_once_write(kafka3, read_back) -> None:
     """Each task sends its rows, then waits 3 s before its commit (a fault hook): the
     leader of partition 0 is SIGKILLed once a random share of the rows is in the
@@ -36,8 +31,6 @@ def test_leader_killed_during_an_exactly_once_write(kafka3, read_back) -> None:
     assert values == list(range(n))
 
 
-# Out of CI until fixed: the same _DESTROY_BROKER from read_back as above.
-@pytest.mark.slow
 def test_acks_1_with_the_leader_killed_the_report_said_loss_was_possible(kafka3, read_back) -> None:
     """preset throughput (acks=1, no idempotence), the leader of partition 0 SIGKILLed
     mid-write: what a read_committed reader finds is measured against the report, and
