@@ -29,7 +29,7 @@ include "batch.pxi"
 include "producer.pxi"
 include "mock.pxi"
 include "probe.pxi"
-include "avro_batch.pxi"
+include "serialized.pxi"
 
 
 def librdkafka_version():

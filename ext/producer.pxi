@@ -94,7 +94,7 @@ cdef class NativeProducer:
         cykafka's event thread (in an on_delivery or done-callback), the thread that
         makes room: there a full queue raises QueueFullError at once.  With
         value_serializer / key_serializer (confluent-style ``ser(obj, ctx)``) value /
-        key are objects, serialized first (avro_batch.pxi)."""
+        key are objects, serialized first (serialized.pxi)."""
         if value_serializer is not None or key_serializer is not None:
             value, key = _serialize_one(topic, value, key, headers, value_serializer,
                                         key_serializer)

@@ -1,4 +1,4 @@
-# avro_batch.pxi -- produce serialized rows, some of which were rejected.
+# serialized.pxi -- produce serialized rows, some of which were rejected.
 #
 # A serializer turns a batch into one binary column plus the rows that did not
 # fit the schema.  Those rows must fail on their own (the batch future reports
