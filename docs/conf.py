@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinxcontrib.programoutput",
     "generated",
+    "fences",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -96,3 +96,22 @@ def test_readme_speed_table_is_the_published_run() -> None:
     rows = [ln for ln in speed.splitlines() if ln.startswith("|")]
     assert len(rows) > 3
     assert [r for r in rows if r not in printed] == []
+
+
+def test_every_page_pairs_its_code_fences() -> None:
+    """A stray fence turns the rest of a page into one raw block, silently; the docs
+    build warns on it (docs/_ext/fences.py), and so does this, without Sphinx."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from fences import unpaired_fences
+
+    stray = "## API\nout\n```\n\n- `Producer(config)`\n\n```text\nx\n```\n\n## Next\n"
+    assert [line for line, _ in unpaired_fences(stray)] == [7]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    bad = {
+        str(p.relative_to(ROOT)): found
+        for p in pages
+        if "_build" not in p.parts and (found := unpaired_fences(p.read_text()))
+    }
+    assert not bad, bad
