@@ -16,7 +16,7 @@ import re
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -24,27 +24,9 @@ _SRC = Path(__file__).resolve().parent.parent / "src"
 if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
     sys.path.insert(0, str(_SRC))
 
-try:
-    from cykafka.broker import LocalBroker
-except ImportError:
-    # cykafka/__init__ may import the compiled extension; broker tests must still run
-    # when it is not built, so load the pure-Python module on its own.
-    _spec = importlib.util.spec_from_file_location(
-        "cykafka_broker_standalone", _SRC / "cykafka" / "broker.py"
-    )
-    if _spec is None or _spec.loader is None:
-        raise
-    _mod = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = _mod
-    _spec.loader.exec_module(_mod)
-    LocalBroker = _mod.LocalBroker  # type: ignore[misc]
-
 from brokers import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
+from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.kafka_cluster import KafkaCluster  # noqa: E402
-
-if TYPE_CHECKING:
-    pass
-
 
 #: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
 #: KRaft node started from Maven Central's jars), ``tansu`` (the embedded broker), or

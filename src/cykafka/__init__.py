@@ -6,32 +6,74 @@ C loop; presets and an explainer say what a config guarantees.
 
 from __future__ import annotations
 
-from ._load import load_native
+import importlib
+from typing import TYPE_CHECKING
 
-load_native()  # finds librdkafka before the imports below need it
+from . import presets
+from ._load import install_native_finder
+from .config import mask_secrets, translate
+from .explain import Guarantees, explain
 
-from . import presets  # noqa: E402
-from ._native import (  # noqa: E402
-    BatchFuture,
-    BatchReport,
-    DeliveryFuture,
-    DeliveryTimeoutError,
-    ErrorCode,
-    KafkaAuthenticationError,
-    KafkaConfigError,
-    KafkaDeliveryError,
-    KafkaError,
-    KafkaTimeoutError,
-    ProducerClosedError,
-    ProducerForkedError,
-    QueueFullError,
-    RecordMetadata,
-    all_delivered,
-    librdkafka_version,
-)
-from .config import mask_secrets, translate  # noqa: E402
-from .explain import Guarantees, explain  # noqa: E402
-from .producer import Producer  # noqa: E402
+# Any module may be the first to import the extension: this finds its librdkafka then.
+install_native_finder()
+
+if TYPE_CHECKING:
+    from ._native import (
+        BatchFuture,
+        BatchReport,
+        DeliveryFuture,
+        DeliveryTimeoutError,
+        ErrorCode,
+        KafkaAuthenticationError,
+        KafkaConfigError,
+        KafkaDeliveryError,
+        KafkaError,
+        KafkaTimeoutError,
+        ProducerClosedError,
+        ProducerForkedError,
+        QueueFullError,
+        RecordMetadata,
+        all_delivered,
+        librdkafka_version,
+    )
+    from .producer import Producer
+
+# PEP 562: the extension and the producer load when first used, so that the CLI, the
+# embedded broker and Kafka launcher, and whatever imports only those, start without
+# them (``import cykafka.cli`` loaded the extension, the producer and the inspector).
+_LAZY = {
+    "BatchFuture": "._native",
+    "BatchReport": "._native",
+    "DeliveryFuture": "._native",
+    "DeliveryTimeoutError": "._native",
+    "ErrorCode": "._native",
+    "KafkaAuthenticationError": "._native",
+    "KafkaConfigError": "._native",
+    "KafkaDeliveryError": "._native",
+    "KafkaError": "._native",
+    "KafkaTimeoutError": "._native",
+    "ProducerClosedError": "._native",
+    "ProducerForkedError": "._native",
+    "QueueFullError": "._native",
+    "RecordMetadata": "._native",
+    "all_delivered": "._native",
+    "librdkafka_version": "._native",
+    "Producer": ".producer",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -13,10 +13,6 @@ always librdkafka's answer, never a re-implementation of its hashes.
 
 from __future__ import annotations
 
-from ._load import load_native
-
-load_native()  # finds librdkafka before the import below needs it
-
-from ._native import PARTITIONERS, partition_for  # noqa: E402
+from ._native import PARTITIONERS, partition_for
 
 __all__ = ["PARTITIONERS", "partition_for"]

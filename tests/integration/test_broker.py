@@ -15,22 +15,11 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-try:
-    import cykafka.broker as bm
-except ImportError:  # conftest loaded broker.py standalone (extension not built)
-    bm = sys.modules["cykafka_broker_standalone"]  # type: ignore[assignment]
+import cykafka.broker as bm
 
 LocalBroker = bm.LocalBroker
 
-CHILD_PRELUDE = textwrap.dedent(
-    f"""
-    import importlib.util, sys
-    spec = importlib.util.spec_from_file_location("cykafka_broker_child", {bm.__file__!r})
-    bm = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bm
-    spec.loader.exec_module(bm)
-    """
-)
+CHILD_PRELUDE = "import sys\nimport cykafka.broker as bm\n"
 
 
 def _alive(pid: int) -> bool:

@@ -22,6 +22,22 @@ def test_heavy_optional_imports_stay_lazy() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("module", ["cykafka.cli", "cykafka.broker", "cykafka.kafka_cluster"])
+def test_the_command_and_the_brokers_start_without_the_extension(module: str) -> None:
+    """The package's face is lazy: what needs no producer does not load the compiled
+    extension, the producer or the inspector (`cykafka --help`, the embedded broker and
+    the Kafka launcher), and a name of the face loads them when first asked for."""
+    import subprocess
+
+    loaded = ("cykafka._native", "cykafka.producer", "cykafka.inspector")
+    code = (
+        f"import sys, {module}; print([m for m in {loaded!r} if m in sys.modules]); "
+        "import cykafka; cykafka.Producer; print('cykafka._native' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout
+
+
 def test_presets_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["presets"]) == 0
     out = capsys.readouterr().out
