@@ -25,7 +25,7 @@ def fresh_topic(bootstrap_servers: str, prefix: str, partitions: int = 3) -> str
     """Create a new uniquely named topic and wait until it has leaders."""
     from confluent_kafka.admin import AdminClient
 
-    from cykafka._admin import ensure_topic
+    from cykafka.cluster.admin import ensure_topic
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     ensure_topic(AdminClient({"bootstrap.servers": bootstrap_servers}), name, partitions)

@@ -82,7 +82,7 @@ def run(
     if topic is None:
         from confluent_kafka.admin import AdminClient
 
-        from cykafka._admin import ensure_topic
+        from cykafka.cluster.admin import ensure_topic
 
         topic = f"bench-inspector-{uuid.uuid4().hex[:8]}"
         ensure_topic(AdminClient({"bootstrap.servers": bootstrap_servers}), topic, 6)

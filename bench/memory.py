@@ -228,7 +228,7 @@ def rss_over_batches(bootstrap: str, topic: str, total: int, size: int) -> dict:
 def _admin_topic(bootstrap: str, name: str, delete: bool = False) -> None:
     from confluent_kafka.admin import AdminClient
 
-    from cykafka._admin import ensure_topic
+    from cykafka.cluster.admin import ensure_topic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     if delete:

@@ -69,7 +69,7 @@ def read_back(
     """
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-    from cykafka._logreader import until_settled
+    from cykafka.cluster.wire import until_settled
 
     consumer = Consumer(
         {

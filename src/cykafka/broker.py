@@ -20,7 +20,8 @@ with ``FeatureNotEnabled`` (see ``docs/tansu.md``). A persistent setup would loo
     LocalBroker(storage="s3://tansu/", env={"AWS_ENDPOINT": "http://127.0.0.1:9000",
                                             "AWS_ALLOW_HTTP": "true", ...})
 
-This module imports only the standard library at import time; ``confluent_kafka`` is
+This module imports only the standard library and :mod:`cykafka.cluster.admin` (the one way
+topics are made) at import time, never the compiled extension; ``confluent_kafka`` is
 imported lazily where a Kafka client is needed.
 """
 
@@ -43,6 +44,8 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TextIO
+
+from .cluster.admin import ensure_topic
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
@@ -80,27 +83,6 @@ class BrokerStartError(BrokerError):
 
 class TopicError(BrokerError):
     """Topic creation or deletion failed or did not become visible in metadata in time."""
-
-
-def _ensure_topic() -> Callable[..., bool]:
-    """:func:`cykafka._admin.ensure_topic`, the one way topics are made.  This module
-    also runs on its own, loaded from its file (tests of a tree whose extension is not
-    built): then ``_admin.py``, which needs nothing of the package either, is loaded
-    from beside it."""
-    if __package__:
-        from ._admin import ensure_topic
-
-        return ensure_topic
-    mod = sys.modules.get("cykafka_admin_standalone")
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(
-            "cykafka_admin_standalone", Path(__file__).with_name("_admin.py")
-        )
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    return mod.ensure_topic
 
 
 def find_tansu() -> str:
@@ -551,7 +533,7 @@ class LocalBroker:
         when the topic exists already.
         """
         try:
-            created = _ensure_topic()(
+            created = ensure_topic(
                 self._admin(),
                 name,
                 partitions,

@@ -34,7 +34,7 @@ from cluster_faults import (
     summary_count,
     wait_until,
 )
-from cykafka.importer.committed import committed_messages
+from cykafka.cluster.committed import committed_messages
 
 
 @pytest.mark.parametrize("batch", [False, True], ids=["futures", "produce_batch"])

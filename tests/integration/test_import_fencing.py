@@ -117,7 +117,7 @@ sys.exit(main(sys.argv[2:]))
 
 def _progress(bootstrap: str, tid: str) -> list[bytes]:
     """The committed progress records of transactional.id ``tid``."""
-    from cykafka.importer.committed import committed_messages
+    from cykafka.cluster.committed import committed_messages
     from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
 
     try:
@@ -192,7 +192,7 @@ def test_a_commit_the_committed_log_does_not_confirm_stops_the_import(broker, to
     from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC as PROGRESS
 
     def progress() -> list[bytes]:  # this import's committed progress records
-        from cykafka.importer.committed import committed_messages
+        from cykafka.cluster.committed import committed_messages
 
         try:
             msgs = committed_messages({"bootstrap.servers": broker.bootstrap_servers}, PROGRESS)

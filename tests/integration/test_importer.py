@@ -59,7 +59,7 @@ def test_lines_byte_exact_with_summary(broker, topic, read_back, tmp_path, capsy
 
 def _codecs_on_the_broker(broker, name: str) -> set[str]:
     """The compression of every record batch of partition 0, as the broker stores it."""
-    from cykafka._logreader import fetch_batches, leaders
+    from cykafka.cluster.wire import fetch_batches, leaders
 
     host, port = leaders(broker.bootstrap_servers, name, 30.0)[0]
     return {b.compression for _, b in fetch_batches(host, port, name, 0)}

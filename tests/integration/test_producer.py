@@ -628,7 +628,7 @@ def test_asking_for_the_producer_id_creates_no_topic(fresh_broker) -> None:
     that creates topics on demand would make one)."""
     from confluent_kafka.admin import AdminClient
 
-    from cykafka._admin import topic_metadata
+    from cykafka.cluster.admin import topic_metadata
 
     admin = AdminClient({"bootstrap.servers": fresh_broker.bootstrap_servers})
     before = set(topic_metadata(admin, "-", 10)[0].topics)

@@ -1,4 +1,4 @@
-"""One rule for "make sure the topic exists" (cykafka._admin.ensure_topic) and for "does
+"""One rule for "make sure the topic exists" (cykafka.cluster.admin.ensure_topic) and for "does
 it exist" (find_topic), against the real broker: Tansu auto-creates a topic that a
 Metadata request names, so every question about a topic must not name it."""
 
@@ -10,8 +10,8 @@ from typing import Callable
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from cykafka._admin import TopicMismatchError, ensure_topic, find_topic
 from cykafka.broker import LocalBroker
+from cykafka.cluster.admin import TopicMismatchError, ensure_topic, find_topic
 
 
 def _admin(broker: LocalBroker) -> AdminClient:
@@ -72,7 +72,7 @@ def test_a_progress_topic_that_is_not_compacted_is_refused_by_name(
 ) -> None:
     """Under cleanup.policy=delete, retention would drop a finished import's record and a
     rerun would send everything again: refused before anything is sent."""
-    from cykafka.importer.progress_topic import ensure_progress_topic
+    from cykafka.cluster.admin import ensure_progress_topic
 
     name = topic(1)
     with pytest.raises(RuntimeError, match=rf"progress topic '{name}'.*cleanup.policy"):
@@ -98,7 +98,7 @@ def _prepare_topic(servers: str, name: str) -> object:
 
 
 def _partitions_of(servers: str, name: str) -> object:
-    from cykafka.importer.committed import partitions_of
+    from cykafka.cluster.committed import partitions_of
 
     with pytest.raises(LookupError, match=name):
         partitions_of({"bootstrap.servers": servers}, name, 10)

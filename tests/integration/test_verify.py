@@ -10,7 +10,7 @@ import pytest
 
 import cykafka
 from cykafka.cli import main
-from cykafka.importer.committed import committed_messages
+from cykafka.cluster.committed import committed_messages
 from cykafka.testing import committed_view, read_raw_log
 
 ROWS = [{"k": f"user-{i % 3}", "v": f"event-{i}"} for i in range(30)]
@@ -143,7 +143,7 @@ def test_secured_clusters_read_through_a_read_committed_consumer(broker, topic) 
     """Where the batch headers cannot be read over a plain socket (SSL/SASL: real
     Kafka), the broker's own read_committed filtering is used, read to the high
     watermark.  On a topic without transactions both ways give the same records."""
-    from cykafka.importer import committed
+    from cykafka.cluster import committed
 
     name = topic(partitions=3)
     bs = broker.bootstrap_servers

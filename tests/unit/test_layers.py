@@ -25,8 +25,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
             "cykafka.config",
             "cykafka.presets",
             "cykafka.partitioning",
-            "cykafka._logreader",
-            "cykafka._admin",
+            "cykafka.cluster",
         ),
     ),
     (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow")),
@@ -104,7 +103,7 @@ def _graph() -> dict[str, set[str]]:
 
 def _layer(mod: str) -> int:
     if mod == "cykafka":
-        return 3  # the package's face re-exports the producer and what is under it
+        return 3  # the package's face hands out the producer and what is under it
     best = None
     for rank, prefixes in LAYERS:
         for p in prefixes:
@@ -175,6 +174,34 @@ def test_imports_only_point_down() -> None:
         if _layer(dep) > _layer(mod)
     )
     assert not upward, "\n".join(upward)
+
+
+#: The front doors: each stands on the layers below, never on another front door.
+FRONT_DOORS = ("cykafka.importer", "cykafka.spark", "cykafka.verify")
+#: The one exception, by design: verify reads the input files the import read, with the
+#: import's readers and the same field rules, so that both sides parse a row alike.
+INPUT_SIDE = {
+    ("cykafka.verify", "cykafka.importer"),
+    ("cykafka.verify", "cykafka.importer.model"),
+    ("cykafka.verify", "cykafka.importer.readers"),
+}
+
+
+def _door(mod: str) -> str | None:
+    return next((d for d in FRONT_DOORS if mod == d or mod.startswith(d + ".")), None)
+
+
+def test_front_doors_do_not_import_each_other() -> None:
+    """What the import, Spark and verify share about a cluster (topics, the progress
+    topic, reading a log back, the committed view) lives below them, in
+    ``cykafka.cluster``."""
+    sideways = sorted(
+        f"{mod} imports {dep}"
+        for mod, deps in _graph().items()
+        for dep in deps
+        if (a := _door(mod)) and (b := _door(dep)) and a != b and (a, dep) not in INPUT_SIDE
+    )
+    assert not sideways, "\n".join(sideways)
 
 
 def test_no_private_names_from_other_modules() -> None:

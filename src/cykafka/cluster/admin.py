@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "RECONNECT_BACKOFF_MS",
     "TopicMismatchError",
+    "connection_config",
+    "ensure_progress_topic",
     "ensure_topic",
     "find_topic",
     "short_lived",
@@ -38,6 +40,37 @@ __all__ = [
 #: half of all starts, 11 ms at 20).  A lost connection is still retried with
 #: librdkafka's exponential backoff, from this up to ``reconnect.backoff.max.ms``.
 RECONNECT_BACKOFF_MS = 20
+
+
+#: What a client cykafka opens beside a producer (an admin client, a reader of a topic)
+#: takes from the producer's config: how to reach and authenticate to the brokers.  The
+#: rest is the producer's own (acks, idempotence, batching, transactional.id): a consumer
+#: given it warns about each key, and drops it anyway.
+_CONNECTION_PREFIXES = ("security.", "sasl.", "ssl.", "client.", "socket.", "broker.")
+_CONNECTION_KEYS = frozenset(
+    {
+        "bootstrap.servers",
+        "enable.ssl.certificate.verification",
+        "enable.sasl.oauthbearer.unsecure.jwt",
+        "reconnect.backoff.ms",
+        "reconnect.backoff.max.ms",
+    }
+)
+
+
+def connection_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The connection settings of a producer ``config`` (Java names translated, as the
+    producer gets them) for a client cykafka opens beside that producer: the one
+    derivation every such client uses."""
+    from ..config import translate
+
+    scalars = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
+    translated, _notes = translate(scalars)
+    return {
+        k: v
+        for k, v in translated.items()
+        if k in _CONNECTION_KEYS or k.startswith(_CONNECTION_PREFIXES)
+    }
 
 
 def short_lived(conf: Mapping[str, Any], log_level: int = 3) -> dict[str, Any]:
@@ -171,3 +204,32 @@ def _wait_led(
                 f"leader within {timeout:g} s ({last})"
             )
         time.sleep(0.05)
+
+
+def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> bool:
+    """Create a compacted progress topic (the exactly-once import's, or Spark's) unless
+    it exists (one partition: every record is small and written once per transaction).  One that exists must be
+    compacted: under ``cleanup.policy=delete`` retention would drop the record of a
+    finished import or write, and a rerun would send everything again.  True when it was created
+    now."""
+    from confluent_kafka.admin import AdminClient
+
+    from ..cluster.admin import TopicMismatchError, ensure_topic, short_lived
+
+    admin = AdminClient(short_lived(client))
+    try:
+        return ensure_topic(
+            admin,
+            name,
+            1,
+            config={"cleanup.policy": "compact"},
+            same_partitions=False,  # the readers read every partition
+            timeout=timeout,
+        )
+    except TopicMismatchError as e:
+        raise RuntimeError(f"the progress topic {name!r} cannot be used: {e}") from None
+    except Exception as e:  # noqa: BLE001 - KafkaException, TimeoutError
+        # A timeout's text is empty: say what it was (a cluster without a controller
+        # quorum, say, answers nothing).
+        why = str(e) or f"{type(e).__name__}: no answer within {timeout:.0f} s"
+        raise RuntimeError(f"cannot create the progress topic {name!r}: {why}") from None

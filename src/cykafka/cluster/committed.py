@@ -29,6 +29,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, cast
 
+from .admin import connection_config, short_lived
+from .wire import consume_to, fetch_batches, leaders, until_settled
+
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
     from confluent_kafka import Message as ConsumerMessage
@@ -41,8 +44,6 @@ __all__ = [
     "partitions_of",
     "transactional_writes",
 ]
-
-_CONSUMER_KEYS_DROPPED = ("transactional.id", "enable.idempotence", "acks", "linger.ms")
 
 
 @dataclass(frozen=True)
@@ -102,14 +103,12 @@ class CommittedIndex:
 
 def partitions_of(client: Mapping[str, Any], topic: str, timeout: float = 30.0) -> list[int]:
     """The partition numbers of ``topic``; LookupError if it does not exist."""
-    from .._logreader import leaders
 
     return sorted(leaders(client, topic, timeout))
 
 
 def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> CommittedIndex:
     """Pass 1: the batch headers of one partition, from offset 0 to the high watermark."""
-    from .._logreader import fetch_batches
 
     idx = CommittedIndex()
     marks: dict[int, tuple[array, list[bool]]] = {}
@@ -135,7 +134,6 @@ def transactional_writes(
     """Committed records of ``topic`` written in transactions, counted per producer id
     (from the batch headers: no record is decoded); None on a secured cluster, whose
     batch headers this module does not read (see :meth:`CommittedReader.messages`)."""
-    from .._logreader import leaders
 
     if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
         return None
@@ -161,9 +159,7 @@ def _consumer(client: Mapping[str, Any], isolation: str = "read_uncommitted") ->
 
     from confluent_kafka import Consumer
 
-    from .._admin import short_lived
-
-    conf = {k: v for k, v in client.items() if k not in _CONSUMER_KEYS_DROPPED}
+    conf = connection_config(client)
     # librdkafka prefetches up to 64 MB per partition by default; a reader that goes
     # partition by partition needs far less to keep busy.
     conf.setdefault("queued.max.messages.kbytes", 8192)
@@ -197,7 +193,7 @@ class CommittedReader:
     (or use it in ``with``)."""
 
     def __init__(self, client: Mapping[str, Any], topic: str, timeout: float = 60.0) -> None:
-        self.client = {k: v for k, v in client.items() if isinstance(v, (str, int, float, bool))}
+        self.client = connection_config(client)
         self.topic, self.timeout = topic, timeout
         self._where: Optional[dict[int, tuple[str, int]]] = None
         self._consumer: Optional[Consumer] = None
@@ -219,7 +215,6 @@ class CommittedReader:
         """Every committed record of the topic (or of ``partitions``), partition by
         partition, each in offset order: a snapshot, up to the high watermark of each
         partition when its headers were read."""
-        from .._logreader import consume_to, leaders
 
         if self._where is None:
             self._where = leaders(self.client, self.topic, self.timeout)
@@ -251,7 +246,6 @@ class CommittedReader:
     def _index(self, partition: int) -> CommittedIndex:
         """The partition's batch headers from its leader; the leaders are looked up
         again while the one known is not (any more) where the partition is."""
-        from .._logreader import leaders
 
         assert self._where is not None
         # A leader that died is replaced within seconds (Kafka's broker session
@@ -292,8 +286,6 @@ def _broker_filtered(
     ``transaction.timeout.ms`` aborts them), so a record committed after another
     producer's open transaction is not missed."""
     from confluent_kafka import TopicPartition
-
-    from .._logreader import consume_to, until_settled
 
     consumer = _consumer(client, "read_committed")
     try:

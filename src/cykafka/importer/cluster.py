@@ -43,17 +43,11 @@ def check_topic_name(topic: str) -> None:
 
 
 def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    from .._admin import short_lived
-    from ..config import translate
+    from ..cluster.admin import connection_config, short_lived
 
-    translated, _notes = translate(config)  # Java names, as the producer gets them
-    passthrough = {
-        k: v
-        for k, v in translated.items()
-        if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
-    }
     # log_level 0: a cluster that does not answer is said once, below, not logged per retry.
-    return short_lived({**passthrough, "bootstrap.servers": bootstrap}, log_level=0)
+    conf = {**connection_config(config), "bootstrap.servers": bootstrap}
+    return short_lived(conf, log_level=0)
 
 
 def check_partition(topic: str, partition: Optional[int], count: int) -> None:
@@ -125,7 +119,7 @@ def prepare_topic(
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
-    from .._admin import TopicMismatchError, ensure_topic, find_topic
+    from ..cluster.admin import TopicMismatchError, ensure_topic, find_topic
 
     t = None
     try:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-from .._admin import RECONNECT_BACKOFF_MS
+from ..cluster.admin import RECONNECT_BACKOFF_MS
 from .interrupt import Stop
 from .model import Chunk, Fields, ImportInputError, Problem, Report
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
@@ -43,7 +43,7 @@ DEFAULT_OPTIONS = ReadOptions()
 #: flight under the ordered preset that halved the rate on a busy 2-core machine).
 #: ``reconnect.backoff.ms``: the producer asks for the topic's partition count as the
 #: first rows arrive, which can wait for librdkafka's next connection
-#: (:data:`cykafka._admin.RECONNECT_BACKOFF_MS` says why and how long).
+#: (:data:`cykafka.cluster.admin.RECONNECT_BACKOFF_MS` says why and how long).
 #: ``compression.type``: a broker's work, and the network's, grow with the bytes it is
 #: sent; lz4 costs the client about 1 ns a byte and took 10 M 100-byte lines from 4.6 s
 #: to 2.9 s here (every Kafka client reads it; ``-X compression.type=none`` opts out).

@@ -28,14 +28,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from .identity import FileIdentity
 
 if TYPE_CHECKING:
-    from .committed import CommittedReader
+    from ..cluster.committed import CommittedReader
 
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
     "FileProgress",
     "Progress",
     "committed_progress",
-    "ensure_progress_topic",
     "last_progress",
 ]
 
@@ -133,35 +132,6 @@ class Progress:
         )
 
 
-def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> bool:
-    """Create the compacted progress topic unless it exists (one partition: every
-    import's record is small and written once per transaction).  One that exists must be
-    compacted: under ``cleanup.policy=delete`` retention would drop the record of a
-    finished import, and a rerun would send everything again.  True when it was created
-    now."""
-    from confluent_kafka.admin import AdminClient
-
-    from .._admin import TopicMismatchError, ensure_topic, short_lived
-
-    admin = AdminClient(short_lived(client))
-    try:
-        return ensure_topic(
-            admin,
-            name,
-            1,
-            config={"cleanup.policy": "compact"},
-            same_partitions=False,  # the readers read every partition
-            timeout=timeout,
-        )
-    except TopicMismatchError as e:
-        raise RuntimeError(f"the progress topic {name!r} cannot be used: {e}") from None
-    except Exception as e:  # noqa: BLE001 - KafkaException, TimeoutError
-        # A timeout's text is empty: say what it was (a cluster without a controller
-        # quorum, say, answers nothing).
-        why = str(e) or f"{type(e).__name__}: no answer within {timeout:.0f} s"
-        raise RuntimeError(f"cannot create the progress topic {name!r}: {why}") from None
-
-
 def committed_progress(
     client: Mapping[str, Any],
     name: str,
@@ -173,7 +143,7 @@ def committed_progress(
     as a read_committed consumer on Kafka sees them (:mod:`.committed`).  ``reader``:
     the :class:`~.committed.CommittedReader` of topic ``name`` to read with (a run reads
     its progress again after every commit), else a reader of its own."""
-    from .committed import committed_messages
+    from ..cluster.committed import committed_messages
 
     want = key.encode()
     msgs = (

@@ -8,7 +8,7 @@ together, as Kafka Connect does for exactly-once sources (KIP-618).
 A rerun with the same arguments uses the same ``transactional.id`` (derived from the
 topic and the inputs as given): ``init_transactions`` fences the producer of the run that
 died and aborts its open transaction; the run then reads the last committed position
-(through :mod:`~cykafka.importer.committed`, which is right on brokers that do not hide
+(through :mod:`~cykafka.cluster.committed`, which is right on brokers that do not hide
 aborted transactions) and reads each file again from there.  A ``read_committed``
 consumer sees every row exactly once, in file order.  What a rerun may change and
 what it refuses (the identity of an import) is :func:`~.resume_state.check_saved`'s,
@@ -31,15 +31,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from ..cluster.admin import connection_config, ensure_progress_topic
+from ..cluster.committed import CommittedReader, partitions_of, transactional_writes
 from ..presets import parse as parse_presets
-from .committed import CommittedReader, partitions_of, transactional_writes
 from .identity import content_digest
 from .model import ImportInputError
 from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     committed_progress,
-    ensure_progress_topic,
     last_progress,
 )
 from .resume_state import (
@@ -268,7 +268,7 @@ def run_exactly_once(
     key = eo.transactional_id or derive_transactional_id(topic, names)
     outcome = outcome if outcome is not None else Outcome()
     outcome.transactional_id = key
-    client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
+    client = connection_config(config)
     created = ensure_progress_topic(client, eo.progress_topic, eo.timeout)
     resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
     # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.

@@ -29,7 +29,7 @@ from .sink import Sink
 from .summary import ImportResult
 
 if TYPE_CHECKING:
-    from .committed import CommittedReader
+    from ..cluster.committed import CommittedReader
 
 __all__ = [
     "PERMANENT_ERRORS",

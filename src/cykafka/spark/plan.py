@@ -196,7 +196,7 @@ def partition_count(config: Mapping[str, Any], topic: str) -> int:
     """``topic``'s partition count from the cluster's metadata (one round trip)."""
     from confluent_kafka.admin import AdminClient
 
-    from .._admin import find_topic
+    from ..cluster.admin import find_topic
 
     passthrough = {
         k: v

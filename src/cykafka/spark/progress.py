@@ -5,7 +5,7 @@ streaming query, named by ``query``) splits its rows into a fixed number of *uni
 content (:mod:`cykafka.spark.routing`); each unit is written in one Kafka transaction
 whose ``transactional.id`` names the unit, and the same transaction writes the unit's
 progress record to a compacted progress topic (the importer's,
-:func:`cykafka.importer.progress_topic.ensure_progress_topic`)::
+:func:`cykafka.cluster.admin.ensure_progress_topic`)::
 
     key   = "<job>/<unit>"
     value = {"job": "orders-etl", "batch": 7, "unit": 2, "units": 4, "partitions": 4,
@@ -21,7 +21,7 @@ committed record is proof that the unit's rows are committed, and compaction kee
 record per (job, unit): the latest batch.
 
 Records are read as a ``read_committed`` consumer on Kafka sees them, on any broker
-(:func:`cykafka.importer.committed.committed_messages`: Tansu, the test broker, does
+(:func:`cykafka.cluster.committed.committed_messages`: Tansu, the test broker, does
 not hide aborted records itself)."""
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from typing import Any, Optional, TypedDict, Union
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
     "ProgressRecord",
-    "client_config",
     "progress_key",
     "progress_value",
     "read_job",
@@ -56,20 +55,6 @@ class ProgressRecord(TypedDict):
     rows: int
     offsets: list[list[Union[str, int]]]  # [topic, partition, first, last]
     content: Optional[str]  # UnitContent.hex() of the rows (absent in older records)
-
-
-def client_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What a reader of the progress topic needs from the producer config: the brokers
-    and the security settings (Java names such as ``sasl.jaas.config`` translated)."""
-    from ..config import translate
-
-    given = {
-        k: v
-        for k, v in config.items()
-        if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"
-    }
-    client, _notes = translate(given)
-    return dict(client)
 
 
 def progress_key(job: str, unit: int) -> bytes:
@@ -103,7 +88,7 @@ def progress_value(
 
 def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, ProgressRecord]:
     """The committed progress of ``job``: unit -> its record of the latest batch."""
-    from ..importer.committed import committed_messages
+    from ..cluster.committed import committed_messages
 
     prefix = f"{job}/".encode()
     out: dict[int, ProgressRecord] = {}

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from ..cluster.admin import connection_config, ensure_progress_topic
 from .executor import shipped
 from .plan import WritePlan, make_plan
 from .report import SETUP_MARK, TASK_MARK, KafkaWriteError, TaskResult, WriteReport
@@ -199,12 +200,11 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
 def _log_ends(plan: WritePlan) -> Optional[dict[int, int]]:
     """``plan.topic``'s log end per partition, or None if it cannot be read (the
     report then bounds what a retry wrote again instead of counting it)."""
-    from .._logreader import log_ends
-    from .progress import client_config
+    from ..cluster.wire import log_ends
 
     assert plan.topic is not None
     try:
-        return log_ends(client_config(plan.config), plan.topic)
+        return log_ends(connection_config(plan.config), plan.topic)
     except Exception as e:  # the write goes on; the report says it did not measure
         _logger.info("write_kafka: cannot read the log ends of %r (%s)", plan.topic, e)
         return None
@@ -239,11 +239,10 @@ def _first_attempts_units(plan: WritePlan) -> WritePlan:
     one did (whatever the parallelism then and now)."""
     import dataclasses
 
-    from ..importer.progress_topic import ensure_progress_topic
     from . import progress
 
     assert plan.progress_topic is not None and plan.job is not None
-    client = progress.client_config(plan.config)
+    client = connection_config(plan.config)
     ensure_progress_topic(client, plan.progress_topic)
     if not plan.job_named:
         return plan  # a name made for this call: nothing of it can be committed yet

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from ..cluster.admin import connection_config
 from .plan import WritePlan
 from .report import MAX_ERRORS, TASK_MARK, TaskResult
 
@@ -78,7 +79,7 @@ def run_unit(
         # Refused (an ACL on the transactional id, say): one line for the driver, not a
         # worker traceback; nothing of the unit was written.
         raise RuntimeError(f"{TASK_MARK} unit {unit}: init_transactions failed: {e}") from None
-    client = progress.client_config(plan.config)
+    client = connection_config(plan.config)
     pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-look")
     try:
         look = pool.submit(progress.read_job, client, plan.progress_topic, plan.job)  # 2.

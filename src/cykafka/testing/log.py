@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .._logreader import RawRecord, committed_view, leaders, read_partition
+from ..cluster.records import RawRecord, committed_view
+from ..cluster.wire import leaders, read_partition
 from .mock import MockCluster
 
 __all__ = ["LogRecord", "RawRecord", "committed_view", "read_log", "read_raw_log"]

@@ -74,8 +74,8 @@ def verify_files(
     :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
     missing topic."""
     from .._codecs import digest_rows
+    from ..cluster.committed import partitions_of
     from ..importer import plan_files
-    from ..importer.committed import partitions_of
     from ..importer.model import Fields
     from ..importer.readers import ReadOptions
     from .topic import read_topic

@@ -1,14 +1,14 @@
 """The topic's side of `cykafka verify`: its committed records as digests, read in bulk.
 
 On a plaintext cluster each partition is read once, batch by batch, from its leader
-with the Fetch API (:mod:`cykafka._logreader`), and each batch's records are decoded and
+with the Fetch API (:mod:`cykafka.cluster.wire`), and each batch's records are decoded and
 digested in C: no Python object per record.  Kafka's rule for transactions (KIP-98) is
 applied on the way: a transactional batch's records wait for their producer's next
 marker, and count only if it is a COMMIT (an open transaction counts not at all), as
-:mod:`cykafka.importer.committed` does; so aborted records are left out on Tansu too.
+:mod:`cykafka.cluster.committed` does; so aborted records are left out on Tansu too.
 
 A batch compressed with a codec that reader does not decode (snappy, zstd), and a
-secured cluster, are read through :func:`~cykafka.importer.committed.committed_messages`
+secured cluster, are read through :func:`~cykafka.cluster.committed.committed_messages`
 (a consumer) instead, the partition's fast reading forgotten.
 """
 
@@ -67,7 +67,8 @@ def _read_partition(
     timeout: float,
 ) -> None:
     from .._codecs import digest_records
-    from .._logreader import batch_records, fetch_batches
+    from ..cluster.records import batch_records
+    from ..cluster.wire import fetch_batches
 
     acc = _Acc(matcher, partition)
     pending: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
@@ -100,7 +101,7 @@ def _read_with_consumer(
     client: Mapping[str, Any], topic: str, partition: int, with_partition: bool, m: Matcher
 ) -> None:
     from .._codecs import digest_rows
-    from ..importer.committed import committed_messages
+    from ..cluster.committed import committed_messages
 
     def flush(rows: list[Any]) -> None:
         n = len(rows)
@@ -140,7 +141,7 @@ def read_topic(
 ) -> None:
     """Hand every committed record of ``topic`` to ``matcher``, partition by
     partition, in offset order (transactional ones when their commit is read)."""
-    from .._logreader import leaders
+    from ..cluster.wire import leaders
 
     where = leaders(client, topic, timeout)
     plain = str(client.get("security.protocol", "plaintext")).lower() == "plaintext"
@@ -163,7 +164,7 @@ def fetch_records(
 ) -> dict[tuple[int, int], _Content]:
     """The key, value and headers of the records at ``wanted`` (partition, offset)
     places (for a report's examples): one read per partition, up to the last wanted."""
-    from ..importer.committed import committed_messages
+    from ..cluster.committed import committed_messages
 
     out: dict[tuple[int, int], _Content] = {}
     for p in sorted({w[0] for w in wanted}):

@@ -1,0 +1,6 @@
+"""What every front door (the import, Spark, verify) shares about a cluster, below them:
+the settings of the short-lived clients cykafka opens beside a producer and the topics
+they make (:mod:`.admin`), a partition log read over Kafka's wire protocol
+(:mod:`.wire`) and decoded (:mod:`.records`), and a topic as a ``read_committed`` reader
+on Kafka sees it, on any broker (:mod:`.committed`).  Nothing here loads the compiled
+extension."""
