@@ -174,6 +174,11 @@ def parse(preset: PresetSpec) -> list[str]:
     """Normalise a preset spec to a list of known names ("a+b", "a,b", [..], None)."""
     if preset is None:
         return []
+    if not isinstance(preset, (str, list, tuple)):
+        raise TypeError(
+            f"preset must be a preset name (str, e.g. 'ordered' or 'ordered+java_compatible') "
+            f"or a list of names, not {type(preset).__name__} ({preset!r:.40})"
+        )
     parts: list[str] = []
     for item in [preset] if isinstance(preset, str) else list(preset):
         if not isinstance(item, str):

@@ -10,25 +10,21 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, SupportsIndex, TextIO
 
 from . import inspector as _inspector
 from . import presets as _presets
-from ._load import load_native
-
-load_native()  # finds librdkafka before the import below needs it
-
-from ._native import (  # noqa: E402
+from ._native import (
     DEFAULT_EXIT_TIMEOUT,
     BatchFuture,
     KafkaError,
     NativeProducer,
     produce_serialized,
 )
-from .config import (  # noqa: E402
+from .config import (
     ResolvedConfig,
     mask_secrets,
     number_property,
     resolve,
     secret_values,
 )
-from .inspector.watchdog import EpochWatch  # noqa: E402
+from .inspector.watchdog import EpochWatch
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -114,16 +110,12 @@ class Producer(NativeProducer):
         for name, fn in (("on_error", on_error), ("stats_cb", stats_cb)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable, not {type(fn).__name__}")
-        if preset is not None and not isinstance(preset, (str, list, tuple)):
-            raise TypeError(
-                f"preset must be a preset name (str, e.g. 'ordered' or 'ordered+java_compatible') "
-                f"or a list of names, not {type(preset).__name__} ({preset!r:.40})"
-            )
-        self._preset = _presets.parse(preset) if preset else []
         self._given = given
-        # The one resolver (cykafka.config.resolve) lays presets under the config, translates
-        # Java names and adds cykafka's defaults; explain() reads the same result.
-        self._resolved = (resolved or resolve(given, self._preset)).require()
+        # The one resolver (cykafka.config.resolve) parses the preset, lays it under the
+        # config, translates Java names and adds cykafka's defaults; explain() reads the
+        # same result.
+        self._resolved = (resolved or resolve(given, preset)).require()
+        self._preset = list(self._resolved.presets)
         self._resolved.warn(stacklevel=2)
         lib = self._resolved.librdkafka()
         max_block_ms = self._resolved.max_block_ms
