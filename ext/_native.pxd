@@ -31,6 +31,8 @@ cdef enum:
     # the longest a staged message waits for the rest of its group  (stage.pxi)
     _STAGE_AGE_NS = 1000000
     _STAGE_BYTES = 65536   # the most value bytes staged at once  (stage.pxi)
+    # a hand-over names the partitions when they come in runs this long on average
+    _STAGE_RUN_MIN = 16   # (stage.pxi)
 
 include "args.pxd"
 include "partitioner.pxd"

@@ -39,6 +39,8 @@ cdef class _Core:
     cdef int64_t stage_bytes_max   # ... kept under 1/64 of queue.buffering.max.kbytes
     cdef int64_t max_msgs        # queue.buffering.max.messages
     cdef rd_kafka_topic_t *stage_rkt
+    cdef _Topic stage_topic      # stage_rkt's _Topic (its cached partition count)
+    cdef int32_t stage_part[_STAGE_MAX]   # each staged message's partition, when predicted
     cdef int64_t stage_since     # _now_ns() when the oldest staged message came
     cdef bint stage_stuck        # the last hand-over found the queue full ...
     cdef unsigned long stage_stuck_gen   # ... at this room_gen

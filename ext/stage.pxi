@@ -13,7 +13,13 @@
 # partition, timestamp or headers) appends its message to the core's stage, and
 # the stage goes to rd_kafka_produce_batch(RD_KAFKA_PARTITION_UA) as one call:
 # librdkafka still runs its own partitioner on every message, so keys and
-# sticky partitions behave exactly as with produce().  What changes:
+# sticky partitions behave exactly as with produce().  Except where that
+# partitioner's answer is already decided (the topic has one partition, or
+# every staged key is one it hashes and they come in long runs of one
+# partition): then the stage goes over run by run, in its order, each run
+# naming its partition, found with librdkafka's own partitioner function as
+# grouping.pxi does for batches, and librdkafka skips its partitioner (on one
+# partition: 15 % less CPU per produce() loop here).  What changes:
 #
 # * A message waits in the stage until _STAGE_MAX messages are staged, another
 #   call needs librdkafka to have everything (a produce that goes direct,
@@ -38,7 +44,7 @@
 # producers and linger.ms=0 do not stage: there every produce() must reach
 # librdkafka at once.
 
-from libc.string cimport memmove
+from libc.string cimport memmove, memset
 from cpython.ref cimport Py_XDECREF
 
 # Cores whose stage holds messages: a thread about to wait for a future hands
@@ -123,6 +129,7 @@ cdef int _stage_push(_Core core, _Topic t, DeliveryFuture fut, object value, obj
     core.stage_bytes += v.len
     if n == 0:
         core.stage_rkt = t.rkt
+        core.stage_topic = t
         core.stage_stuck = False
         atomic_store_i64(&core.stage_since, _now_ns(), __ATOMIC_SEQ_CST)
         _staged.add(core)
@@ -140,18 +147,27 @@ cdef int _stage_drain(_Core core, bint block) except -1:
     cdef int64_t deadline = 0
     cdef unsigned long gen
     cdef int n, i, rest
+    cdef int32_t cnt
     cdef rd_kafka_message_t *m
     cdef DeliveryFuture fut
+    cdef _Topic t
     cdef list refused = None
     try:
         while core.stage_n > 0:
+            t = core.stage_topic
+            cnt = _stage_count(core, t, block)   # may let another thread in
+            if core.stage_topic is not t:
+                continue   # that thread handed this topic's messages over
             gen = _room_gen(core)
             n = core.stage_n
             # Never blocks: without RD_KAFKA_MSG_F_BLOCK a full queue fails the
             # rest of the call with _QUEUE_FULL (rd_kafka_produce_batch sets
             # each message's err; those before the first _QUEUE_FULL are queued
             # or refused for their own reason).
-            rd_kafka_produce_batch(core.stage_rkt, RD_KAFKA_PARTITION_UA, 0, core.stage, n)
+            if _stage_predict(core, cnt, n):
+                _stage_runs(core, n)
+            else:
+                rd_kafka_produce_batch(core.stage_rkt, RD_KAFKA_PARTITION_UA, 0, core.stage, n)
             i = 0
             while i < n and core.stage[i].err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
                 m = &core.stage[i]
@@ -186,6 +202,74 @@ cdef int _stage_drain(_Core core, bint block) except -1:
         if refused is not None:
             _fire_failed(refused)
     return 0
+
+
+cdef int32_t _stage_count(_Core core, _Topic t, bint block):
+    """The staged topic's partition count for _stage_predict (0: unknown).  Only a
+    producing thread (``block``) asks the brokers when the cached count is stale: the
+    event thread and waiters do not wait for a metadata answer, they leave the
+    messages to librdkafka's partitioner."""
+    if t is None:
+        return 0
+    if not block and (t.cnt_at_ns == 0 or _now_ns() - t.cnt_at_ns >= _COUNT_TTL_NS):
+        return 0
+    return _partition_count(core, t)
+
+
+cdef bint _stage_predict(_Core core, int32_t cnt, int n) noexcept:
+    """Fill stage_part[0..n) with the partition librdkafka's partitioner gives each
+    staged message, as grouping.pxi predicts a batch's: True only when every one is
+    decided (one partition; else a key the configured partitioner hashes) and the
+    stage falls into long runs of one partition.  Then the hand-over names the
+    partition and librdkafka skips its partitioner (per message two clock reads, the
+    partition lookup and its availability check).  Keys spread over partitions make
+    short runs, one call each: that costs more than it saves (measured: 13 % more
+    CPU for keys cycling over 4 partitions), so they stay with librdkafka's
+    partitioner."""
+    cdef int i, runs = 1
+    cdef const rd_kafka_message_t *m
+    if cnt == 1:
+        memset(core.stage_part, 0, n * sizeof(int32_t))
+        return True
+    if cnt < 2 or core.part_kind == _PK_NONE:
+        return False
+    for i in range(n):
+        m = &core.stage[i]
+        if not _predictable(core.part_kind, <const char *>m.key, m.key_len):
+            return False
+        core.stage_part[i] = core.part_fn(core.stage_rkt, m.key, m.key_len, cnt, NULL, NULL)
+        if i and core.stage_part[i] != core.stage_part[i - 1]:
+            runs += 1
+            if runs * _STAGE_RUN_MIN > n:
+                return False
+    return True
+
+
+cdef _stage_runs(_Core core, int n):
+    """Hand the predicted stage over as it stands, each run of consecutive messages
+    to one partition in one call naming it: the stage's order is kept (never
+    regrouped), and a run that meets a full queue ends the hand-over, so what
+    _stage_drain leaves staged is still a suffix in order.  librdkafka's "msgs"
+    statistic leaves such messages out: counted here in ``direct`` (stats.pxi)."""
+    cdef int s = 0, e, j, ok
+    cdef int32_t part
+    cdef _PartCount pc
+    while s < n:
+        part = core.stage_part[s]
+        e = s + 1
+        while e < n and core.stage_part[e] == part:
+            e += 1
+        rd_kafka_produce_batch(core.stage_rkt, part, 0, &core.stage[s], e - s)
+        ok = 0
+        for j in range(s, e):
+            if core.stage[j].err == RD_KAFKA_RESP_ERR_NO_ERROR:
+                ok += 1
+        if ok:
+            pc = _part_count(core, core.stage_rkt, part)
+            pc.direct += ok
+        if core.stage[e - 1].err == RD_KAFKA_RESP_ERR__QUEUE_FULL:
+            return   # the rest waits, staged, from the first _QUEUE_FULL on
+        s = e
 
 
 cdef _fire_failed(list futs):

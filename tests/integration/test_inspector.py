@@ -265,6 +265,43 @@ def test_a_batch_handed_to_its_partition_is_counted_there(cluster: Any, partitio
         assert all(done.partitions[(topic, q)].unfinished_msgs == 0 for q in per_part)
 
 
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_produced_messages_handed_to_their_partition_are_counted_there(
+    cluster: Any, partitions: int
+) -> None:
+    """produce() hands its staged messages to their partition itself when every one's
+    is decided (the topic's only one, or keys the partitioner hashes, in runs), so
+    librdkafka's "msgs" statistic leaves them out: the inspector still counts each one
+    on its partition, enqueued and delivered."""
+    from cykafka.partitioning import partition_for
+
+    topic = cluster.create_topic(f"staged{partitions}", partitions=partitions)
+    n = 3000
+    keys = [None] * n if partitions == 1 else [b"key-%d" % (i // 300) for i in range(n)]
+    per_part = collections.Counter(
+        [0] * n if partitions == 1 else [partition_for("consistent_random", k, 3) for k in keys]
+    )
+    with mock_producer(cluster) as p:
+        warm_up(p, topic, partitions)
+        futures = [p.produce(topic, b"v%d" % i, k) for i, k in enumerate(keys)]
+        assert p.flush(60) == 0
+        assert [f.result().partition for f in futures[:: n // 10]] == [
+            0 if k is None else partition_for("consistent_random", k, 3) for k in keys[:: n // 10]
+        ]
+        # Statistics emitted after every hand-over: counts final, direct counts in.
+        done = fresh(
+            p,
+            lambda s: all(s.partitions[(topic, q)].delivered == m + 1 for q, m in per_part.items()),
+            "every message delivered",
+        )
+        for q, m in per_part.items():
+            ps = done.partitions[(topic, q)]
+            assert ps.enqueued == m + 1 and ps.unfinished_msgs == 0, ps  # + the warm-up
+        # Handed over with their partition: not in "msgs", counted by cykafka.
+        direct = p._last_stats()[3] or {}
+        assert sum(v for (t, _), v in direct.items() if t == topic) > 0, direct
+
+
 def test_state_in_flight_while_a_request_awaits_its_response(cluster: Any) -> None:
     topic = cluster.create_topic("rtt", partitions=3)
     with mock_producer(cluster) as p:

@@ -38,10 +38,15 @@ EXAMPLES = 5
 _BUCKETS = 64
 _KEYLESS_SPAN = 1 << 16  # offsets per keyless order unit (bounds a bucket's size)
 
+# Every field is 8 bytes (rows are gathered as rows of uint64 words, see _take).  A
+# topic record's place is one number, partition << 48 | offset ("po"): a partition's
+# offsets stay below 2**48.
 EXP = np.dtype([("d0", "<u8"), ("d1", "<u8"), ("k", "<u8"), ("i", "<i8")])
-ACT = np.dtype([("d0", "<u8"), ("d1", "<u8"), ("k", "<u8"), ("p", "<i8"), ("o", "<i8")])
-ORD = np.dtype([("k", "<u8"), ("p", "<i8"), ("c", "<i8"), ("o", "<i8"), ("i", "<i8")])
+ACT = np.dtype([("d0", "<u8"), ("d1", "<u8"), ("k", "<u8"), ("po", "<i8")])
+ORD = np.dtype([("k", "<u8"), ("po", "<i8"), ("i", "<i8")])
 MISS = np.dtype([("i", "<i8"), ("k", "<u8")])
+_PO_SHIFT = 48
+_O_MASK = (1 << _PO_SHIFT) - 1
 
 
 @dataclass(kw_only=True)
@@ -107,6 +112,13 @@ def _ranks(d0: np.ndarray, d1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx - starts, starts
 
 
+def _take(x: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``x[order]`` for records whose fields are all 8 bytes: gathered as rows of
+    words, several times faster than NumPy's field-by-field copy of records."""
+    words = x.view("<u8").reshape(len(x), x.dtype.itemsize // 8)
+    return np.take(words, order, axis=0).view(x.dtype).reshape(-1)
+
+
 def _by_digest(x: np.ndarray) -> np.ndarray:
     """The order of ``x`` by digest, copies of one digest in their order in ``x``: by
     the first 8 bytes when they differ everywhere (the common case, and the fastest
@@ -132,7 +144,7 @@ class _Spill:
     def add(self, rows: np.ndarray, bucket: np.ndarray) -> None:
         bucket = bucket.astype(np.uint8)  # a stable sort of bytes is a radix sort
         order = np.argsort(bucket, kind="stable")
-        rows, bucket = rows[order], bucket[order]
+        rows, bucket = _take(rows, order), bucket[order]
         bounds = np.searchsorted(bucket, np.arange(_BUCKETS + 1, dtype=np.uint8))
         for b in range(_BUCKETS):
             lo, hi = bounds[b], bounds[b + 1]
@@ -232,7 +244,7 @@ class Matcher:
         rows = np.empty(n, ACT)
         dv = digests.view("<u8").reshape(n, 2)
         rows["d0"], rows["d1"], rows["k"] = dv[:, 0], dv[:, 1], keys
-        rows["p"], rows["o"] = partition, offsets
+        rows["po"] = (partition << _PO_SHIFT) | offsets
         self._actual += n
         self._act.add(rows, (rows["d0"] % _BUCKETS).astype(np.int64))
 
@@ -290,8 +302,8 @@ class Matcher:
             return
         # Each side is in its own order already (input order; topic order): a stable
         # sort by digest keeps it among the copies of one digest.
-        e = e[_by_digest(e)]
-        a = a[_by_digest(a)]
+        e = _take(e, _by_digest(e))
+        a = _take(a, _by_digest(a))
         er, _ = _ranks(e["d0"], e["d1"])
         ar, astart = _ranks(a["d0"], a["d1"])
         # The input copy a topic record pairs with: the same digest, the same copy number.
@@ -312,10 +324,10 @@ class Matcher:
         e_ok[ei] = True
         # matched: to the order buckets
         m = np.empty(len(ei), ORD)
-        m["k"], m["p"], m["o"], m["i"] = a["k"][ai], a["p"][ai], a["o"][ai], e["i"][ei]
+        m["k"], m["po"], m["i"] = a["k"][ai], a["po"][ai], e["i"][ei]
         keyless = m["k"] == 0
-        m["c"] = np.where(keyless, m["o"] // _KEYLESS_SPAN, 0)
-        bucket = np.where(keyless, (m["p"] * 7919 + m["c"]) % _BUCKETS, m["k"] % _BUCKETS)
+        unit = (m["po"] >> _PO_SHIFT) * 7919 + (m["po"] & _O_MASK) // _KEYLESS_SPAN
+        bucket = np.where(keyless, unit % _BUCKETS, m["k"] % _BUCKETS)
         self._ord.add(m, bucket.astype(np.int64))
         # missing
         lost = e[~e_ok]
@@ -336,19 +348,11 @@ class Matcher:
             dup = np.nonzero(~a_ok & a_has)[0]
             found.extra += len(ext)
             found.duplicated += len(dup)
-            for j in ext[np.lexsort((a["o"][ext], a["p"][ext]))][:EXAMPLES]:
-                extra_c.append((int(a["p"][j]), int(a["o"][j]), int(a["k"][j])))
-            for j in dup[np.lexsort((a["o"][dup], a["p"][dup]))][:EXAMPLES]:
-                f0 = astart[j]
-                dup_c.append(
-                    (
-                        int(a["p"][j]),
-                        int(a["o"][j]),
-                        int(e["i"][first[j]]),
-                        int(a["p"][f0]),
-                        int(a["o"][f0]),
-                    )
-                )
+            po = a["po"]
+            for j in ext[np.argsort(po[ext], kind="stable")][:EXAMPLES]:
+                extra_c.append((*_place(po[j]), int(a["k"][j])))
+            for j in dup[np.argsort(po[dup], kind="stable")][:EXAMPLES]:
+                dup_c.append((*_place(po[j]), int(e["i"][first[j]]), *_place(po[astart[j]])))
 
     def _order(
         self,
@@ -359,10 +363,16 @@ class Matcher:
     ) -> None:
         if not len(x):
             return
-        # By key, partition, offset (a keyless unit's range follows from its offsets):
-        # partition and offset in one number, as a partition's offsets stay below 2**48.
-        x = x[np.lexsort(((x["p"] << 48) | x["o"], x["k"]))]
-        k, p, c, o, i = x["k"], x["p"], x["c"], x["o"], x["i"]
+        # By key, partition, offset (a keyless unit's range follows from its offsets).
+        # A topic record's place is unique: by place first (the fastest sort), then
+        # a stable sort by key, unless the bucket holds one key (keyless units: 0).
+        k = x["k"]
+        x = _take(x, np.argsort(x["po"]))
+        if k.min() != k.max():
+            x = _take(x, np.argsort(x["k"], kind="stable"))
+        k, i = x["k"], x["i"]
+        p, o = x["po"] >> _PO_SHIFT, x["po"] & _O_MASK
+        c = np.where(k == 0, o // _KEYLESS_SPAN, 0)
         same = (k[1:] == k[:-1]) & (p[1:] == p[:-1]) & (c[1:] == c[:-1])
         inv = np.nonzero(same & (i[1:] < i[:-1]))[0]
         found.reordered += len(inv)
@@ -371,9 +381,9 @@ class Matcher:
         # keyless units: their first and last records, for the checks across units
         starts = np.nonzero(np.r_[True, ~same])[0]
         ends = np.r_[starts[1:] - 1, len(x) - 1]
-        for s, t in zip(starts, ends):
-            if k[s] == 0:
-                bounds.append((int(p[s]), int(c[s]), int(o[s]), int(i[s]), int(o[t]), int(i[t])))
+        units = k[starts] == 0
+        for s, t in zip(starts[units].tolist(), ends[units].tolist()):
+            bounds.append((int(p[s]), int(c[s]), int(o[s]), int(i[s]), int(o[t]), int(i[t])))
         if not self._splits:
             return
         # keys in more than one partition
@@ -394,6 +404,11 @@ class Matcher:
             found.split_first.append(
                 (int(kk[lo]), parts, (int(pp[lo]), int(oo[lo])), int(counts[s]))
             )
+
+
+def _place(po: np.integer) -> tuple[int, int]:
+    """(partition, offset) of a place number."""
+    return int(po) >> _PO_SHIFT, int(po) & _O_MASK
 
 
 def first_difference(
