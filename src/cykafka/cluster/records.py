@@ -61,7 +61,7 @@ class Batch:
     data: bytes  # the whole batch, header included (the header is never compressed)
 
     def records(self) -> Iterator[RawRecord]:
-        return _records(self.partition, self.data)
+        return _records(self)
 
 
 class Reader:
@@ -128,46 +128,32 @@ def _lz4_frame(payload: bytes) -> bytes:
         raise ValueError(f"corrupt lz4 frame ({e})") from None
 
 
-def _records(partition: int, body: bytes) -> Iterator[RawRecord]:
-    """The records of a Fetch response's record set; a batch cut off at the end
-    of the response (brokers may send a partial last batch) is left out."""
-    pos = 0
-    while pos + 12 <= len(body):
-        (length,) = struct.unpack_from(">i", body, pos + 8)
-        end = pos + 12 + length
-        if end > len(body):
-            return
-        (base, _, _, magic, crc, attrs, _, _, _, pid, epoch, base_seq, count) = (
-            _BATCH_HEADER.unpack_from(body, pos)
-        )
-        if magic != 2:
-            raise ValueError(
-                f"partition {partition}: message format v{magic} at offset {base} "
-                f"(only v2 record batches are read)"
-            )
-        payload = _payload(partition, base, attrs, body[pos + _BATCH_HEADER.size : end])
-        transactional, control = bool(attrs & 0x10), bool(attrs & 0x20)
-        r = Reader(payload)
-        for _ in range(count):
-            r.varint()  # record length
-            r.take(1)  # attributes (unused)
-            r.varint()  # timestamp delta
-            delta = r.varint()
-            offset = base + delta
-            key, value = r.vbytes(), r.vbytes()
-            for _ in range(r.varint()):  # headers
-                r.vbytes()
-                r.vbytes()
-            marker = None
-            if control:
-                # ControlRecordKey: version int16, type int16 (0 = ABORT, 1 = COMMIT)
-                kind = struct.unpack_from(">h", key or b"\0\0\xff\xff", 2)[0]
-                marker = {0: "ABORT", 1: "COMMIT"}.get(kind, f"CONTROL_{kind}")
-            seq = -1 if base_seq < 0 else (base_seq + delta) & 0x7FFFFFFF  # wraps (KIP-98)
-            yield RawRecord(
-                partition, offset, key, value, pid, epoch, transactional, marker, base_seq, seq
-            )
-        pos = end
+def _records(batch: Batch) -> Iterator[RawRecord]:
+    """The records of one batch, decoded."""
+    count, payload = batch_records(batch)
+    head = _BATCH_HEADER.unpack_from(batch.data, 0)
+    base, pid, epoch, base_seq = head[0], head[9], head[10], head[11]
+    r = Reader(payload)
+    for _ in range(count):
+        r.varint()  # record length
+        r.take(1)  # attributes (unused)
+        r.varint()  # timestamp delta
+        delta = r.varint()
+        offset = base + delta
+        key, value = r.vbytes(), r.vbytes()
+        for _ in range(r.varint()):  # headers
+            r.vbytes()
+            r.vbytes()
+        marker = None
+        if batch.control:
+            # ControlRecordKey: version int16, type int16 (0 = ABORT, 1 = COMMIT)
+            kind = struct.unpack_from(">h", key or b"\0\0\xff\xff", 2)[0]
+            marker = {0: "ABORT", 1: "COMMIT"}.get(kind, f"CONTROL_{kind}")
+        seq = -1 if base_seq < 0 else (base_seq + delta) & 0x7FFFFFFF  # wraps (KIP-98)
+        yield RawRecord(
+            batch.partition, offset, key, value, pid, epoch, batch.transactional, marker,
+            base_seq, seq,
+        )  # fmt: skip
 
 
 def _payload(partition: int, base: int, attrs: int, payload: bytes) -> bytes:
