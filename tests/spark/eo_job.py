@@ -4,7 +4,8 @@ standalone cluster) and its own Spark settings, and the tests inject faults into
 Python workers through ``tests/spark/faults/sitecustomize.py``.
 
 ``python eo_job.py '<json>'``; the JSON names ``mode`` ("batch" or "stream"),
-``master``, ``conf``, ``bootstrap``, ``topic`` and the mode's arguments (batch:
+``master``, ``conf``, ``bootstrap``, ``topic``, optionally the driver's ``log_level``
+(default ERROR) and the mode's arguments (batch:
 ``preset``, default ``exactly_once``).  Prints one
 line ``REPORTS <json>``: the reports of the write (batch) or of each micro-batch
 (stream); exits 3 when the streaming query failed (its error on stderr)."""
@@ -61,7 +62,7 @@ def main(args: dict[str, Any]) -> int:
     for k, v in conf.items():
         b = b.config(k, v)
     spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel(args.get("log_level", "ERROR"))
     # A cluster: wait until its executors joined (the driver counts as one).
     deadline = time.monotonic() + 120
     while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 1 + args.get(

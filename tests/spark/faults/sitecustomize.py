@@ -7,9 +7,13 @@ attempt 0 of the named Spark partitions: around the first ``commit_transaction``
 the task (``after_commit``, ``before_commit``), or once the task has handed ``rows``
 rows to ``produce_batch`` and flushed them (``after_rows``: they are in the topic),
 sleep, then (with ``exit``) kill the worker with ``os._exit(137)``, as the kernel's
-OOM killer or a lost executor would; the driver hears only that the task died.  Run by
-every Python that starts with this directory on its path; does nothing where no Spark
-task runs."""
+OOM killer or a lost executor would; the driver hears only that the task died.
+
+With ``"hold": dir`` (``before_commit``, ``after_commit``) the first attempt to get
+there writes its pid to ``dir/held`` and waits until ``dir/go`` exists (the test
+freezes it meanwhile); around a commit it then writes what the commit did to
+``dir/outcome``: ``committed``, or the error that refused it.  Run by every Python
+that starts with this directory on its path; does nothing where no Spark task runs."""
 
 import json
 import os
@@ -29,6 +33,29 @@ def _die(spec: dict) -> None:
     time.sleep(spec.get("sleep", 0))
     if spec.get("exit"):
         os._exit(137)
+
+
+def _hold(spec: dict) -> bool:
+    """True for the one attempt that holds (see the module docs), once released."""
+    d = spec["hold"]
+    mine = os.path.join(d, f"held.{os.getpid()}")
+    with open(mine, "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        os.link(mine, os.path.join(d, "held"))  # atomic: only the first attempt holds
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(mine)
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.05)
+    return True
+
+
+def _outcome(spec: dict, what: str) -> None:
+    with open(os.path.join(spec["hold"], "outcome.tmp"), "w") as f:
+        f.write(what)
+    os.rename(os.path.join(spec["hold"], "outcome.tmp"), os.path.join(spec["hold"], "outcome"))
 
 
 def _install(spec: dict) -> None:
@@ -58,11 +85,26 @@ def _install(spec: dict) -> None:
 
     def commit_transaction(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         fault = _hit(spec)
+        held = False
         if fault and spec["when"] == "before_commit":
-            _die(spec)
-        commit(self, *args, **kwargs)
+            if "hold" in spec:
+                held = _hold(spec)
+            else:
+                _die(spec)
+        try:
+            commit(self, *args, **kwargs)
+        except Exception as e:
+            if held:
+                _outcome(spec, f"{type(e).__name__} {getattr(e, 'name', '')}: {e}")
+            raise
+        if held:
+            _outcome(spec, "committed")
         if fault and spec["when"] == "after_commit":
-            _die(spec)
+            if "hold" in spec:
+                if _hold(spec):
+                    _outcome(spec, "committed")
+            else:
+                _die(spec)
 
     Producer.commit_transaction = commit_transaction  # type: ignore[method-assign]
 
