@@ -171,9 +171,11 @@ def test_failed_micro_batch_rerun_at_another_parallelism(
                      "conf": {**conf, "spark.task.maxFailures": "1"}}  # fmt: skip
         re_run = {**job, "master": url, "executors": cores,
                   "conf": {**conf, "spark.cores.max": str(cores)}}  # fmt: skip
-    rc, first, err = run_job(
-        first_run, fault={"tasks": [1], "when": "before_commit", "sleep": 3, "exit": True}
-    )
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # Task 1 dies before its commit, once another task has committed (then 3 s more).
+    fault = {"tasks": [1], "when": "before_commit", "sleep": 3, "exit": True}
+    rc, first, err = run_job(first_run, fault={**fault, "after_commits": str(marks)})
     assert rc == 3, err  # the micro-batch failed
     before = counts(committed(bs, name, 4), values)
     assert 0 < before["committed"] < n, before  # some of it was committed

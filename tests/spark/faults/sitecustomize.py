@@ -12,8 +12,11 @@ OOM killer or a lost executor would; the driver hears only that the task died.
 With ``"hold": dir`` (``before_commit``, ``after_commit``) the first attempt to get
 there writes its pid to ``dir/held`` and waits until ``dir/go`` exists (the test
 freezes it meanwhile); around a commit it then writes what the commit did to
-``dir/outcome``: ``committed``, or the error that refused it.  Run by every Python
-that starts with this directory on its path; does nothing where no Spark task runs."""
+``dir/outcome``: ``committed``, or the error that refused it.  With ``"after_commits": dir`` every task's commit leaves a mark in ``dir``, and
+the faulted task, before its sleep, waits (up to 120 s) until another task has
+committed: on a loaded machine a fixed sleep alone let the fault strike before any
+commit.  Run by every Python that starts with this directory on its path; does
+nothing where no Spark task runs."""
 
 import json
 import os
@@ -30,6 +33,13 @@ def _hit(spec: dict) -> bool:
 
 
 def _die(spec: dict) -> None:
+    marks = spec.get("after_commits")
+    if marks:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+            n.startswith("committed.") for n in os.listdir(marks)
+        ):
+            time.sleep(0.05)
     time.sleep(spec.get("sleep", 0))
     if spec.get("exit"):
         os._exit(137)
@@ -99,6 +109,13 @@ def _install(spec: dict) -> None:
             raise
         if held:
             _outcome(spec, "committed")
+        if spec.get("after_commits"):
+            from pyspark import TaskContext
+
+            ctx = TaskContext.get()
+            if ctx is not None:
+                mark = f"committed.{ctx.stageId()}.{ctx.partitionId()}.{ctx.attemptNumber()}"
+                open(os.path.join(spec["after_commits"], mark), "w").close()
         if fault and spec["when"] == "after_commit":
             if "hold" in spec:
                 if _hold(spec):
