@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from . import presets
 from ._load import install_native_finder
-from .config import mask_secrets, translate
-from .explain import Guarantees, explain
 
 # Any module may be the first to import the extension: this finds its librdkafka then.
 install_native_finder()
+
+from . import presets  # noqa: E402
+from .config import mask_secrets, translate  # noqa: E402
+from .explain import Guarantees, explain  # noqa: E402
 
 if TYPE_CHECKING:
     from ._native import (
