@@ -902,7 +902,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             targets.append(t)
     targets += etl_targets(etl)
     for res in etl.values():
-        targets += res.get("targets", [])
+        # Steps that print their own target lines give a list; the others' thresholds
+        # (a dict of ratios) are turned into lines by etl_targets above.
+        own = res.get("targets")
+        if isinstance(own, list):
+            targets += own
     insp = (inspector or {}).get("inspector")
     if insp and "paired_overhead_pct" in insp:
         pct = insp["paired_overhead_pct"]
