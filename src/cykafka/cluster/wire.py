@@ -184,6 +184,10 @@ def fetch_batches(
     try:
         # Read at least to this end: a Fetch can report a high watermark short of it.
         end = _log_end(conn, topic, partition, transient_until, deadline)
+        if end <= 0:
+            # Empty: a Fetch would wait its whole max wait (100 ms) for a first byte.
+            # (A fresh exactly-once import reads its new topic so, at its start.)
+            return
         while True:
             err, high, body = conn.fetch(topic, partition, offset, max_bytes)
             if err in _TRANSIENT and time.monotonic() < transient_until:
