@@ -103,13 +103,11 @@ class CommittedIndex:
 
 def partitions_of(client: Mapping[str, Any], topic: str, timeout: float = 30.0) -> list[int]:
     """The partition numbers of ``topic``; LookupError if it does not exist."""
-
     return sorted(leaders(client, topic, timeout))
 
 
 def _index(host: str, port: int, topic: str, partition: int, timeout: float) -> CommittedIndex:
     """Pass 1: the batch headers of one partition, from offset 0 to the high watermark."""
-
     idx = CommittedIndex()
     marks: dict[int, tuple[array, list[bool]]] = {}
     for high, batch in fetch_batches(host, port, topic, partition, timeout=timeout):
@@ -134,12 +132,13 @@ def transactional_writes(
     """Committed records of ``topic`` written in transactions, counted per producer id
     (from the batch headers: no record is decoded); None on a secured cluster, whose
     batch headers this module does not read (see :meth:`CommittedReader.messages`)."""
-
-    if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
+    reader = CommittedReader(client, topic, timeout)
+    if not reader.plaintext:
         return None
     out: dict[int, int] = {}
-    for p, (host, port) in sorted(leaders(client, topic, timeout).items()):
-        idx = _index(host, port, topic, p, timeout)
+    reader._where = leaders(reader.client, topic, timeout)
+    for p in sorted(reader._where):
+        idx = reader._index(p)  # looked up again if its leader moved, as a read does
         for base, last, pid in zip(idx.bases, idx.lasts, idx.pids):
             if idx._committed(pid, last):
                 out[pid] = out.get(pid, 0) + last - base + 1
@@ -200,6 +199,11 @@ class CommittedReader:
         #: After a read: whether it found a transaction without its marker yet.
         self.saw_open = False
 
+    @property
+    def plaintext(self) -> bool:
+        """Whether the batch headers can be read over a plain socket."""
+        return str(self.client.get("security.protocol", "plaintext")).lower() == "plaintext"
+
     def __enter__(self) -> CommittedReader:
         return self
 
@@ -221,7 +225,7 @@ class CommittedReader:
         where = self._where
         parts = sorted(where) if partitions is None else list(partitions)
         self.saw_open = False
-        if str(self.client.get("security.protocol", "plaintext")).lower() != "plaintext":
+        if not self.plaintext:
             # The batch headers are read over a plain socket; a secured cluster is real
             # Kafka, which hides aborted transactions itself.
             yield from _broker_filtered(self.client, self.topic, parts, self.timeout)
