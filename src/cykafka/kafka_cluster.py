@@ -573,6 +573,7 @@ class KafkaCluster:
         )
         self._classpath: str | None = None
         self._admin_client: AdminClient | None = None
+        self._admin_nodes: tuple[int, ...] = ()
         self._client_conf: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._pid = os.getpid()  # the process whose exit stops the nodes
@@ -798,11 +799,22 @@ class KafkaCluster:
     def _admin(self) -> AdminClient:
         from confluent_kafka.admin import AdminClient
 
-        if self._admin_client is None:
+        # A paused node keeps its connections open and answers nothing, and librdkafka
+        # sends a metadata request to its least idle connected broker: the client that
+        # was talking to a node before it paused would wait out every request on it.
+        # So the admin client reaches only the nodes that answer, and a new one is made
+        # when that set changes.
+        answering = tuple(n.node_id for n in self.nodes if n.is_running() and not n.paused)
+        if self._admin_client is None or answering != self._admin_nodes:
+            reach = [n for n in self.nodes if n.node_id in answering] or self.nodes
+            self._admin_nodes = answering
             self._admin_client = AdminClient(
                 self.client_config(
                     log_level=0,
                     **{
+                        "bootstrap.servers": ",".join(
+                            n.address(self.listeners[0].name) for n in reach
+                        ),
                         "socket.connection.setup.timeout.ms": 2000,
                         "reconnect.backoff.ms": 20,
                         "reconnect.backoff.max.ms": 200,

@@ -56,11 +56,15 @@ def test_a_paused_follower_leaves_the_isr_and_returns(kafka3) -> None:
     t = kafka3.create_topic(f"pause-{uuid.uuid4().hex[:6]}", partitions=1)
     leader = kafka3.leader(t, 0)
     follower = next(r for r in kafka3.partitions(t)[0].replicas if r != leader)
-    kafka3.node(follower).pause()
-    # The follower fetches nothing while stopped: the leader drops it from the ISR once
-    # replica.lag.time.max.ms passes with messages arriving.
-    deadline = time.monotonic() + 60
     with cykafka.Producer(kafka3.client_config(), preset="ordered") as p:
+        # A producer already running when the follower stops: its producer id comes
+        # first. (One asked for while the paused node is the active controller waits
+        # for a new controller: another fault than this test's.)
+        p.produce(t, value=b"x").result(timeout=30)
+        kafka3.node(follower).pause()
+        # The follower fetches nothing while stopped: the leader drops it from the ISR
+        # once replica.lag.time.max.ms passes with messages arriving.
+        deadline = time.monotonic() + 60
         while follower in kafka3.partitions(t)[0].isrs:
             assert time.monotonic() < deadline, "the paused follower never left the ISR"
             p.produce(t, value=b"x").result(timeout=30)
