@@ -141,28 +141,20 @@ def _import(
     delivered one message (connection, metadata and, when idempotent, the producer id
     from InitProducerId -- 0.5-1 s on Tansu), as the floors are measured."""
     import cykafka
-    from cykafka.importer import import_files, resolve_import
+    from cykafka.importer import ImportJob, import_files
 
     config = {"bootstrap.servers": bootstrap, **conf}
     producer = None
     with contextlib.ExitStack() as stack:
         topic = stack.enter_context(_topic(bootstrap, "bench-import", parts))
+        # As the CLI builds it, with the partition count from its cluster check.
+        job = ImportJob.build([path], topic, config, preset=preset, topic_partitions=parts, **kw)
         if warm:
-            producer = cykafka.Producer(resolve_import(config, preset, parts))
+            producer = cykafka.Producer(job.resolved)
             stack.callback(producer.close)
             producer.produce_batch(topic, [b"warm-up"]).result(30)
         with open(os.devnull, "w") as devnull:
-            result = import_files(
-                [path],
-                topic,
-                config,
-                preset=preset,
-                progress=False,
-                log=devnull,
-                producer=producer,
-                topic_partitions=parts,  # as the CLI passes it from its cluster check
-                **kw,
-            )
+            result = import_files(job, progress=False, log=devnull, producer=producer)
     assert result.ok, result.summary_lines()
     return result
 
@@ -331,7 +323,7 @@ def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3)
     import statistics
     import uuid
 
-    from cykafka.importer import ExactlyOnce, import_files
+    from cykafka.importer import ExactlyOnce, ImportJob, import_files
 
     def timed(commit_rows: Optional[int] = None) -> float:
         eo = None
@@ -342,16 +334,15 @@ def exactly_once(bootstrap_servers: str, rows: int = 1_000_000, repeat: int = 3)
             _topic(bootstrap_servers, "bench-import-eo", 1) as topic,
             open(os.devnull, "w") as devnull,
         ):
-            result = import_files(
+            job = ImportJob.build(
                 [lines],
                 topic,
                 {"bootstrap.servers": bootstrap_servers},
                 fmt="lines",
-                progress=False,
-                log=devnull,
                 exactly_once=eo,
                 topic_partitions=1,  # as the CLI passes it from its cluster check
             )
+            result = import_files(job, progress=False, log=devnull)
         assert result.ok, result.summary_lines()
         return float(result.rows_per_second)
 
@@ -462,17 +453,11 @@ def _peak_rss_child(bootstrap: str, path: str, topic: str) -> dict[str, Any]:
 
 
 def _import_for_memory(bootstrap: str, path: str, topic: str) -> Any:
-    from cykafka.importer import import_files
+    from cykafka.importer import ImportJob, import_files
 
+    job = ImportJob.build([path], topic, {"bootstrap.servers": bootstrap}, fmt="lines")
     with open(os.devnull, "w") as devnull:
-        result = import_files(
-            [path],
-            topic,
-            {"bootstrap.servers": bootstrap},
-            fmt="lines",
-            progress=False,
-            log=devnull,
-        )
+        result = import_files(job, progress=False, log=devnull)
     assert result.ok, result.summary_lines()
     return result
 

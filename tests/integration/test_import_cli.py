@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from cykafka.cli import main
 
 
@@ -340,6 +342,59 @@ def test_dry_run_states_what_the_import_does(broker, topic, tmp_path):
             real.stdout,
         )
     assert _guarantees_line(real.stdout).startswith("guarantees  Transactional"), real.stdout
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["plain", "exactly-once"])
+def test_one_import_decides_each_thing_once(broker, topic, tmp_path, monkeypatch, exactly_once):
+    """From the command line to the producer, one import plans its inputs once,
+    resolves its configuration once, explains it once and makes one producer from that
+    resolution: the dry run, the summary and the producer cannot disagree.  The spies
+    count calls and run the real functions."""
+    import importlib
+
+    import cykafka.config
+    import cykafka.producer
+
+    for name in ("cli.import_cmd", "cli.import_run", "importer.job", "importer.resume"):
+        importlib.import_module(f"cykafka.{name}")
+    calls: dict[str, int] = {}
+
+    def spy(real, name: str) -> None:
+        """Count calls of ``real`` through every cykafka module that holds it."""
+
+        def counted(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("cykafka") and (
+                getattr(mod, name, None) is real
+            ):
+                monkeypatch.setattr(mod, name, counted)
+
+    from cykafka.explain import explain
+    from cykafka.importer.pipeline import plan_files
+
+    spy(cykafka.config.resolve, "resolve")
+    spy(explain, "explain")
+    spy(plan_files, "plan_files")
+    resolved_seen: list[object] = []
+    real_init = cykafka.producer.Producer.__init__
+
+    def producer_init(self, config=None, **kwargs):
+        resolved_seen.append(config)
+        real_init(self, config, **kwargs)
+
+    monkeypatch.setattr(cykafka.producer.Producer, "__init__", producer_init)
+    f = tmp_path / "a.csv"
+    f.write_text("id,user\n1,a\n2,b\n")
+    extra = ["--exactly-once", "--commit-every", "1"] if exactly_once else []
+    assert _import(broker, "-t", topic(), "--key-field", "user", *extra, str(f)) == 0
+    assert calls == {"resolve": 1, "explain": 1, "plan_files": 1}, calls
+    # Every producer the command made (librdkafka's check of the configuration, then
+    # the import's: one plain, one per exactly-once attempt) ran that one resolution.
+    assert len(resolved_seen) == 2, resolved_seen
+    assert all(isinstance(c, cykafka.config.ResolvedConfig) for c in resolved_seen)
 
 
 def test_counts_of_one_are_singular(tmp_path):

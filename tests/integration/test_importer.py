@@ -277,15 +277,18 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     f = _lines_file(tmp_path, 40)
     dead = tmp_path / "dead.jsonl"
     cfg = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}  # nothing listens there
-    real = importer.open_producer(cfg, "ordered")
+    job = importer.ImportJob.build(
+        [str(f)],
+        "t",
+        cfg,
+        options=importer.ReadOptions(block_bytes=40),  # 5 lines a chunk
+        dead_letter=str(dead),
+    )
+    real = cykafka.Producer(job.resolved)
     try:
         result = importer.import_files(
-            [str(f)],
-            "t",
-            cfg,
+            job,
             producer=_StopsAt(real, 4, KeyboardInterrupt()),
-            options=importer.ReadOptions(block_bytes=40),  # 5 lines a chunk
-            dead_letter=str(dead),
             progress=False,
             log=io.StringIO(),
         )
@@ -317,15 +320,18 @@ def test_fatal_error_writes_unsent_rows_to_dead_letter(
     dead = tmp_path / "dead.jsonl"
     name = topic()
     cfg = {"bootstrap.servers": broker.bootstrap_servers}
-    real = importer.open_producer(cfg, "ordered")
+    job = importer.ImportJob.build(
+        [str(f)],
+        name,
+        cfg,
+        options=importer.ReadOptions(block_bytes=40),
+        dead_letter=str(dead),
+    )
+    real = cykafka.Producer(job.resolved)
     try:
         result = importer.import_files(
-            [str(f)],
-            name,
-            cfg,
+            job,
             producer=_StopsAt(real, 3, RuntimeError("boom")),
-            options=importer.ReadOptions(block_bytes=40),
-            dead_letter=str(dead),
             progress=False,
             log=io.StringIO(),
         )
@@ -459,16 +465,14 @@ def _rich_import(broker, name: str, tmp_path: Path, inspect: bool) -> tuple[Any,
     return the result and the text drawn (escape sequences removed)."""
     from rich.console import Console
 
-    from cykafka.importer import import_files
+    from cykafka.importer import ImportJob, import_files
 
     f = tmp_path / "bar.txt"
     f.write_bytes(b"".join(b"line-%06d-" % i + b"x" * 40 + b"\n" for i in range(20_000)))
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, color_system=None, width=200)
     result = import_files(
-        [str(f)],
-        name,
-        {"bootstrap.servers": broker.bootstrap_servers},
+        ImportJob.build([str(f)], name, {"bootstrap.servers": broker.bootstrap_servers}),
         progress=True,
         inspect=inspect,
         console=console,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .exactly_once import add_exactly_once, exactly_once_from_args
 from .input_options import (
@@ -26,7 +26,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..presets import PresetSpec
+    from ..importer import ReadOptions
 
 __all__ = ["NAME", "setup"]
 
@@ -115,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from ..importer import ImportInputError, plan_files
+    from ..importer import ImportInputError, ImportJob
     from ..importer.cluster import check_topic_name
+    from .import_run import process_age, run_import
 
+    startup = process_age()
     config = config_from_args(args, args.config_file)
     bootstrap = bootstrap_from(args, config)
     preset = None if args.preset in ("", "none") else args.preset
@@ -151,6 +153,8 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("--sample generates its own input; do not also give FILEs")
         if args.sample < 1:
             raise UsageError(f"--sample needs a positive number of rows, not {args.sample}")
+        if args.dry_run:
+            raise UsageError("--dry-run reads FILEs; --sample has nothing to check")
         if fields.key is None:
             fields = dataclasses.replace(fields, key="user")
         fmt = "csv"
@@ -158,53 +162,59 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
     exactly_once = exactly_once_from_args(args, config)
     options = _with_registry(args, fmt, options)
-    check_config(config, preset)  # a bad -X fails before a broker starts
-    # (the transactional.id, derived from the inputs, is not part of what is stated)
-    guarantees = _guarantees(config, preset, exactly_once, args.topic, files)
-    if args.sample is None:
-        try:
-            plan = plan_files(files, fmt, fields, options)  # bad input fails before a broker starts
-            if exactly_once is not None:
-                from ..importer.resume import check_resumable
-
-                check_resumable(plan, exactly_once)  # before a topic is created
-        except ImportInputError as e:
-            raise UsageError(str(e)) from None
-    if args.dry_run:
-        from ..importer.dryrun import dry_run
-
+    if bootstrap is not None:
+        config["bootstrap.servers"] = bootstrap
+    sample: Optional[str] = None
+    try:
         if args.sample is not None:
-            raise UsageError("--dry-run reads FILEs; --sample has nothing to check")
+            from ..importer import write_sample_csv
+
+            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            sample = write_sample_csv(args.sample)
+            files = [sample]
         try:
-            return dry_run(
+            # Every decision of the import, once: bad input and a configuration the
+            # resolver refuses fail here, before a broker starts or a topic is made.
+            job = ImportJob.build(
                 files,
-                sys.stdout,
+                args.topic,
+                config,
+                preset=preset,
                 fmt=fmt,
                 fields=fields,
                 options=options,
-                guarantees=guarantees,
-                partition=args.partition,
                 static_headers=static_headers_from(args),
+                partition=args.partition,
+                rate=args.rate,
+                exactly_once=exactly_once,
+                skip_rows=args.skip_rows,
+                dead_letter=args.dead_letter,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
-    from .import_run import run_import
+        except (ValueError, TypeError) as e:
+            from ..config import redact
 
-    return run_import(
-        args,
-        config,
-        bootstrap,
-        preset,
-        fields,
-        options,
-        fmt,
-        files,
-        static_headers_from(args),
-        exactly_once,
-    )
+            raise UsageError(redact(str(e), config)) from None
+        check_config(job.resolved)  # librdkafka's verdict on a bad -X, before a broker starts
+        if job.explanation.refused:
+            raise UsageError(job.guarantees)
+        if args.dry_run:
+            from ..importer.dryrun import dry_run
+
+            try:
+                return dry_run(job, sys.stdout)
+            except ImportInputError as e:
+                raise UsageError(str(e)) from None
+        return run_import(job, args, startup=startup, sample_rows=args.sample)
+    finally:
+        if sample is not None:
+            os.unlink(sample)
 
 
-def _with_registry(args: argparse.Namespace, fmt: Optional[str], options: Any) -> Any:
+def _with_registry(
+    args: argparse.Namespace, fmt: Optional[str], options: ReadOptions
+) -> ReadOptions:
     """ReadOptions with the Schema Registry serializers of --value-format/--key-format."""
     import dataclasses
 
@@ -257,30 +267,3 @@ def _check_registry(url: str) -> None:
             f"--schema-registry {url}: the Schema Registry does not answer "
             f"({type(e).__name__}: {e}); nothing was read or sent"
         ) from None
-
-
-def _guarantees(
-    config: dict[str, Any],
-    preset: PresetSpec,
-    exactly_once: Any = None,
-    topic: str = "",
-    names: Sequence[str] = (),
-) -> str:
-    """What the import's producers guarantee, from the resolution the import makes (a
-    configuration the explainer refuses is a usage error)."""
-    try:
-        from ..importer.pipeline import explain_import
-
-        key = None
-        if exactly_once is not None:
-            from ..importer.resume import derive_transactional_id
-
-            key = exactly_once.transactional_id or derive_transactional_id(topic, names)
-        report = explain_import(config, preset, transactional_id=key)
-    except (ValueError, TypeError) as e:
-        from ..config import redact
-
-        raise UsageError(redact(str(e), config)) from None
-    if report.refused:
-        raise UsageError(report.summary())
-    return str(report.summary())

@@ -8,15 +8,15 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .options import UsageError
 
 if TYPE_CHECKING:
-    from ..importer import ExactlyOnce, Fields, ReadOptions
-    from ..presets import PresetSpec
+    from ..broker import LocalBroker
+    from ..importer import ImportJob
 
-__all__ = ["run_import"]
+__all__ = ["process_age", "run_import"]
 
 
 def _load_arrow() -> None:
@@ -29,42 +29,38 @@ def _load_arrow() -> None:
         pass
 
 
-def _uses_arrow(files: list[str], fmt: Optional[str], options: ReadOptions) -> bool:
-    """Whether some input's reader loads pyarrow (all but plain lines do); True when
-    a format is unknown (the import itself says so)."""
-    from ..importer.readers import READERS, detect_format
+def _uses_arrow(job: ImportJob) -> bool:
+    """Whether some input's reader loads pyarrow (all but plain lines do)."""
+    from ..importer.readers import READERS
 
-    try:
-        return any(READERS[fmt or detect_format(f)].uses_arrow(options) for f in files)
-    except Exception:
-        return True
+    return any(READERS[f].uses_arrow(job.options) for _, f in job.plan)
 
 
 def run_import(
+    job: ImportJob,
     args: argparse.Namespace,
-    config: dict[str, Any],
-    bootstrap: Optional[str],
-    preset: PresetSpec,
-    fields: Fields,
-    options: ReadOptions,
-    fmt: Optional[str],
-    files: list[str],
-    static_headers: list[tuple[str, bytes]],
-    exactly_once: Optional[ExactlyOnce] = None,
+    *,
+    startup: Optional[float] = None,
+    sample_rows: Optional[int] = None,
 ) -> int:
-    if args.sample is not None or _uses_arrow(files, fmt, options):
+    """Run ``job`` on its cluster (or an embedded broker), printing the summary;
+    ``args``: how to run it (embedded broker, progress, timings); returns the exit
+    status.  ``startup``: the process's age when the command began; ``sample_rows``:
+    the job imports that many generated sample orders."""
+    if _uses_arrow(job):
         threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
-    from ..importer import ImportInputError, import_files, open_producer
+    from ..importer import ImportInputError, import_files
     from ..importer.cluster import ClusterError, check_partition, prepare_topic
     from ..importer.summary import plural
+    from ..producer import Producer
 
     broker = None
     producer = None
     result = None
-    sample: Optional[str] = None
+    topic = job.topic
     topic_partitions: Optional[int] = None
+    bootstrap: Optional[str] = job.bootstrap_servers if job.bootstrap_servers != "?" else None
     phases: dict[str, float] = {}
-    startup = _process_age()
     if startup is not None:
         phases["startup"] = startup
     t = time.monotonic()
@@ -74,17 +70,17 @@ def run_import(
 
             partitions = args.partitions or 3
             try:
-                check_partition(args.topic, args.partition, partitions)
+                check_partition(topic, job.partition, partitions)
             except ClusterError as e:
                 raise UsageError(str(e)) from None
             broker = LocalBroker()
             broker.start()
-            broker.create_topic(args.topic, partitions=partitions)
+            broker.create_topic(topic, partitions=partitions)
             topic_partitions = partitions
             bootstrap = broker.bootstrap_servers
             print(
                 f"cykafka import: embedded broker (tansu, in-memory) listening on {bootstrap}; "
-                f"topic {args.topic!r} created with {partitions} "
+                f"topic {topic!r} created with {partitions} "
                 f"{plural(partitions, 'partition')}",
                 file=sys.stderr,
             )
@@ -93,22 +89,22 @@ def run_import(
                 # A plain rerun into a topic with records duplicates them: say so.
                 found = prepare_topic(
                     bootstrap,
-                    config,
-                    args.topic,
+                    job.config,
+                    topic,
                     args.partitions,
-                    partition=args.partition,
-                    count_records=exactly_once is None,
+                    partition=job.partition,
+                    count_records=job.exactly_once is None,
                 )
                 topic_partitions = found.partitions
                 if found.created:
                     print(
-                        f"cykafka import: created topic {args.topic!r} with {args.partitions} "
+                        f"cykafka import: created topic {topic!r} with {args.partitions} "
                         f"{plural(args.partitions or 0, 'partition')}",
                         file=sys.stderr,
                     )
-                elif found.records and not args.skip_rows:  # (--skip-rows: resuming)
+                elif found.records and not job.skip_rows:  # (--skip-rows: resuming)
                     print(
-                        f"cykafka import: note: topic {args.topic!r} already holds "
+                        f"cykafka import: note: topic {topic!r} already holds "
                         "records; if an earlier run of this import delivered "
                         "some of them, this run sends them again (--exactly-once resumes "
                         "without duplicates)",
@@ -119,45 +115,24 @@ def run_import(
                     raise UsageError(str(e)) from None
                 print(f"cykafka import: error: {e}", file=sys.stderr)
                 return 1
-        config["bootstrap.servers"] = bootstrap
+        job = job.on_cluster(bootstrap, topic_partitions)
         phases["cluster"] = time.monotonic() - t
         t = time.monotonic()
-        # The producer starts now, so its set-up (connection, metadata and, when
-        # idempotent, the producer id) overlaps generating the sample.
-        if exactly_once is None:  # (an exactly-once import makes transactional producers)
-            producer = open_producer(config, preset, topic_partitions)
+        if job.exactly_once is None:  # (an exactly-once import makes transactional producers)
+            producer = Producer(job.resolved)
             phases["producer"] = time.monotonic() - t
-        if args.sample is not None:
-            print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
-            from ..importer import write_sample_csv
-
-            sample = write_sample_csv(args.sample)
-            files = [sample]
         try:
             result = import_files(
-                files,
-                args.topic,
-                config,
-                preset=preset,
-                fmt=fmt,
-                fields=fields,
-                options=options,
-                dead_letter=args.dead_letter,
+                job,
+                producer=producer,
                 progress=False if args.no_progress else None,
                 inspect=args.inspect,
-                producer=producer,
-                partition=args.partition,
-                rate=args.rate,
-                static_headers=static_headers,
-                exactly_once=exactly_once,
-                topic_partitions=topic_partitions,
-                skip_rows=args.skip_rows,
                 replace_stuck=True,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
-        if sample is not None:
-            result.files = [f"sample of {args.sample:,} orders"]
+        if sample_rows is not None:
+            result.files = [f"sample of {sample_rows:,} orders"]
         result.command = ["cykafka", *getattr(args, "argv", [])] or None
         result.phases = {**phases, **result.phases}
         for line in result.summary_lines(timings=args.timings):
@@ -183,11 +158,9 @@ def run_import(
             producer.close(0.5 if result is None or result.interrupted else 10.0)
         if broker is not None:
             broker.stop()
-        if sample is not None:
-            os.unlink(sample)
 
 
-def _wait_for_ctrl_c(broker: Any) -> None:
+def _wait_for_ctrl_c(broker: LocalBroker) -> None:
     """Block until Ctrl-C or SIGTERM (or the broker exits)."""
     import signal
     import threading
@@ -208,7 +181,7 @@ def _wait_for_ctrl_c(broker: Any) -> None:
             signal.signal(sig, handler)
 
 
-def _process_age() -> Optional[float]:
+def process_age() -> Optional[float]:
     """Seconds since this process started (the interpreter's start-up and imports,
     when called first thing), from Linux's /proc; None elsewhere.  /proc gives the
     start in clock ticks since boot (proc(5), field 22 of /proc/self/stat), the

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 if TYPE_CHECKING:
+    from ..config import ResolvedConfig
     from ..presets import PresetSpec
 
 __all__ = [
@@ -67,19 +68,27 @@ def load_config_file(path: str) -> dict[str, Any]:
     return dict(parse_assignments(text.splitlines(), origin=path))
 
 
-def check_config(config: Mapping[str, Any], preset: PresetSpec = None) -> None:
+def check_config(
+    config: Union[Mapping[str, Any], ResolvedConfig], preset: PresetSpec = None
+) -> None:
     """librdkafka's own verdict on every property (unknown keys, bad values), given
     before anything starts: a :class:`UsageError` naming the property, with the values
     of secret-like keys redacted.  Builds (and at once closes) a producer that is
-    never connected: librdkafka checks properties only when a client is made."""
+    never connected: librdkafka checks properties only when a client is made.
+    ``config``: properties with ``preset``, or a front door's resolution."""
     import warnings
 
     from .._native import KafkaConfigError
-    from ..config import ConfigWarning, redact
+    from ..config import ConfigWarning, ResolvedConfig, redact
     from ..producer import Producer
 
-    probe = {k: v for k, v in config.items() if k != "bootstrap.servers"}
-    probe.setdefault("log_level", 0)  # no "no bootstrap.servers" warning
+    probe: Union[dict[str, Any], ResolvedConfig]
+    if isinstance(config, ResolvedConfig):
+        probe = config.without("bootstrap.servers").with_default("log_level", "0", "cykafka")
+        preset = None
+    else:
+        probe = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+        probe.setdefault("log_level", 0)  # no "no bootstrap.servers" warning
     try:
         with warnings.catch_warnings():
             # The producer the command makes warns of them; the probe need not repeat it.
@@ -89,10 +98,12 @@ def check_config(config: Mapping[str, Any], preset: PresetSpec = None) -> None:
         # "config property 'KEY': reason": the key name is shown as is (redact() would
         # take "secret': No" for an assignment), the reason with secret values masked.
         head, sep, reason = e.message.partition("': ")
-        text = head + sep + redact(reason, config) if sep else redact(e.message, config)
+        shown = config.librdkafka() if isinstance(config, ResolvedConfig) else config
+        text = head + sep + redact(reason, shown) if sep else redact(e.message, shown)
         raise UsageError(f"{text} (from -X or the config file)") from None
     except (ValueError, TypeError) as e:
-        raise UsageError(redact(str(e), config)) from None
+        shown = config.librdkafka() if isinstance(config, ResolvedConfig) else config
+        raise UsageError(redact(str(e), shown)) from None
 
 
 def add_overrides(p: argparse.ArgumentParser, help: str = "producer property (repeatable)") -> None:

@@ -9,6 +9,7 @@ same configuration and ``explain`` can say why each value is what it is.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,6 +112,22 @@ class ResolvedConfig:
     #: What translation did to the caller's Java names (``warn`` ones are behaviour changes).
     notes: tuple[Note, ...]
     max_block_ms: float
+
+    def with_default(self, key: str, value: str, origin: str) -> ResolvedConfig:
+        """This config with ``key`` set to ``value`` as ``origin``'s default, unless a
+        setting (any alias) already decides it: a front door's decision that waits for
+        something only it learns later (a topic's partition count, an embedded broker's
+        address), laid under what was resolved without resolving again."""
+        if self.explicit(key) is not None:
+            return self
+        settings = {**self.settings, key: Setting(value, "default", origin)}
+        return dataclasses.replace(self, settings=MappingProxyType(settings))
+
+    def without(self, name: str) -> ResolvedConfig:
+        """This config without the property ``name`` (any alias)."""
+        canon = canonical(name)
+        settings = {k: s for k, s in self.settings.items() if canonical(k) != canon}
+        return dataclasses.replace(self, settings=MappingProxyType(settings))
 
     def librdkafka(self) -> dict[str, str]:
         """The properties for ``rd_kafka_conf_set`` (cykafka's own keys removed)."""

@@ -11,7 +11,8 @@
   (``Sink.on_delivered`` sees each chunk once settled, in input order);
 * :mod:`.cluster`: the cluster answers and the topic exists, before input is read;
 * :mod:`.deadletter`, :mod:`.progress`, :mod:`.summary`, :mod:`.dryrun`;
-  :mod:`.engine` ties them (``import_files``).
+  :mod:`.job` decides an import once (``ImportJob.build``), :mod:`.engine` runs it
+  (``import_files``).
 
 Nothing is lost silently: every row is delivered, or counted as failed, listed in the
 summary and written to the dead-letter file when one is given.
@@ -22,8 +23,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .engine import import_files
+from .job import ImportJob
 from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
-from .pipeline import IMPORT_DEFAULTS, open_producer, plan_files, resolve_import
+from .pipeline import IMPORT_DEFAULTS, plan_files, resolve_import
 from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
 from .sink import Sink
 from .sources import Source
@@ -58,6 +60,7 @@ __all__ = [
     "ExactlyOnce",
     "Fields",
     "ImportInputError",
+    "ImportJob",
     "ImportResult",
     "Problem",
     "ReadOptions",
@@ -68,7 +71,6 @@ __all__ = [
     "SourcePosition",
     "detect_format",
     "import_files",
-    "open_producer",
     "plan_files",
     "resolve_import",
     "write_sample_csv",

@@ -3,18 +3,19 @@ sent, count rows and problems; send nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .model import Fields, Problem
-from .pipeline import DEFAULT_OPTIONS, NO_FIELDS, plan_files
-from .readers import READERS, ReadOptions
+from .model import Problem
+from .readers import READERS
 from .summary import plural
+
+if TYPE_CHECKING:
+    from .job import ImportJob
 
 __all__ = ["dry_run"]
 
 
-def _show(v: Any) -> str:
+def _show(v: object) -> str:
     if v is None:
         return "null"
     if isinstance(v, bytes):
@@ -25,20 +26,10 @@ def _show(v: Any) -> str:
     return str(v)
 
 
-def dry_run(
-    paths: Sequence[str],
-    out: TextIO,
-    *,
-    fmt: Optional[str] = None,
-    fields: Fields = NO_FIELDS,
-    options: ReadOptions = DEFAULT_OPTIONS,
-    guarantees: str = "",
-    show: int = 5,
-    partition: Optional[int] = None,
-    static_headers: Sequence[tuple[str, bytes]] = (),
-) -> int:
-    """Print what an import would send; returns the exit status (1 if any row could
-    not be read)."""
+def dry_run(job: ImportJob, out: TextIO, *, show: int = 5) -> int:
+    """Print what ``job`` would send (its first ``show`` records, every row counted,
+    its problems and what its producers guarantee); returns the exit status (1 if any
+    row could not be read)."""
     problems: list[Problem] = []
     notes: list[Problem] = []
 
@@ -47,8 +38,8 @@ def dry_run(
 
     rows = 0
     shown = 0
-    for source, f in plan_files(paths, fmt, fields, options):
-        for chunk in READERS[f].read(source, fields, options, report):
+    for source, f in job.plan:
+        for chunk in READERS[f].read(source, job.fields, job.options, report):
             keys, values = chunk.items(chunk.keys), chunk.items(chunk.values)
             for i in range(len(chunk)):
                 if shown >= show:
@@ -69,15 +60,14 @@ def dry_run(
     if problems:
         line += f", {len(problems):,} {plural(len(problems), 'row')} cannot be"
     print(line, file=out)
-    if partition is not None or static_headers:
-        every = [f"partition={partition}"] if partition is not None else []
-        every += [f"header {h}={_show(v)}" for h, v in static_headers]
+    if job.partition is not None or job.static_headers:
+        every = [f"partition={job.partition}"] if job.partition is not None else []
+        every += [f"header {h}={_show(v)}" for h, v in job.static_headers]
         print(f"  every message: {', '.join(every)}", file=out)
     for p in problems[:10]:
         print(f"  problem  {p.describe()}", file=out)
     for p in notes[:10]:
         print(f"  note     {p.describe()}", file=out)
-    if guarantees:
-        print(f"  guarantees  {guarantees}", file=out)
+    print(f"  guarantees  {job.guarantees}", file=out)
     print("  nothing was sent (--dry-run)", file=out)
     return 1 if problems else 0

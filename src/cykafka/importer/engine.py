@@ -6,31 +6,22 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional, TextIO
+from typing import TYPE_CHECKING, Optional, TextIO
 
 from .deadletter import DeadLetter
 from .interrupt import Stop
-from .model import Fields, ImportInputError, Problem, SourcePosition
-from .pipeline import (
-    DEFAULT_OPTIONS,
-    NO_FIELDS,
-    explain_import,
-    pace,
-    plan_files,
-    prefetch,
-    resolve_import,
-    rows_after,
-    skipping,
-    with_max_record,
-)
+from .model import ImportInputError, Problem, SourcePosition
+from .pipeline import pace, prefetch, rows_after, skipping
 from .progress import PlainProgress, RichProgress, isatty
-from .readers import READERS, ReadOptions
+from .readers import READERS
 from .sink import Sink
 from .summary import SHOW_PROBLEMS, ImportResult
 
 if TYPE_CHECKING:
-    from ..presets import PresetSpec
+    from rich.console import Console
+
+    from ..producer import Producer
+    from .job import ImportJob
 
 __all__ = ["import_files"]
 
@@ -49,79 +40,51 @@ class _Stop(Exception):
 
 
 def import_files(
-    paths: Sequence[str],
-    topic: str,
-    config: Mapping[str, Any],
+    job: ImportJob,
     *,
-    preset: PresetSpec = "ordered",
-    fmt: Optional[str] = None,
-    fields: Fields = NO_FIELDS,
-    options: ReadOptions = DEFAULT_OPTIONS,
-    dead_letter: Optional[str] = None,
+    producer: Optional[Producer] = None,
+    sink: Optional[Sink] = None,
     progress: Optional[bool] = None,
     inspect: bool = False,
     log: Optional[TextIO] = None,
-    producer: Any = None,
-    console: Any = None,
-    partition: Optional[int] = None,
-    rate: Optional[float] = None,
-    static_headers: Sequence[tuple[str, bytes]] = (),
-    sink: Optional[Sink] = None,
-    exactly_once: Any = None,
-    topic_partitions: Optional[int] = None,
-    skip_rows: int = 0,
+    console: Optional[Console] = None,
     replace_stuck: bool = False,
 ) -> ImportResult:
-    """Import ``paths`` into ``topic``; return the :class:`ImportResult`.
+    """Run ``job`` (an :class:`~cykafka.importer.ImportJob`: what to import, where, and
+    how, decided once); return the :class:`ImportResult`.
 
-    ``config`` is the producer config (must include ``bootstrap.servers``); ``preset``
-    as for :class:`cykafka.Producer`.  ``fmt`` forces a format for every input (else
-    each file's extension decides); ``options`` says how to read them.  ``progress``: a
-    bar (True), log lines (False) or a bar only when ``log`` is a terminal (None).  Bad
-    input (missing file, unknown format or field) raises :class:`ImportInputError`
-    before anything is produced.  ``producer``: an open :class:`cykafka.Producer` to
-    use (and leave open, except after Ctrl-C: then it is closed, which purges what it
-    still holds so that every row gets its fate) instead of a new one made from
-    ``config`` and ``preset`` (which then only feed the summary).  ``inspect``: also show the producer's
-    accumulator view.  ``partition``: send every row to this partition.  ``rate``: at
-    most this many rows per second.  ``static_headers``: added to every message.
-    ``sink``: a :class:`Sink` (subclass) to send through, e.g. one that records
-    progress as batches are delivered.  ``exactly_once``: an
-    :class:`~cykafka.importer.resume.ExactlyOnce`: send in transactions that also commit
-    the input position, resuming a run that stopped (its own producers; no
-    ``producer``).  ``topic_partitions``: the topic's partition count, when the caller
-    knows it; it sizes the producers' queue (:func:`~cykafka.importer.resolve_import`).
-    ``skip_rows``: start after this many rows of the inputs (in order, each file's
-    rows numbered as its reader numbers them: malformed rows count), as a stopped
-    import's summary says (:attr:`ImportResult.settled_rows`).
+    ``producer``: an open :class:`cykafka.Producer` to use (and leave open, except after
+    Ctrl-C: then it is closed, which purges what it still holds so that every row gets
+    its fate) instead of a new one made from the job's configuration.  ``sink``: a
+    :class:`Sink` (subclass) to send through, e.g. one that records progress as batches
+    are delivered.  An exactly-once job makes its own transactional producers (no
+    ``producer``).  ``progress``: a bar (True), log lines (False) or a bar only when
+    ``log`` is a terminal (None); ``inspect``: also show the producer's accumulator view.
+
     A producer whose rows time out (a broker stall longer than ``message.timeout.ms``)
     is closed (what it still holds is reported not sent, or unknown when in flight)
-    and replaced by a new one made from ``config`` and ``preset``: the import's own
+    and replaced by a new one made from the job's configuration: the import's own
     producer always, a ``producer`` passed in when ``replace_stuck`` (the import then
     closes the replacement).
     """
     from ..producer import Producer
 
     log = log if log is not None else sys.stderr
-    plan = plan_files(paths, fmt, fields, options)
-    resolved = resolve_import(config, preset, topic_partitions)
+    plan, exactly_once = job.plan, job.exactly_once
     result = ImportResult(
-        topic=topic,
+        topic=job.topic,
         files=[s.name for s, _ in plan],
-        fmt="+".join(dict.fromkeys(f for _, f in plan)),
-        bootstrap_servers=str(config.get("bootstrap.servers", "?")),
-        dead_letter=dead_letter,
+        fmt=job.fmt,
+        bootstrap_servers=job.bootstrap_servers,
+        dead_letter=job.dead_letter,
+        guarantees=job.guarantees,
     )
-    # What the import's producers do: the transactional ones of --exactly-once.
-    key = None
-    if exactly_once is not None:
-        from .resume import derive_transactional_id
-
-        key = exactly_once.transactional_id or derive_transactional_id(topic, result.files)
-    result.guarantees = explain_import(config, preset, topic_partitions, key).summary()
-    options = with_max_record(options, resolved.librdkafka())
     resuming = exactly_once is not None and not exactly_once.restart
-    dl = DeadLetter(dead_letter, [s for s, _ in plan], append=resuming) if dead_letter else None
+    dl = (
+        DeadLetter(job.dead_letter, [s for s, _ in plan], append=resuming)
+        if job.dead_letter
+        else None
+    )
     report_lock = threading.Lock()  # the reader thread reports too
 
     def report(p: Problem) -> None:
@@ -144,10 +107,10 @@ def import_files(
         raise ValueError("exactly_once makes its own transactional producers: pass no producer")
     own = producer is None and exactly_once is None
     if own:
-        producer = Producer(resolved)
+        producer = Producer(job.resolved)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
     total_bytes = sum(s.size for s, _ in plan)
-    bar: Any
+    bar: PlainProgress | RichProgress
     if progress if progress is not None else isatty(log):
         # The bar and (with --inspect) the accumulator view in one live display.
         bar = RichProgress(log, total_bytes, console, producer if live_view else None)
@@ -155,18 +118,19 @@ def import_files(
     else:
         bar = PlainProgress(log, total_bytes)
     if sink is None:
-        sink = Sink(producer, topic, result, report)
+        sink = Sink(producer, job.topic, result, report)
     else:
-        sink.producer, sink.topic, sink.result, sink.report = producer, topic, result, report
-    sink.static_headers = list(static_headers)
-    made: list[Any] = []  # producers made to replace a stuck one
+        sink.producer, sink.topic, sink.result, sink.report = producer, job.topic, result, report
+    sink.static_headers = list(job.static_headers)
+    made: list[Producer] = []  # producers made to replace a stuck one
 
     def replace_producer() -> None:
         nonlocal producer
-        old, producer = producer, Producer(resolved)
+        old, producer = producer, Producer(job.resolved)
         sink.producer = producer
         made.append(producer)
-        old.close(0)  # purged: each row it still holds comes back with its fate
+        if old is not None:
+            old.close(0)  # purged: each row it still holds comes back with its fate
         report(
             Problem(
                 "producer",
@@ -205,34 +169,23 @@ def import_files(
             try:
                 if exactly_once is not None:
                     import_plan(
-                        plan,
-                        topic,
-                        config,
-                        exactly_once,
-                        preset=preset,
-                        fields=fields,
-                        options=options,
+                        job,
                         result=result,
                         report=report,
                         dead_letter=dl,
                         bar=bar,
                         t0=t0,
-                        rate=rate,
-                        partition=partition,
-                        topic_partitions=topic_partitions,
-                        static_headers=static_headers,
                         log=lambda line: print(f"cykafka import: {line}", file=log),
                         stop=ctrl_c.requested,
-                        args=paths,
                     )
                 loop_t = time.monotonic()
                 hand_over = 0.0
                 rows_before = 0  # rows of the inputs before this one
                 for source, f in plan if exactly_once is None else ():
                     bar.file(source.name, f, source.size)
-                    skip = max(0, skip_rows - rows_before)  # of this input's rows
+                    skip = max(0, job.skip_rows - rows_before)  # of this input's rows
                     reader = READERS[f].read(
-                        source, fields, options, skipping(report, skip) if skip else report
+                        source, job.fields, job.options, skipping(report, skip) if skip else report
                     )
                     end = None
                     for chunk in prefetch(reader, ctrl_c=ctrl_c):
@@ -243,7 +196,7 @@ def import_files(
                         if kept is None or len(kept) == 0:
                             continue
                         chunk = kept
-                        if rate:  # slices of a tenth of a second each
+                        if rate := job.rate:  # slices of a tenth of a second each
                             step = max(1, int(rate / 10))
                             for lo in range(0, len(chunk), step):
                                 part = chunk.slice(lo, min(lo + step, len(chunk)))
@@ -253,14 +206,14 @@ def import_files(
                                 result.read_to = part.end  # these rows get a fate now
                                 result.settled_rows = rows_before + _rows_to(part.end)
                                 sent_t = time.monotonic()
-                                sink.send(part, partition)
+                                sink.send(part, job.partition)
                                 hand_over += time.monotonic() - sent_t
                         else:
                             result.rows_read += len(chunk)
                             result.read_to = chunk.end  # these rows get a fate now
                             result.settled_rows = rows_before + _rows_to(chunk.end)
                             sent_t = time.monotonic()
-                            sink.send(chunk, partition)
+                            sink.send(chunk, job.partition)
                             hand_over += time.monotonic() - sent_t
                         result.bytes_read = done_bytes + chunk.bytes_done
                         ctrl_c.check()
@@ -313,12 +266,12 @@ def import_files(
         bar.close()
         # After Ctrl-C the queued batches were already given INTERRUPT_WAIT_S: what is
         # left is reported unconfirmed, so do not wait for it again.
-        if own:
+        if producer is None:  # (exactly-once: its producers are closed as it goes)
+            pass
+        elif own or made:  # the import's own, or the one replacing the caller's
             producer.close(0.5 if result.interrupted else None)
-        elif producer is not None and not result.interrupted:  # the caller's, drained
+        elif not result.interrupted:  # the caller's, drained
             producer.flush(None)
-        if made and not own:  # the caller's producer was replaced: the import's own
-            producer.close(0.5 if result.interrupted else None)
         if dl is not None:
             dl.close()
             if dl.error and not result.dead_letter_error:

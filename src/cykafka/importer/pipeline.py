@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OPTIONS",
-    "explain_import",
+    "bound_queue",
     "IMPORT_DEFAULTS",
     "NO_FIELDS",
-    "open_producer",
     "pace",
     "plan_files",
     "prefetch",
@@ -187,32 +186,8 @@ def with_max_record(options: ReadOptions, config: Mapping[str, Any]) -> ReadOpti
     return options
 
 
-def open_producer(
-    config: Mapping[str, Any], preset: PresetSpec = "ordered", partitions: Optional[int] = None
-) -> Any:
-    """The :class:`cykafka.Producer` :func:`import_files` would make (``config`` plus
-    :data:`IMPORT_DEFAULTS`), to start it early or reuse it for several imports.
-    ``partitions``: the topic's partition count, when known (:func:`resolve_import`)."""
-    from ..producer import Producer
-
-    return Producer(resolve_import(config, preset, partitions))
-
-
 #: Batches of ``batch.size`` an idempotent import keeps queued per partition (below).
 QUEUED_BATCHES = 3
-
-
-def explain_import(
-    config: Mapping[str, Any],
-    preset: PresetSpec,
-    partitions: Optional[int] = None,
-    transactional_id: Optional[str] = None,
-) -> Any:
-    """The explainer's report on the configuration an import runs with (what its
-    summary and ``--dry-run`` state, from the one resolution)."""
-    from ..explain import explain
-
-    return explain(resolve_import(config, preset, partitions, transactional_id))
 
 
 def resolve_import(
@@ -236,13 +211,19 @@ def resolve_import(
     made transactional (``exactly_once`` includes ordered; one that contradicts it,
     such as at_most_once, is refused by the resolver, naming both)."""
     from ..config import resolve
-    from ..presets import parse
 
     if transactional_id is not None:
         config = {**config, "transactional.id": transactional_id}
-        preset = [*parse(preset), "exactly_once"]
-
+        # (the resolver parses the spec: a name, "a+b", or a list of either)
+        preset = [*([preset] if isinstance(preset, str) else preset or []), "exactly_once"]
     resolved = resolve(config, preset, defaults=IMPORT_DEFAULTS, defaults_origin="cykafka import")
+    return bound_queue(resolved, partitions)
+
+
+def bound_queue(resolved: ResolvedConfig, partitions: Optional[int]) -> ResolvedConfig:
+    """``resolved`` with an idempotent producer's queue bounded to
+    :data:`QUEUED_BATCHES` batches per partition of ``partitions``, unless the user or
+    a preset bounds it (:func:`resolve_import` says why)."""
     if not partitions or not resolved.idempotent:
         return resolved
     if resolved.explicit("queue.buffering.max.kbytes") or resolved.explicit(
@@ -254,5 +235,4 @@ def resolve_import(
     kbytes = -(-max(partitions * QUEUED_BATCHES * batch, 2 * largest) // 1024)
     if kbytes >= int(resolved.effective("queue.buffering.max.kbytes").value):
         return resolved
-    defaults = {**IMPORT_DEFAULTS, "queue.buffering.max.kbytes": str(kbytes)}
-    return resolve(config, preset, defaults=defaults, defaults_origin="cykafka import")
+    return resolved.with_default("queue.buffering.max.kbytes", str(kbytes), "cykafka import")

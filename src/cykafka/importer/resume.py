@@ -33,10 +33,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from ..cluster.committed import CommittedReader, partitions_of, transactional_writes
-from ..presets import parse as parse_presets
 from .identity import content_digest
 from .model import ImportInputError
-from .pipeline import pace, prefetch, resolve_import, rows_after, skipping
+from .pipeline import pace, prefetch, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
     committed_progress,
@@ -57,7 +56,11 @@ from .summary import plural
 from .txn_sink import TransactionalSink, progress_lost
 
 if TYPE_CHECKING:
-    from ..presets import PresetSpec
+    from .deadletter import DeadLetter
+    from .job import ImportJob
+    from .model import Problem
+    from .progress import PlainProgress, RichProgress
+    from .summary import ImportResult
 
 __all__ = [
     "DEFAULT_COMMIT_ROWS",
@@ -222,63 +225,55 @@ def check_no_orphans(
 
 
 def run_exactly_once(
+    job: ImportJob,
     inputs: Sequence[Input],
-    topic: str,
-    config: Mapping[str, Any],
     *,
-    preset: PresetSpec,
     fmt: str,
-    fields: dict[str, Any],
-    eo: ExactlyOnce,
-    result: Any,
-    report: Callable[[Any], None],
+    spec: dict[str, Any],
+    result: ImportResult,
+    report: Callable[[Problem], None],
     on_file: Callable[[int], None] = lambda index: None,
     on_rewind: Callable[[int], None] = lambda rows: None,
-    args: Optional[Sequence[str]] = None,
-    partition: Optional[int] = None,
-    topic_partitions: Optional[int] = None,
-    static_headers: Optional[list[tuple[str, bytes]]] = None,
-    dead_letter: Any = None,
-    rate: Optional[float] = None,
+    dead_letter: Optional[DeadLetter] = None,
     log: Callable[[str], None] = lambda line: None,
     stop: Optional[threading.Event] = None,
     outcome: Optional[Outcome] = None,
 ) -> Outcome:
-    """Import ``inputs`` in transactions, resuming from the committed progress; rows
-    count into ``result`` (an :class:`~cykafka.importer.summary.ImportResult`) as their
-    transaction commits, problems go to ``report`` then.  ``on_rewind(n)``: an aborted
-    transaction's ``n`` rows will be read again; ``rate``: rows are paced at this many
-    per second (by ``Input.on_rows``).  ``dead_letter``: the import's
+    """Import ``inputs`` (the readers of ``job``'s plan) in transactions, resuming from
+    the committed progress; rows count into ``result`` as their transaction commits,
+    problems go to ``report`` then.  ``fmt`` and ``spec``: what the records are made
+    of (a resume must not change it).  ``on_rewind(n)``: an aborted transaction's ``n``
+    rows will be read again (the job's rate paces rows by ``Input.on_rows``).
+    ``dead_letter``: the import's
     :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
     the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
     :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
     stop signal; the open transaction is then committed and
     :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
-    as the run goes (what a stopped run did, too).  ``args``: the inputs as given
-    (globs, directories), which name the import (default: the inputs)."""
+    as the run goes (what a stopped run did, too)."""
     from .._native import KafkaError
     from ..producer import Producer
 
+    eo, topic, key = job.exactly_once, job.topic, job.transactional_id
+    assert eo is not None and key is not None, "an exactly-once job (ImportJob.build)"
     if not eo.restart:
         for inp in inputs:
             if not inp.seekable:
                 raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
-    names = list(args) if args is not None else [i.name for i in inputs]
-    key = eo.transactional_id or derive_transactional_id(topic, names)
     outcome = outcome if outcome is not None else Outcome()
     outcome.transactional_id = key
-    client = connection_config(config)
+    client = connection_config(job.config)
     created = ensure_progress_topic(client, eo.progress_topic, eo.timeout)
-    resolved = resolve_import(config, preset, topic_partitions, transactional_id=key)
-    # A transaction must commit well within transaction.timeout.ms, or the broker aborts it.
+    resolved = job.resolved
+    topic_partitions = job.topic_partitions
     if topic_partitions is None:
         topic_partitions = len(partitions_of(client, topic, eo.timeout))
     # What decides each row's partition besides its key: a resume must keep it.
     fields = {
-        **fields,
+        **spec,
         "placement": {
-            "presets": list(parse_presets(preset)),
+            "presets": list(job.presets),
             "partitioner": str(resolved.effective("partitioner").value),
             "partitions": topic_partitions,
         },
@@ -287,7 +282,7 @@ def run_exactly_once(
     txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
     # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
-    slice_rows = max(1, int(rate * commit_seconds / 4)) if rate else None
+    slice_rows = max(1, int(job.rate * commit_seconds / 4)) if job.rate else None
     skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
 
     failures, last_commits, first = 0, 0, True
@@ -360,8 +355,8 @@ def run_exactly_once(
                     commit_rows=eo.commit_rows,
                     commit_seconds=commit_seconds,
                     timeout=eo.timeout,
-                    partition=partition,
-                    static_headers=static_headers,
+                    partition=job.partition,
+                    static_headers=list(job.static_headers),
                     dead_letter=dead_letter,
                     names=[i.name for i in inputs],
                     slice_rows=slice_rows,
@@ -403,30 +398,18 @@ def run_exactly_once(
 
 
 def import_plan(
-    plan: Sequence[tuple[Any, str]],
-    topic: str,
-    config: Mapping[str, Any],
-    eo: ExactlyOnce,
+    job: ImportJob,
     *,
-    preset: PresetSpec,
-    fields: Any,
-    options: Any,
-    result: Any,
-    report: Callable[[Any], None],
-    bar: Any,
+    result: ImportResult,
+    report: Callable[[Problem], None],
+    bar: PlainProgress | RichProgress,
     t0: float,
-    dead_letter: Any = None,
-    rate: Optional[float] = None,
-    partition: Optional[int] = None,
-    topic_partitions: Optional[int] = None,
-    static_headers: Sequence[tuple[str, bytes]] = (),
+    dead_letter: Optional[DeadLetter] = None,
     log: Callable[[str], None] = lambda line: None,
     stop: Optional[threading.Event] = None,
-    args: Optional[Sequence[str]] = None,
 ) -> None:
-    """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over its
-    checked ``plan``: the readers, rate, progress bar and result of the import.
-    ``args``: the inputs as given (globs, directories: they name the import)."""
+    """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over the
+    ``job``'s checked plan: the readers, rate, progress bar and result of the import."""
     import dataclasses
     import json
 
@@ -448,6 +431,7 @@ def import_plan(
 
         return to
 
+    plan, fields, options, rate = job.plan, job.fields, job.options, job.rate
     utf8 = is_utf8(options.encoding)
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
     inputs = []
@@ -485,8 +469,8 @@ def import_plan(
             if f.name not in ("block_bytes", "batch_rows")
             for v in [getattr(options, f.name)]
         },
-        "partition": partition,
-        "headers": [[k, repr(v)] for k, v in static_headers],
+        "partition": job.partition,
+        "headers": [[k, repr(v)] for k, v in job.static_headers],
     }
 
     def rewind(n: int) -> None:
@@ -495,29 +479,22 @@ def import_plan(
     outcome = Outcome()
     try:
         run_exactly_once(
+            job,
             inputs,
-            topic,
-            config,
-            preset=preset,
             fmt="+".join(sorted({f for _, f in plan})),  # a new file of these keeps it
-            fields=json.loads(json.dumps(spec)),
-            eo=eo,
+            spec=json.loads(json.dumps(spec)),
             result=result,
             report=report,
             on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
             on_rewind=rewind,
-            args=args,
-            partition=partition,
-            topic_partitions=topic_partitions,
-            static_headers=list(static_headers),
             dead_letter=dead_letter,
-            rate=rate,
             log=log,
             stop=stop,
             outcome=outcome,
         )
     finally:  # a stopped run says what it committed too
-        result.exactly_once = _outcome_lines(outcome, eo)
+        assert job.exactly_once is not None
+        result.exactly_once = _outcome_lines(outcome, job.exactly_once)
 
 
 def _outcome_lines(outcome: Outcome, eo: ExactlyOnce) -> list[str]:

@@ -172,10 +172,11 @@ class ImportResult:
 
     def finish_command(self) -> str:
         """The command that imports the rows after :attr:`settled_rows`: this run's
-        command with ``--skip-rows`` (``skip_rows=`` without a command)."""
+        command with ``--skip-rows`` (``ImportJob.build(..., skip_rows=)`` without a
+        command)."""
         n = self.settled_rows
         if not self.command:
-            return f"import_files(..., skip_rows={n})"
+            return f"ImportJob.build(..., skip_rows={n})"
         cmd, i = [], 0
         while i < len(self.command):
             arg = self.command[i]

@@ -1,0 +1,181 @@
+"""One import, decided once: :class:`ImportJob`.
+
+``cykafka import`` (and a Python caller) builds the job from its arguments with
+:meth:`ImportJob.build`: the inputs are planned and checked, the producer configuration
+is resolved with its provenance (the import's defaults, the presets, the transactional
+id of an exactly-once import), what that configuration guarantees is explained, and the
+reading options learn the largest record the producer may send.  The dry run, the plain
+and the exactly-once import and the summary read the job; nothing below resolves again.
+
+The decision that waits for the cluster, the topic's partition count (it bounds an
+idempotent producer's queue, :func:`~.pipeline.bound_queue`), and the brokers of an
+embedded broker, are added by :meth:`ImportJob.on_cluster`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from ..config import ResolvedConfig
+from .model import Fields
+from .pipeline import (
+    DEFAULT_OPTIONS,
+    NO_FIELDS,
+    bound_queue,
+    plan_files,
+    resolve_import,
+    with_max_record,
+)
+from .readers import ReadOptions
+from .sources import Source
+
+if TYPE_CHECKING:
+    from ..explain import Guarantees
+    from ..presets import PresetSpec
+    from .resume import ExactlyOnce
+
+__all__ = ["ImportJob"]
+
+
+@dataclass(frozen=True)
+class ImportJob:
+    """Everything an import decided before it sends a row (frozen: build one with
+    :meth:`build`)."""
+
+    topic: str
+    #: The inputs as given (globs, directories, ``-``): they name an exactly-once import.
+    inputs: tuple[str, ...]
+    #: Each input found, checked, with its format.
+    plan: tuple[tuple[Source, str], ...]
+    #: The caller's producer config (clients the import makes beside the producer, for
+    #: the topic and the progress topic, take their connection settings from it).
+    config: Mapping[str, object]
+    #: The caller's presets, parsed (an exactly-once import adds ``exactly_once`` in
+    #: :attr:`resolved`, not here: a rerun's placement is checked against these).
+    presets: tuple[str, ...]
+    #: The producer configuration, with where each setting came from.
+    resolved: ResolvedConfig
+    #: What :attr:`resolved` guarantees (:func:`cykafka.explain`): the summary's and
+    #: the dry run's sentence, and whether librdkafka would refuse the configuration.
+    explanation: Guarantees
+    fields: Fields = NO_FIELDS
+    #: How inputs are read; records longer than the producer's message.max.bytes skipped.
+    options: ReadOptions = DEFAULT_OPTIONS
+    static_headers: tuple[tuple[str, bytes], ...] = ()
+    #: Every row to this partition (None: by key or the partitioner).
+    partition: Optional[int] = None
+    #: At most this many rows per second.
+    rate: Optional[float] = None
+    exactly_once: Optional[ExactlyOnce] = None
+    #: An exactly-once import's producers' id (None for a plain import).
+    transactional_id: Optional[str] = None
+    #: Start after this many rows of the inputs (a stopped plain import's summary says).
+    skip_rows: int = 0
+    #: Write rows not delivered here, as JSON Lines.
+    dead_letter: Optional[str] = None
+    #: The topic's partition count, once known (:meth:`on_cluster`).
+    topic_partitions: Optional[int] = None
+
+    @classmethod
+    def build(
+        cls,
+        inputs: Sequence[str],
+        topic: str,
+        config: Mapping[str, object],
+        *,
+        preset: PresetSpec = "ordered",
+        fmt: Optional[str] = None,
+        fields: Fields = NO_FIELDS,
+        options: ReadOptions = DEFAULT_OPTIONS,
+        static_headers: Sequence[tuple[str, bytes]] = (),
+        partition: Optional[int] = None,
+        rate: Optional[float] = None,
+        exactly_once: Optional[ExactlyOnce] = None,
+        skip_rows: int = 0,
+        dead_letter: Optional[str] = None,
+        topic_partitions: Optional[int] = None,
+    ) -> ImportJob:
+        """Check and decide an import of ``inputs`` into ``topic``.
+
+        ``config`` is the producer config (with ``bootstrap.servers``, or given later by
+        :meth:`on_cluster`); ``preset`` as for :class:`cykafka.Producer`.  ``fmt`` forces
+        a format for every input (else each file's extension decides); ``options`` says
+        how to read them.  ``exactly_once``: an :class:`~cykafka.importer.ExactlyOnce`:
+        send in transactions that also commit the input position, resuming a run that
+        stopped.  ``skip_rows``: start after this many rows of the inputs, as a stopped
+        import's summary says (:attr:`~cykafka.importer.ImportResult.settled_rows`).
+
+        Raises :class:`~cykafka.importer.ImportInputError` for bad input (a missing file,
+        an unknown format or field; an input an exactly-once import cannot resume), and
+        ValueError for presets or Java names the resolver refuses, each naming the
+        culprit, before anything is sent (a value librdkafka refuses is in
+        ``explanation.refused``, and fails the producer).
+        """
+        from ..explain import explain
+        from ..presets import parse
+
+        inputs = tuple(inputs)
+        plan = tuple(plan_files(inputs, fmt, fields, options))
+        presets = tuple(parse(preset))
+        key = None
+        if exactly_once is not None:
+            from .resume import check_resumable, derive_transactional_id
+
+            check_resumable(plan, exactly_once)  # before a topic or a record is made
+            key = exactly_once.transactional_id or derive_transactional_id(topic, inputs)
+        resolved = resolve_import(config, presets, topic_partitions, key)
+        return cls(
+            topic=topic,
+            inputs=inputs,
+            plan=plan,
+            config=dict(config),
+            presets=presets,
+            resolved=resolved,
+            explanation=explain(resolved),
+            fields=fields,
+            options=with_max_record(options, resolved.librdkafka()),
+            static_headers=tuple(static_headers),
+            partition=partition,
+            rate=rate,
+            exactly_once=exactly_once,
+            transactional_id=key,
+            skip_rows=skip_rows,
+            dead_letter=dead_letter,
+            topic_partitions=topic_partitions,
+        )
+
+    def on_cluster(self, bootstrap_servers: str, partitions: Optional[int]) -> ImportJob:
+        """This job on the cluster found: its brokers (when the config named none: an
+        embedded broker's) and the topic's partition count, which bounds an idempotent
+        producer's queue (:func:`~.pipeline.bound_queue`)."""
+        resolved = self.resolved
+        config = self.config
+        if resolved.explicit("bootstrap.servers") is None:
+            resolved = resolved.with_default(
+                "bootstrap.servers", bootstrap_servers, "cykafka import (embedded broker)"
+            )
+            config = {**config, "bootstrap.servers": bootstrap_servers}
+        return dataclasses.replace(
+            self,
+            config=config,
+            resolved=bound_queue(resolved, partitions),
+            topic_partitions=partitions,
+        )
+
+    @property
+    def guarantees(self) -> str:
+        """What the import's producers guarantee, in one sentence."""
+        return self.explanation.summary()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        found = self.resolved.explicit("bootstrap.servers")
+        return found[1].value if found is not None else "?"
+
+    @property
+    def fmt(self) -> str:
+        """The inputs' formats, ``+``-joined in order of appearance (the summary's)."""
+        return "+".join(dict.fromkeys(f for _, f in self.plan))
