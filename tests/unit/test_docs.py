@@ -115,3 +115,70 @@ def test_every_page_pairs_its_code_fences() -> None:
         if "_build" not in p.parts and (found := unpaired_fences(p.read_text()))
     }
     assert not bad, bad
+
+
+#: A speed written into prose by hand: a ratio (2.5×, 3.8x), a rate (1.2 M rows/s,
+#: 71 MB/s), a share (59 %) or CPU-seconds.  Code and the ``{bench}`` role are not prose.
+_HAND_FIGURE = re.compile(
+    r"\b\d[\d,]*(\.\d+)?\s?(×|x\b)"
+    r"|\b\d[\d,]*(\.\d+)?\s?(k|M)?\s?(rows|msgs|messages|MB)/s"
+    r"|\b\d+(\.\d+)?\s?%"
+    r"|\b\d+(\.\d+)?\s?CPU-s"
+)
+_BENCH_ROLE = re.compile(r"\{bench\}`([^`]*)`")
+#: Figures that are not measurements: an option's example and a formula.
+_NOT_MEASURED = ("paces the import to 5,000 rows/s", "partitions × 3 × `batch.size`")
+
+
+def _prose(page: Path) -> list[tuple[int, str]]:
+    out, fence = [], False
+    for n, line in enumerate(page.read_text().splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~", ":::")):
+            fence = not fence
+        elif not fence:
+            out.append((n, line))
+    return out
+
+
+def test_speeds_on_docs_pages_come_from_the_published_run() -> None:
+    """Every speed a page states is printed from bench/published/results.json while the
+    site builds (the ``{bench}`` role, docs/_ext/generated.py): a figure typed into
+    prose drifts from the run (one page said 27.2 x where another said 41.97 x)."""
+    assert _HAND_FIGURE.search("about 3.8x faster") and _HAND_FIGURE.search("1.2 M rows/s")
+    found = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for n, line in _prose(page):
+            if any(ok in line for ok in _NOT_MEASURED):
+                continue
+            text = re.sub(r"`[^`]*`", "", _BENCH_ROLE.sub("", line))
+            if _HAND_FIGURE.search(text):
+                found.append(f"{page.name}:{n}: {line.strip()}")
+    assert found == [], "\n".join(found)
+
+
+def test_every_published_figure_a_page_names_exists() -> None:
+    """A ``{bench}`` figure names a number the published run has (the build fails on
+    one it lacks; this says which without Sphinx)."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from generated import figure
+
+    published = json.loads((ROOT / "bench" / "published" / "results.json").read_text())
+    assert figure("args.count:,.0f") == f"{published['args']['count']:,}"
+    assert (
+        figure("args.count / args.size:.1f")
+        == f"{published['args']['count'] / published['args']['size']:.1f}"
+    )
+    bad = []
+    roles = 0
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for n, line in _prose(page):
+            for text in _BENCH_ROLE.findall(line):
+                roles += 1
+                try:
+                    figure(text)
+                except (KeyError, ValueError) as e:
+                    bad.append(f"{page.name}:{n}: {e}")
+    assert roles > 50 and bad == [], bad
