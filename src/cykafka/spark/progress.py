@@ -86,7 +86,7 @@ def progress_value(
     ).encode()
 
 
-def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, ProgressRecord]:
+def read_job(client: Mapping[str, object], topic: str, job: str) -> dict[int, ProgressRecord]:
     """The committed progress of ``job``: unit -> its record of the latest batch."""
     from ..cluster.committed import committed_messages
 
