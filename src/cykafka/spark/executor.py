@@ -17,8 +17,8 @@ import atexit
 import json
 import os
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, SETUP_MARK, TASK_MARK, TaskResult
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from .._native import BatchFuture
+    from ..config.types import JSONValue
     from ..producer import Producer
     from ..schema_registry.formats import Serializer
 
@@ -71,7 +72,7 @@ def shipped(module: str, name: str, *args: object) -> Batches:
     """A mapInArrow function that imports ``module.name`` on the executor and calls it
     with ``*args`` and the batches.  Defined in a module nobody can import, so Spark's
     cloudpickle sends it by value; ``args`` must be plain data (no cykafka classes)."""
-    ns: dict[str, Any] = {
+    ns: dict[str, object] = {
         "__name__": "cykafka_shipped",
         "MODULE": module,
         "NAME": name,
@@ -80,8 +81,8 @@ def shipped(module: str, name: str, *args: object) -> Batches:
         "HOW": HOW_TO_SHIP,
     }
     exec(_SHIM, ns)
-    fn: Batches = ns["run"]
-    return fn
+    # exec defined it from _SHIM: its type is known from there, not from ns
+    return cast("Batches", ns["run"])
 
 
 def _headers_list(col: pa.Array) -> list[Optional[list[tuple[str, Optional[bytes]]]]]:
@@ -192,7 +193,9 @@ def _registry_kwargs(
     return kw
 
 
-def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def write_task(
+    wire: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: one producer for this task, every batch through
     produce_batch, one JSON report row out."""
     import pyarrow as pa
@@ -270,7 +273,7 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
     yield pa.record_batch({"report": [result.to_json()]})
 
 
-def _keep_key(config: dict[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
+def _keep_key(config: Mapping[str, object], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
     return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
 
 

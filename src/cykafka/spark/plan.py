@@ -14,12 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Union
 
-from ..config.types import JSONValue
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructField
 
+    from ..config.types import JSONValue
     from ..presets import PresetSpec
 
 __all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
