@@ -78,9 +78,7 @@ class Sink:
         headers = chunk.headers
         if self.static_headers:
             extra = self.static_headers
-            headers = (
-                [extra] * len(chunk) if headers is None else [list(h) + extra for h in headers]
-            )
+            headers = [extra] * len(chunk) if headers is None else [[*h, *extra] for h in headers]
         try:
             fut = self.producer.produce_batch(
                 self.topic,

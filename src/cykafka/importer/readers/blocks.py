@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:  # NumPy is loaded when a quoted format needs it: lines never do
     import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["Block", "Oversized", "blocks", "first_records", "line_ends", "record_starts"]
 
@@ -68,7 +69,7 @@ def line_ends(data: bytes, lo: int, hi: int, lone_cr: bool = False) -> int:
     return n
 
 
-def _end_mask(a: np.ndarray, lone_cr: bool) -> np.ndarray:
+def _end_mask(a: npt.NDArray[np.uint8], lone_cr: bool) -> npt.NDArray[np.bool_]:
     """The bytes of ``a`` that end a line (a b"\\r" as its last byte is taken as lone)."""
     ends = a == 10
     if lone_cr:
@@ -110,7 +111,7 @@ def _last_boundary(
 
 def record_starts(
     data: bytes, end: int, quote: Optional[int], lone_cr: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """For ``data[:end]`` (whole records): ``(starts, lines_before)``: the offset of
     every record start, and how many line ends precede it in ``data`` (its physical
     line is ``first_line + lines_before``)."""
