@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:  # NumPy is loaded when a quoted format needs it: lines never do
     import numpy as np
     import numpy.typing as npt
+
+    from ..sources import ByteStream
 
 __all__ = ["Block", "Oversized", "blocks", "first_records", "line_ends", "record_starts"]
 
@@ -151,7 +153,7 @@ def first_records(
 
 
 def blocks(
-    f: IO[bytes],
+    f: ByteStream,
     block_bytes: int,
     max_record: int,
     quote: Optional[int] = None,
@@ -212,7 +214,7 @@ def blocks(
 
 
 def _skip_oversized(
-    f: IO[bytes], data: bytes, quote: Optional[int], block_bytes: int, lone_cr: bool
+    f: ByteStream, data: bytes, quote: Optional[int], block_bytes: int, lone_cr: bool
 ) -> tuple[int, int, Optional[bytes]]:
     """Read past the end of the record that starts ``data`` (no record end in it but
     perhaps an undecided b"\\r" last).  Returns ``(size, line_ends_inside,
