@@ -6,7 +6,7 @@ import contextlib
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional, SupportsIndex, TextIO, Union
+from typing import TYPE_CHECKING, Callable, Optional, SupportsIndex, TextIO, Union
 
 from . import inspector as _inspector
 from . import presets as _presets
@@ -18,6 +18,7 @@ from ._native import (
     produce_serialized,
 )
 from .config import (
+    Properties,
     ResolvedConfig,
     mask_secrets,
     number_property,
@@ -80,7 +81,7 @@ class Producer(NativeProducer):
 
     def __init__(
         self,
-        config: Union[Mapping[str, Any], ResolvedConfig, None] = None,
+        config: Union[Properties, ResolvedConfig, None] = None,
         *,
         preset: _presets.PresetSpec = None,
         on_error: Optional[Callable[[Exception], object]] = None,
@@ -211,7 +212,7 @@ class Producer(NativeProducer):
         ``statistics.interval.ms`` and a little; never in a callback)."""
         return _inspector.inspector_of(self).metrics()
 
-    def metrics_opentelemetry(self) -> list[dict[str, Any]]:
+    def metrics_opentelemetry(self) -> list[dict[str, object]]:
         """:meth:`metrics` as OpenTelemetry data points named as the Java client's
         (``org.apache.kafka.producer.record.send.rate``...), for an exporter to send."""
         return _inspector.opentelemetry_points(self.metrics(), self.name or "")

@@ -181,6 +181,16 @@ def test_topic_column_routes_rows(spark, broker, topic, read_back) -> None:
     assert {t for t, _ in report.offsets} == {a, b}
 
 
+def test_rows_with_a_null_topic_are_reported_not_dropped(spark, broker, topic, read_back) -> None:
+    a = topic(partitions=1)
+    rows = [(a if i % 5 else None, f"k{i}", f"v{i}") for i in range(20)]
+    df = spark.createDataFrame(rows, "topic string, key string, value string")
+    report = write_kafka(df, bootstrap_servers=broker.bootstrap_servers, on_error="report")
+    assert (report.delivered, report.failed) == (16, 4)
+    assert any("4 rows have a null topic" in e for e in report.errors)
+    assert len(_all(read_back(broker.bootstrap_servers, a, expected=16))) == 16
+
+
 def test_undeliverable_row_fails_the_job_or_is_reported(spark, broker, topic, read_back) -> None:
     name = topic(partitions=1)
     rows = [(f"k{i}", "x" * (5000 if i == 7 else 10)) for i in range(50)]

@@ -19,6 +19,7 @@ from .properties import (
     CYKAFKA_KEYS,
     LIBRDKAFKA_PROPERTIES,
     RANGES,
+    Properties,
     canonical,
     normalise_value,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "SAME_MEANING",
     "ConfigWarning",
     "Note",
+    "Properties",
     "ResolvedConfig",
     "Setting",
     "Source",

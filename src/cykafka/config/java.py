@@ -9,9 +9,7 @@ whose errors would name its own properties instead of the user's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .java_names import (
     JAVA_ONLY_KEYS,
@@ -28,6 +26,7 @@ from .java_names import (
 from .properties import (
     LIBRDKAFKA_PROPERTIES,
     RANGES,
+    Properties,
     canonical,
     normalise_value,
     parse_bool,
@@ -274,7 +273,7 @@ def _compression_levels(t: Translation, levels: dict[str, str]) -> None:
         t.put(key, "compression.level", str(near))
 
 
-def translate_detailed(java_config: Mapping[str, Any]) -> Translation:
+def translate_detailed(java_config: Properties) -> Translation:
     """:func:`translate` with the input key behind each setting and structured notes."""
     t = Translation()
     levels: dict[str, str] = {}
@@ -332,7 +331,7 @@ def translate_detailed(java_config: Mapping[str, Any]) -> Translation:
     return t
 
 
-def translate(java_config: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+def translate(java_config: Properties) -> tuple[dict[str, str], list[str]]:
     """Translate Java producer properties to librdkafka's; returns (config, notes).
 
     * Java-only names are translated (``buffer.memory``, ``max.request.size``,

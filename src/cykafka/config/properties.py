@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from .secrets import shown
 
@@ -18,11 +17,17 @@ __all__ = [
     "CYKAFKA_KEYS",
     "LIBRDKAFKA_PROPERTIES",
     "RANGES",
+    "Properties",
     "canonical",
     "normalise_value",
     "parse_bool",
     "parse_int",
 ]
+
+#: A configuration as a caller gives it (librdkafka or Java names): librdkafka takes
+#: strings, a confluent-kafka style config also numbers, booleans and callbacks, so values
+#: are ``object`` and checked where they are read (:func:`normalise_value` names a bad one).
+Properties = Mapping[str, object]
 
 #: Keys the cykafka Producer consumes itself; they must be stripped before the config
 #: reaches librdkafka, which rejects them ("No such configuration property").
@@ -238,7 +243,7 @@ RANGES: Mapping[str, tuple[int, int]] = {
 }
 
 
-def normalise_value(value: Any, key: str = "") -> str:
+def normalise_value(value: object, key: str = "") -> str:
     """librdkafka takes strings: bools become "true"/"false", numbers their decimal form."""
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -14,12 +14,12 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional, Union
 
 from .. import presets as _presets
 from ..presets import INT32_MAX
 from .java import ConfigWarning, Note, translate_detailed
-from .properties import CYKAFKA_KEYS, canonical
+from .properties import CYKAFKA_KEYS, Properties, canonical
 from .secrets import mask_secrets
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ def same_value(a: str, b: str, canon: str) -> bool:
     return a == b
 
 
-def number_property(value: Any, key: str) -> float:
+def number_property(value: Union[str, float], key: str) -> float:
     """A numeric property cykafka reads itself, as milliseconds; bad values name it."""
     try:
         ms = float(value)
@@ -244,10 +244,10 @@ def number_property(value: Any, key: str) -> float:
 
 
 def resolve(
-    config: Optional[Mapping[str, Any]] = None,
+    config: Optional[Properties] = None,
     preset: PresetSpec = None,
     *,
-    defaults: Optional[Mapping[str, Any]] = None,
+    defaults: Optional[Properties] = None,
     defaults_origin: str = "cykafka",
 ) -> ResolvedConfig:
     """Resolve ``config`` (librdkafka or Java names) with ``preset`` (a name, "a+b", a

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import overload
 
 __all__ = [
     "MASK",
@@ -49,7 +49,7 @@ def is_secret_key(key: str) -> bool:
     return key.lower() in _SECRET_KEYS or _SECRET_WORDS.search(key) is not None
 
 
-def secret_values(config: Mapping[str, Any]) -> list[str]:
+def secret_values(config: Mapping[str, object]) -> list[str]:
     """Every string that would leak a secret of ``config``, longest first."""
     found: set[str] = set()
     for key, value in config.items():
@@ -77,7 +77,7 @@ _SECRET_ASSIGNMENT = re.compile(
 )
 
 
-def redact(text: str, config: Mapping[str, Any]) -> str:
+def redact(text: str, config: Mapping[str, object]) -> str:
     """Remove the secret values of ``config`` (and ``secret-key=value`` pairs) from text.
 
     Used on log lines and exception messages before they reach the user. Values are
@@ -91,7 +91,11 @@ def redact(text: str, config: Mapping[str, Any]) -> str:
     return _SECRET_ASSIGNMENT.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
 
 
-def mask_secrets(config: Mapping[str, Any]) -> dict[str, Any]:
+@overload
+def mask_secrets(config: Mapping[str, str]) -> dict[str, str]: ...
+@overload
+def mask_secrets(config: Mapping[str, object]) -> dict[str, object]: ...
+def mask_secrets(config: Mapping[str, object]) -> Mapping[str, object]:
     """A copy of ``config`` safe to print: secret-like keys get ``"***"``.
 
     Secret values that also appear inside other string values (say a password pasted
@@ -100,7 +104,7 @@ def mask_secrets(config: Mapping[str, Any]) -> dict[str, Any]:
     """
     secrets = secret_values(config)
     pattern = re.compile("|".join(re.escape(s) for s in secrets)) if secrets else None
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in config.items():
         if is_secret_key(str(key)):
             out[key] = MASK
@@ -113,7 +117,7 @@ def mask_secrets(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def shown(key: str, value: Any) -> str:
+def shown(key: str, value: object) -> str:
     """A value for an error message, masked if the key is secret-like."""
     return MASK if is_secret_key(key) else repr(value)
 

@@ -11,14 +11,29 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Callable, Optional, TypedDict, Union
 
-from .model import Chunk, Fields, ImportInputError, Problem
+from .model import Chunk, Column, Fields, ImportInputError, Problem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..config.types import JSONValue
+    from ..schema_registry.formats import ColumnEncoders
 
 __all__ = ["batch_chunk", "json_record_fields", "records_chunk", "row_json"]
 
 
-def _field_bytes(v: Any) -> Optional[bytes]:
+class FieldColumns(TypedDict):
+    """What :func:`json_record_fields` adds one item to per record."""
+
+    keys: list[Optional[bytes]]
+    partitions: list[Optional[int]]
+    headers: list[list[tuple[str, Optional[bytes]]]]
+    timestamps: list[Optional[int]]
+
+
+def _field_bytes(v: object) -> Optional[bytes]:
     if v is None:
         return None
     if isinstance(v, str):
@@ -34,7 +49,7 @@ def naive_refused(name: str, what: str) -> str:
     )
 
 
-def _timestamp_ms(v: Any, name: str, timezone: Optional[str] = None) -> Optional[int]:
+def _timestamp_ms(v: object, name: str, timezone: Optional[str] = None) -> Optional[int]:
     """A JSON value as milliseconds since the epoch: an int (ms) or RFC 3339 text (in
     ``timezone`` when it names no zone; refused without one)."""
     if v is None:
@@ -58,7 +73,7 @@ def _timestamp_ms(v: Any, name: str, timezone: Optional[str] = None) -> Optional
 
 
 def json_record_fields(
-    rec: dict[str, Any], fields: Fields, text: bytes, out: dict[str, list[Any]]
+    rec: dict[str, JSONValue], fields: Fields, text: bytes, out: FieldColumns
 ) -> Optional[bytes]:
     """Pick the fields out of one JSON record (appending to ``out["keys"]`` etc.);
     returns the value.  ValueError names a field that cannot be used."""
@@ -91,7 +106,7 @@ def json_record_fields(
     return value
 
 
-def _partitions(pcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]]:
+def _partitions(pcol: pa.Array, name: str, bad: dict[int, str]) -> list[Optional[int]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -115,7 +130,7 @@ def _partitions(pcol: Any, name: str, bad: dict[int, str]) -> list[Optional[int]
 
 
 def _timestamps(
-    tcol: Any, name: str, bad: dict[int, str], timezone: Optional[str] = None
+    tcol: pa.Array, name: str, bad: dict[int, str], timezone: Optional[str] = None
 ) -> list[Optional[int]]:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -155,11 +170,11 @@ def _timestamps(
 
 
 def batch_chunk(
-    batch: Any,
+    batch: pa.RecordBatch,
     fields: Fields,
     chunk: Chunk,
-    record: Optional[Any] = None,
-    encoders: Optional[Any] = None,
+    record: Optional[Callable[[pa.RecordBatch], pa.Array]] = None,
+    encoders: Optional[ColumnEncoders] = None,
     nonfinite: str = "refuse",
 ) -> tuple[Chunk, list[Problem]]:
     """Fill ``chunk`` (positions already set, one element per row of ``batch``) with
@@ -174,7 +189,7 @@ def batch_chunk(
 
     from .._arrow import as_message_column, record_json
 
-    def col(name: str) -> Any:
+    def col(name: str) -> pa.Array:
         return batch.column(batch.schema.get_field_index(name))
 
     bad: dict[int, str] = {}
@@ -183,7 +198,7 @@ def batch_chunk(
         for i, why in refused.items():
             bad.setdefault(i, why)
 
-    def message_column(c: Any, name: str) -> Any:
+    def message_column(c: pa.Array, name: str) -> pa.Array:
         out, refused = as_message_column(c, name, nonfinite=nonfinite)
         merge(refused)
         return out
@@ -249,17 +264,14 @@ def _keep_positions(chunk: Chunk, keep: list[int]) -> None:
 
     idx = np.asarray(keep, np.int64)
     chunk.rows = np.asarray([chunk.row_of(i) for i in keep], np.int64)
-    if chunk.lines is not None:
-        if callable(chunk.lines):
-            chunk.lines = chunk.lines()
-        chunk.lines = np.asarray(chunk.lines)[idx]
-    if chunk.offsets is not None:
-        if callable(chunk.offsets):
-            chunk.offsets = chunk.offsets()
-        chunk.offsets = np.asarray(chunk.offsets)[idx]
+    lines, offsets = chunk.line_array(), chunk.offset_array()
+    if lines is not None:
+        chunk.lines = np.asarray(lines)[idx]
+    if offsets is not None:
+        chunk.offsets = np.asarray(offsets)[idx]
 
 
-def row_json(batch: Any, i: int) -> str:
+def row_json(batch: pa.RecordBatch, i: int) -> str:
     """Record i of a batch as JSON text (for dead-letter entries)."""
     row = {name: batch.column(j)[i].as_py() for j, name in enumerate(batch.schema.names)}
     return json.dumps(row, ensure_ascii=False, default=str)
@@ -271,7 +283,7 @@ def row_json(batch: Any, i: int) -> str:
 _PLAIN_JSON = r"^(-?(0|[1-9][0-9]{0,14})(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?|true|false)$"
 
 
-def csv_record_json(batch: Any, infer: bool = True) -> Any:
+def csv_record_json(batch: pa.RecordBatch, infer: bool = True) -> pa.Array:
     """Each CSV row as a JSON object; with ``infer`` numbers and true/false are bare
     JSON values (as written), everything else a string; nulls (--null-value) null.
 
@@ -284,7 +296,7 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
 
     if not infer:
         return record_json(batch)[0]  # text columns: nothing to refuse
-    parts: list[Any] = []
+    parts: list[Union[str, pa.Array]] = []
     literal = "{"
     for i, name in enumerate(batch.schema.names):
         col = batch.column(i)
@@ -311,7 +323,7 @@ def csv_record_json(batch: Any, infer: bool = True) -> Any:
 
 
 def records_chunk(
-    chunk: Chunk, encoders: Any, key_field: Optional[str] = None
+    chunk: Chunk, encoders: ColumnEncoders, key_field: Optional[str] = None
 ) -> tuple[Chunk, list[Problem]]:
     """A JSON Lines chunk whose values are whole records (JSON text) serialized with
     the Schema Registry ``encoders`` instead (and ``key_field``'s value with the key
@@ -322,7 +334,7 @@ def records_chunk(
     texts = list(chunk.values)
     records = [json.loads(t) for t in texts]
     bad: dict[int, str] = {}
-    values: Any = chunk.values
+    values: Column = chunk.values
     if encoders.value is not None:
         values = encoders.encode_value(records, bad)
     if encoders.key is not None and key_field:

@@ -13,7 +13,7 @@ An error not listed below is *unknown*: a row is only called "not sent" with pro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Optional
 
 __all__ = ["DELIVERED", "NOT_SENT", "UNKNOWN", "fate_of"]
 
@@ -78,7 +78,7 @@ _BROKER_NOT_WRITTEN = frozenset(
 _NOT_QUEUED = "not queued:"
 
 
-def fate_of(exc: Any) -> str:
+def fate_of(exc: Optional[BaseException]) -> str:
     """The fate of a row whose delivery failed with ``exc`` (a ``KafkaError``, or
     None when no report came)."""
     if exc is None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Optional
+from typing import Optional
+
+from ..config.types import JSONValue
 
 __all__ = [
     "FileIdentity",
@@ -39,11 +41,11 @@ class FileIdentity:
     fingerprint: str  # hex SHA-256 of size + first block + last block
     content: Optional[str] = None  # hex SHA-256 of the whole file (None: not known yet)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FileIdentity:
+    def from_dict(cls, d: dict[str, JSONValue]) -> FileIdentity:
         content = d.get("content")
         return cls(
             str(d["path"]),

@@ -28,12 +28,15 @@ from __future__ import annotations
 import signal
 import threading
 from types import FrameType, TracebackType
-from typing import Any, Callable, Optional, TextIO
+from typing import Callable, Optional, TextIO, Union
 
 __all__ = ["STOP_SIGNALS", "BeforeReading", "Stop", "StopRequested", "signal_name"]
 
 #: The signals that stop an import.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+#: What ``signal.signal`` returns and takes back: the handler a signal had before.
+_Handler = Union[Callable[[int, Optional[FrameType]], object], int, signal.Handlers, None]
 
 
 class StopRequested(KeyboardInterrupt):
@@ -53,7 +56,7 @@ class Stop:
     def __init__(
         self,
         log: Optional[TextIO] = None,
-        purge: Optional[Callable[[], Any]] = None,
+        purge: Optional[Callable[[], object]] = None,
         purge_after: float = 2.0,
         what: str = "the rows already handed over get their delivery reports",
     ) -> None:
@@ -64,7 +67,7 @@ class Stop:
         self.purge, self.purge_after = purge, purge_after
         self.what = what
         self._timer: Optional[threading.Timer] = None
-        self._old: dict[int, Any] = {}
+        self._old: dict[int, _Handler] = {}
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if self.requested.is_set():
@@ -138,7 +141,7 @@ class BeforeReading:
     (during the summary) takes its default course.  Main thread only, like Stop."""
 
     def __init__(self) -> None:
-        self._old: dict[int, Any] = {}
+        self._old: dict[int, _Handler] = {}
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         if not _ENGAGED.is_set():

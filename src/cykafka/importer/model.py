@@ -6,10 +6,42 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-__all__ = ["Chunk", "Fields", "ImportInputError", "Problem", "SourcePosition"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from .._codecs import Lines
+
+__all__ = [
+    "Chunk",
+    "Column",
+    "Fields",
+    "Headers",
+    "ImportInputError",
+    "Positions",
+    "Problem",
+    "SourcePosition",
+]
+
+#: A column of message keys or values, one element per row, as ``produce_batch`` takes
+#: it: a pyarrow array (read from its buffers), the lines of a text block (native, no
+#: Python object per line), or one bytes (None: null) per row.
+Column = Union["pa.Array", "Lines", list[Optional[bytes]]]
+#: Each row's headers (``--header-fields``), in field order.
+Headers = Sequence[Sequence[tuple[str, Optional[bytes]]]]
+#: Each row's partition (None: the partitioner's).  Its items stay unchecked while
+#: cykafka.verify's _content calls int() on them, which raises on a null partition; once
+#: it does not, this is list[Optional[int]].
+PartitionColumn = list[Any]  # type: ignore[explicit-any]
+#: A number per row (record number, physical line, byte offset): NumPy int64 or a list.
+Positions = Union["npt.NDArray[np.int64]", list[int]]
+#: ... or a function making them when first asked: most chunks never need them.
+LazyPositions = Union[Positions, Callable[[], Positions]]
 
 
 class ImportInputError(ValueError):
@@ -72,22 +104,24 @@ class Chunk:
     (every row before it has been read into this or an earlier chunk): the point to
     resume from once the chunk is delivered."""
 
-    values: Any
-    keys: Any = None
-    partitions: Any = None
-    headers: Optional[list[Any]] = None
-    timestamps: Any = None
+    values: Column
+    keys: Optional[Column] = None
+    #: each row's partition (None: the partitioner's choice)
+    partitions: Optional[PartitionColumn] = None
+    headers: Optional[Headers] = None
+    #: each row's timestamp in ms since the epoch (None: now)
+    timestamps: Optional[list[Optional[int]]] = None
     file: str = ""
     first_row: int = 1  # record number (1-based, in its file) of element 0
-    rows: Any = None  # record numbers when rows were dropped in between (ascending)
+    rows: Optional[Positions] = None  # record numbers when rows were dropped in between (ascending)
     #: physical line number of each element, when known (None for Parquet); like
     #: ``offsets`` it may be a function making the array when first asked
-    lines: Any = None
+    lines: Optional[LazyPositions] = None
     #: the lines format: element i is on line ``first_row + i``
     line_is_row: bool = False
     #: byte offset of each element's row start (a NumPy int array, or a function
     #: making one when asked: most chunks never need it)
-    offsets: Any = None
+    offsets: Optional[LazyPositions] = None
     row_group: Optional[int] = None  # Parquet: every element is in this row group ...
     group_first: int = 0  # ... and element 0 is its row number group_first (0-based)
     end: Optional[SourcePosition] = None
@@ -100,27 +134,25 @@ class Chunk:
         """Elements ``lo:hi`` as a chunk of their own (same positions)."""
         import numpy as np
 
-        def cut(col: Any) -> Any:
-            return None if col is None else col[lo:hi]
-
-        offsets = self.offsets() if callable(self.offsets) else self.offsets
-        self.offsets = offsets
-        if callable(self.lines):
-            self.lines = self.lines()
-        rows = self.rows if self.rows is not None else np.arange(len(self)) + self.first_row
+        offsets, lines = self.offset_array(), self.line_array()
+        rows = (
+            self.rows
+            if self.rows is not None
+            else np.arange(len(self), dtype=np.int64) + self.first_row
+        )
         return Chunk(
-            cut(self.values),
-            keys=cut(self.keys),
-            partitions=cut(self.partitions),
-            headers=cut(self.headers),
-            timestamps=cut(self.timestamps),
+            self.values[lo:hi],
+            keys=None if self.keys is None else self.keys[lo:hi],
+            partitions=None if self.partitions is None else self.partitions[lo:hi],
+            headers=None if self.headers is None else self.headers[lo:hi],
+            timestamps=None if self.timestamps is None else self.timestamps[lo:hi],
             file=self.file,
             first_row=int(rows[lo]),
-            rows=cut(rows),
-            lines=cut(self.lines)
-            if self.lines is not None
-            else (cut(rows) if self.line_is_row else None),
-            offsets=cut(offsets),
+            rows=rows[lo:hi],
+            lines=lines[lo:hi]
+            if lines is not None
+            else (rows[lo:hi] if self.line_is_row else None),
+            offsets=None if offsets is None else offsets[lo:hi],
             row_group=self.row_group,
             group_first=self.group_first + int(rows[lo]) - self.first_row,
             end=self.end if hi >= len(self) else self.position(hi),
@@ -130,19 +162,27 @@ class Chunk:
     def row_of(self, index: int) -> int:
         return int(self.rows[index]) if self.rows is not None else self.first_row + index
 
+    def line_array(self) -> Optional[Positions]:
+        """``lines``, made now if it is still a function."""
+        if callable(self.lines):
+            self.lines = self.lines()
+        return self.lines
+
+    def offset_array(self) -> Optional[Positions]:
+        """``offsets``, made now if it is still a function."""
+        if callable(self.offsets):
+            self.offsets = self.offsets()
+        return self.offsets
+
     def line_of(self, index: int) -> Optional[int]:
-        if self.lines is not None:
-            if callable(self.lines):
-                self.lines = self.lines()
-            return int(self.lines[index])
+        lines = self.line_array()
+        if lines is not None:
+            return int(lines[index])
         return self.row_of(index) if self.line_is_row else None
 
     def offset_of(self, index: int) -> Optional[int]:
-        if self.offsets is None:
-            return None
-        if callable(self.offsets):
-            self.offsets = self.offsets()
-        return int(self.offsets[index])
+        offsets = self.offset_array()
+        return None if offsets is None else int(offsets[index])
 
     def position(self, index: int) -> SourcePosition:
         group_row = None
@@ -157,18 +197,18 @@ class Chunk:
             group_row=group_row,
         )
 
-    def items(self, col: Any) -> list[Optional[bytes]]:
+    def items(self, col: Optional[Column]) -> list[Optional[bytes]]:
         """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
         if col is None:
             return [None] * len(self)
         vals = col.to_pylist() if hasattr(col, "to_pylist") else list(col)
         return [v.encode("utf-8") if isinstance(v, str) else v for v in vals]
 
-    def item(self, col: Any, index: int) -> Optional[bytes]:
+    def item(self, col: Optional[Column], index: int) -> Optional[bytes]:
         if col is None:
             return None
         v = col[index]
-        if hasattr(v, "as_py"):
+        if v is not None and hasattr(v, "as_py"):
             v = v.as_py()
         if isinstance(v, str):
             return v.encode("utf-8")
@@ -194,7 +234,7 @@ class Problem:
     fate: Optional[str] = None
 
     def to_json(self) -> str:
-        d: dict[str, Any] = {"file": self.file, "stage": self.stage, "error": self.error}
+        d: dict[str, object] = {"file": self.file, "stage": self.stage, "error": self.error}
         # A row that could not be read was never produced: not sent (see fates.py).
         fate = self.fate or ("not sent" if self.stage in ("parse", "refused") else None)
         if fate is not None:

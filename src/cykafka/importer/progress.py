@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Optional, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from ..producer import Producer
 
 __all__ = ["PlainProgress", "RichProgress", "isatty"]
 
 
-def isatty(stream: Any) -> bool:
+def isatty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -55,7 +60,11 @@ class RichProgress:
     in the same live display (two rich Lives cannot share a terminal)."""
 
     def __init__(
-        self, out: TextIO, total_bytes: int, console: Any = None, producer: Any = None
+        self,
+        out: TextIO,
+        total_bytes: int,
+        console: Optional[Console] = None,
+        producer: Optional[Producer] = None,
     ) -> None:
         from rich.console import Console
         from rich.progress import (
@@ -66,7 +75,7 @@ class RichProgress:
         )
 
         class _BarAndAccumulator(Progress):
-            def get_renderables(self) -> Iterator[Any]:
+            def get_renderables(self) -> Iterator[RenderableType]:
                 yield self.make_tasks_table(self.tasks)
                 if producer is not None:
                     try:

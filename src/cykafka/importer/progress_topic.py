@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
+from ..config.types import JSONValue
 from .identity import FileIdentity
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class FileProgress:
     def started(self) -> bool:
         return self.done or self.row > 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return {
             **self.identity.to_dict(),
             "row": self.row,
@@ -73,7 +74,7 @@ class FileProgress:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> FileProgress:
+    def from_dict(cls, d: Mapping[str, JSONValue]) -> FileProgress:
         return cls(
             FileIdentity.from_dict(dict(d)),
             row=int(d.get("row", 1)),
@@ -92,7 +93,7 @@ class Progress:
 
     topic: str
     fmt: str
-    fields: dict[str, Any]
+    fields: dict[str, JSONValue]
     files: list[FileProgress] = field(default_factory=list)
     rows: int = 0  # rows committed so far, over every run
     done: bool = False
@@ -133,7 +134,7 @@ class Progress:
 
 
 def committed_progress(
-    client: Mapping[str, Any],
+    client: Mapping[str, object],
     name: str,
     key: str,
     timeout: float = 60.0,

@@ -7,11 +7,15 @@ import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
+from ..config.types import JSONValue
 from .identity import FileIdentity, block_digest, file_identity, same_file_problem
-from .model import ImportInputError
+from .model import Chunk, ImportInputError, Report, SourcePosition
 from .progress_topic import FileProgress, Progress
+
+if TYPE_CHECKING:
+    from .deadletter import DeadLetter
 
 __all__ = ["Input", "Outcome", "ResumeRefused"]
 
@@ -33,7 +37,7 @@ class Input:
     name: str
     path: Optional[str]
     seekable: bool
-    rows: Callable[[Any, Callable[[Any], None]], Iterator[Any]]
+    rows: Callable[[Optional[SourcePosition], Report], Iterator[Chunk]]
     on_rows: Callable[[int, int], None] = lambda n, done: None
 
 
@@ -55,12 +59,14 @@ def identity_of(inp: Input) -> FileIdentity:
     return file_identity(inp.path)
 
 
-def fresh_state(topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[Input]) -> Progress:
+def fresh_state(
+    topic: str, fmt: str, fields: dict[str, JSONValue], inputs: Sequence[Input]
+) -> Progress:
     return Progress(topic, fmt, fields, [FileProgress(identity_of(i)) for i in inputs])
 
 
 def check_saved(
-    saved: Progress, topic: str, fmt: str, fields: dict[str, Any], inputs: Sequence[Input]
+    saved: Progress, topic: str, fmt: str, fields: dict[str, JSONValue], inputs: Sequence[Input]
 ) -> tuple[Progress, list[str]]:
     """The saved progress lined up with ``inputs`` (a file new since the earlier run
     starts at its first row; a committed one is matched by its path and checked to be
@@ -117,7 +123,7 @@ def check_saved(
     return dataclasses.replace(saved, files=files, done=saved.done and not new), new
 
 
-def _changes(old: Any, new: Any, path: str = "") -> list[str]:
+def _changes(old: JSONValue, new: JSONValue, path: str = "") -> list[str]:
     """What differs between two settings trees, one ``name: old -> new`` per leaf."""
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
@@ -127,9 +133,7 @@ def _changes(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [f"{path} changed from {old!r} to {new!r}"]
 
 
-def start_position(fp: FileProgress) -> Any:
-    from .model import SourcePosition
-
+def start_position(fp: FileProgress) -> SourcePosition:
     return SourcePosition(
         fp.identity.path,
         fp.row,
@@ -140,7 +144,9 @@ def start_position(fp: FileProgress) -> Any:
     )
 
 
-def sync_dead_letter(dl: Any, state: Progress, saved: bool, outcome: Outcome) -> None:
+def sync_dead_letter(
+    dl: Optional[DeadLetter], state: Progress, saved: bool, outcome: Outcome
+) -> None:
     """Cut the dead-letter file back to what the committed rows put there (rows of a
     transaction that did not commit are reported again)."""
     if dl is None:

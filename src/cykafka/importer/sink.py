@@ -14,11 +14,15 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .fates import NOT_SENT, UNKNOWN, fate_of
 from .model import Chunk, Problem
 from .summary import ImportResult
+
+if TYPE_CHECKING:
+    from .._native import BatchFuture, BatchReport
+    from ..producer import Producer
 
 __all__ = ["Sink"]
 
@@ -29,18 +33,18 @@ MAX_PENDING = 32
 MAX_PENDING_ROWS = 1 << 19
 
 
-def _error_text(exc: Any) -> str:
+def _error_text(exc: BaseException) -> str:
     return f"{getattr(exc, 'name', type(exc).__name__)}: {getattr(exc, 'message', str(exc))}"
 
 
 class Sink:
     def __init__(
         self,
-        producer: Any,
+        producer: Producer,
         topic: str,
         result: ImportResult,
         report: Callable[[Problem], None],
-        on_delivered: Optional[Callable[[Chunk, Any], None]] = None,
+        on_delivered: Optional[Callable[[Chunk, BatchReport], None]] = None,
     ) -> None:
         self.producer = producer
         self.topic = topic
@@ -49,7 +53,7 @@ class Sink:
         #: Called with each chunk and its batch report, in input order, once settled
         #: (where an exactly-once import records its progress).
         self.on_delivered = on_delivered
-        self.pending: collections.deque[tuple[Any, Chunk]] = collections.deque()
+        self.pending: collections.deque[tuple[BatchFuture, Chunk]] = collections.deque()
         self.pending_rows = 0  # rows of the chunks in pending (send's bound; finish ignores it)
         #: Read and handed to produce_batch, which raised without saying which rows it
         #: queued: their fate is unknown.
@@ -74,9 +78,7 @@ class Sink:
         headers = chunk.headers
         if self.static_headers:
             extra = self.static_headers
-            headers = (
-                [extra] * len(chunk) if headers is None else [list(h) + extra for h in headers]
-            )
+            headers = [extra] * len(chunk) if headers is None else [[*h, *extra] for h in headers]
         try:
             fut = self.producer.produce_batch(
                 self.topic,
@@ -115,7 +117,7 @@ class Sink:
             self._settle(*self.pending[0])  # popped only once settled: Ctrl-C may come
             self.pending_rows -= len(self.pending.popleft()[1])
 
-    def _flush(self, fut: Any, timeout: float) -> None:
+    def _flush(self, fut: BatchFuture, timeout: float) -> None:
         """Wait up to ``timeout`` (short: Ctrl-C is seen at once) for ``fut``, with the
         producer's ``flush()``: the input is over, and librdkafka's flush "overrides
         the linger.ms setting for the duration of the flush() call, effectively
@@ -129,7 +131,7 @@ class Sink:
             except TimeoutError:
                 pass
 
-    def _settle(self, fut: Any, chunk: Chunk, timeout: Optional[float] = None) -> None:
+    def _settle(self, fut: BatchFuture, chunk: Chunk, timeout: Optional[float] = None) -> None:
         rep = fut.result(timeout)
         index, self._settled = self._settled, self._settled + 1
         r = self.result
@@ -224,7 +226,7 @@ class Sink:
     def finish(
         self,
         wait_s: Optional[float],
-        purge: Optional[Callable[[], Any]] = None,
+        purge: Optional[Callable[[], object]] = None,
         stop: Optional[threading.Event] = None,
         stop_wait_s: float = 2.0,
     ) -> None:

@@ -16,11 +16,22 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import IO, Any, Optional
+from typing import IO, TYPE_CHECKING, Optional, Protocol, Union
 
 from .model import ImportInputError
 
-__all__ = ["COMPRESSIONS", "Source", "expand"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["COMPRESSIONS", "ByteStream", "Source", "expand"]
+
+
+class ByteStream(Protocol):
+    """What the readers read: bytes front to back, ``n`` at most per call (b"" at the
+    end).  A file, a decompressing stream, a transcoding one."""
+
+    def read(self, n: int, /) -> bytes: ...
+
 
 #: Extension -> codec of compressed inputs.
 COMPRESSIONS = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".bz2": "bz2", ".xz": "xz"}
@@ -95,7 +106,7 @@ class Source:
             return None
         return (st.st_dev, st.st_ino)
 
-    def open(self) -> Any:
+    def open(self) -> Union[IO[bytes], _Both]:
         """The decompressed bytes, front to back."""
         raw: IO[bytes]
         if self.path is None:
@@ -117,7 +128,7 @@ class Source:
 
 #: Decompressed sizes of the compressed files already read through, by identity (the
 #: check runs before a broker starts and again in import_files: read once).
-_CHECKED: dict[tuple[Any, ...], int] = {}
+_CHECKED: dict[tuple[Optional[str], int, int, int, int], int] = {}
 
 
 class _Both:
@@ -125,7 +136,12 @@ class _Both:
     cannot decode (corrupt, truncated, not compressed at all) raises ImportInputError
     naming the file and where, never a codec's traceback."""
 
-    def __init__(self, stream: Any, raw: IO[bytes], source: Source) -> None:
+    def __init__(
+        self,
+        stream: Union[lzma.LZMAFile, pa.CompressedInputStream],
+        raw: IO[bytes],
+        source: Source,
+    ) -> None:
         self._stream = stream
         self._raw = raw
         self._source = source

@@ -18,18 +18,20 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .identity import block_digest
 from .interrupt import StopRequested
-from .model import Chunk, ImportInputError, Problem
+from .model import Chunk, ImportInputError, Problem, SourcePosition
 from .progress_topic import Progress, committed_progress
 from .sink import Sink
 from .summary import ImportResult
 
 if TYPE_CHECKING:
     from ..cluster.committed import CommittedReader
+    from ..producer import Producer
+    from .deadletter import DeadLetter
 
 __all__ = [
     "PERMANENT_ERRORS",
@@ -89,7 +91,7 @@ class TransactionalSink:
 
     def __init__(
         self,
-        producer: Any,
+        producer: Producer,
         topic: str,
         progress_topic: str,
         key: str,
@@ -103,10 +105,10 @@ class TransactionalSink:
         timeout: float,
         partition: Optional[int] = None,
         static_headers: Optional[list[tuple[str, bytes]]] = None,
-        dead_letter: Any = None,
+        dead_letter: Optional[DeadLetter] = None,
         names: Optional[list[str]] = None,
         slice_rows: Optional[int] = None,
-        client: Optional[dict[str, Any]] = None,
+        client: Optional[Mapping[str, object]] = None,
         seen: Sequence[Optional[bytes]] = (),
         reader: Optional[CommittedReader] = None,
         stop: Optional[threading.Event] = None,
@@ -195,7 +197,7 @@ class TransactionalSink:
     def _stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
 
-    def commit(self, index: int, pos: Any, done: bool) -> None:
+    def commit(self, index: int, pos: Optional[SourcePosition], done: bool) -> None:
         """Commit the open transaction (begun now if none is open) with input ``index``
         read up to ``pos`` (the first row not in it; None: unchanged) and ``done``."""
         from .._native import KafkaError

@@ -17,8 +17,8 @@ import atexit
 import json
 import os
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Optional, TypedDict, Union, cast
 
 from .plan import WritePlan
 from .report import MAX_ERRORS, SETUP_MARK, TASK_MARK, TaskResult
@@ -27,11 +27,21 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from .._native import BatchFuture
+    from ..config.types import JSONValue
     from ..producer import Producer
     from ..schema_registry.formats import Serializer
+    from ..serialized import Data
 
-    #: a produce_batch call's keyword arguments (each its own type)
-    Kwargs = dict[str, Any]
+    class Kwargs(TypedDict, total=False):
+        """A produce_batch call's keyword arguments for one topic's rows."""
+
+        values: Data
+        keys: Optional[pa.Array]
+        partitions: Optional[pa.Array]
+        headers: list[Optional[list[tuple[str, Optional[bytes]]]]]
+        value_serializer: Serializer
+        key_serializer: Serializer
+
     Batches = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 __all__ = ["shipped", "write_task"]
@@ -71,7 +81,7 @@ def shipped(module: str, name: str, *args: object) -> Batches:
     """A mapInArrow function that imports ``module.name`` on the executor and calls it
     with ``*args`` and the batches.  Defined in a module nobody can import, so Spark's
     cloudpickle sends it by value; ``args`` must be plain data (no cykafka classes)."""
-    ns: dict[str, Any] = {
+    ns: dict[str, object] = {
         "__name__": "cykafka_shipped",
         "MODULE": module,
         "NAME": name,
@@ -80,8 +90,8 @@ def shipped(module: str, name: str, *args: object) -> Batches:
         "HOW": HOW_TO_SHIP,
     }
     exec(_SHIM, ns)
-    fn: Batches = ns["run"]
-    return fn
+    # exec defined it from _SHIM: its type is known from there, not from ns
+    return cast("Batches", ns["run"])
 
 
 def _headers_list(col: pa.Array) -> list[Optional[list[tuple[str, Optional[bytes]]]]]:
@@ -96,9 +106,9 @@ def _headers_list(col: pa.Array) -> list[Optional[list[tuple[str, Optional[bytes
 
 def _messages(
     batch: pa.RecordBatch, plan: WritePlan
-) -> Iterator[tuple[Optional[str], Kwargs, int]]:
+) -> Iterator[Union[tuple[str, Kwargs, int], tuple[None, str, int]]]:
     """(topic, produce_batch keyword arguments, row count) for one Arrow batch; topic
-    None: rows that cannot be sent, with ``{"error": why}``."""
+    None: rows that cannot be sent, with why instead of the arguments."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -121,6 +131,7 @@ def _messages(
         return kw
 
     if plan.topic_col is None:
+        assert plan.topic is not None  # make_plan wants a topic or a topic column
         yield plan.topic, kwargs(batch), batch.num_rows
         return
     tcol = batch.column(batch.schema.get_field_index(plan.topic_col))
@@ -129,7 +140,7 @@ def _messages(
     elif tcol.null_count:
         # Not sendable anywhere: counted as failed with this error, never dropped quietly.
         msg = f"{tcol.null_count} rows have a null topic and write_kafka() was given no topic"
-        yield None, {"error": msg}, tcol.null_count
+        yield None, msg, tcol.null_count
         keep = pc.is_valid(tcol)
         batch, tcol = batch.filter(keep), tcol.filter(keep)
         if batch.num_rows == 0:
@@ -192,7 +203,9 @@ def _registry_kwargs(
     return kw
 
 
-def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def write_task(
+    wire: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: one producer for this task, every batch through
     produce_batch, one JSON report row out."""
     import pyarrow as pa
@@ -226,11 +239,12 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
         futures: list[BatchFuture] = []
         for batch in batches:
             result.rows += batch.num_rows
-            for topic, kw, _n in _messages(batch, plan):
-                if topic is None:
+            for msg in _messages(batch, plan):
+                if msg[0] is None:
                     if len(result.errors) < MAX_ERRORS:
-                        result.errors.append(kw["error"])
+                        result.errors.append(msg[1])
                     continue
+                topic, kw, _n = msg
                 if content is not None:
                     content.add(topic, kw.get("keys"), kw["values"])
                 futures.append(producer.produce_batch(topic, **kw))
@@ -270,7 +284,7 @@ def write_task(wire: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Itera
     yield pa.record_batch({"report": [result.to_json()]})
 
 
-def _keep_key(config: dict[str, Any], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
+def _keep_key(config: Mapping[str, object], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
     return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
 
 

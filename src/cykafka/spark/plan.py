@@ -12,12 +12,13 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructField
 
+    from ..config.types import JSONValue
     from ..presets import PresetSpec
 
 __all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
@@ -39,7 +40,7 @@ class WritePlan:
 
     #: producer config as given (dots, ``kafka.`` prefix removed), bootstrap included,
     #: without ``transactional.id`` (each task gets its own)
-    config: dict[str, Any]
+    config: dict[str, object]
     preset: Optional[str]  # "ordered+java_compatible"-style, or None
     topic: Optional[str]
     topic_col: Optional[str]
@@ -69,17 +70,17 @@ class WritePlan:
     # registry's URL or client config, and the schemas as text (read on the driver)
     value_format: Optional[str] = None
     key_format: Optional[str] = None
-    schema_registry: Union[str, dict[str, Any], None] = None
+    schema_registry: Union[str, dict[str, object], None] = None
     value_schema: Optional[str] = None
     key_schema: Optional[str] = None
     #: what the config guarantees, in one sentence (:meth:`Guarantees.summary`), for the report
     guarantees: str = ""
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, JSONValue]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, Any]) -> WritePlan:
+    def from_wire(cls, d: Mapping[str, JSONValue]) -> WritePlan:
         return cls(
             **{
                 **d,
@@ -88,16 +89,16 @@ class WritePlan:
             }
         )
 
-    def with_batch(self, **changes: Any) -> WritePlan:
-        return dataclasses.replace(self, **changes)
+    def with_batch(self, batch_id: int) -> WritePlan:
+        return dataclasses.replace(self, batch_id=batch_id)
 
 
-def producer_options(options: Mapping[str, Any]) -> dict[str, Any]:
+def producer_options(options: Mapping[str, object]) -> dict[str, object]:
     """Producer config from ``write_kafka``'s keyword options: ``linger_ms=20`` means
     ``linger.ms``; Spark's Kafka sink names (``kafka.bootstrap.servers``, any
     ``kafka.``-prefixed Kafka property) lose the prefix and then go through cykafka's
     config layer like any Java property name."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     origin: dict[str, str] = {}
     for given, v in options.items():
         k = given if "." in given else given.replace("_", ".")
@@ -192,7 +193,7 @@ def _columns(
     return key, headers, partition, topic_col
 
 
-def partition_count(config: Mapping[str, Any], topic: str) -> int:
+def partition_count(config: Mapping[str, object], topic: str) -> int:
     """``topic``'s partition count from the cluster's metadata (one round trip)."""
     from confluent_kafka.admin import AdminClient
 
@@ -203,7 +204,7 @@ def partition_count(config: Mapping[str, Any], topic: str) -> int:
         for k, v in config.items()
         if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
     }
-    admin = AdminClient({**passthrough, "bootstrap.servers": config["bootstrap.servers"]})
+    admin = AdminClient({**passthrough, "bootstrap.servers": str(config["bootstrap.servers"])})
     t = find_topic(admin, topic, 30)
     if t is None or not t.partitions:
         raise ValueError(
@@ -254,7 +255,7 @@ def make_plan(
     partition: Optional[str],
     on_error: str,
     repartition: Optional[bool],
-    options: Mapping[str, Any],
+    options: Mapping[str, object],
     query: Optional[str] = None,
     writers: Optional[int] = None,
     job_id: Optional[str] = None,

@@ -28,7 +28,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Optional, TypedDict, Union
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..serialized import Data
 
 __all__ = [
     "DEFAULT_PROGRESS_TOPIC",
@@ -86,7 +91,7 @@ def progress_value(
     ).encode()
 
 
-def read_job(client: Mapping[str, Any], topic: str, job: str) -> dict[int, ProgressRecord]:
+def read_job(client: Mapping[str, object], topic: str, job: str) -> dict[int, ProgressRecord]:
     """The committed progress of ``job``: unit -> its record of the latest batch."""
     from ..cluster.committed import committed_messages
 
@@ -149,7 +154,7 @@ class UnitContent:
     def __init__(self) -> None:
         self.total = 0
 
-    def add(self, topic: str, keys: Any, values: Any) -> None:
+    def add(self, topic: str, keys: Optional[pa.Array], values: Data) -> None:
         """Add the rows of one ``produce_batch`` call: ``keys``/``values`` Arrow
         arrays (keys None: no keys) or, for Schema Registry values, a RecordBatch."""
         import numpy as np

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from .executor import shipped
@@ -44,7 +44,7 @@ def write_kafka(
     key_schema: Optional[str] = None,
     job_id: Optional[str] = None,
     progress_topic: Optional[str] = None,
-    **producer_config: Any,
+    **producer_config: object,
 ) -> WriteReport:
     """Write ``df`` to Kafka with one cykafka producer per Spark task; return a report.
 

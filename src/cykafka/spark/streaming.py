@@ -39,7 +39,8 @@ preset:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from .plan import make_plan
 from .report import WriteReport
@@ -61,13 +62,21 @@ def kafka_batch_writer(
     query: Optional[str] = None,
     progress_topic: Optional[str] = None,
     on_batch: Optional[Callable[[WriteReport], object]] = None,
-    **write_options: Any,
+    key: Optional[str] = "key",
+    value: Optional[str] = "value",
+    headers: Optional[str] = None,
+    partition: Optional[str] = None,
+    on_error: str = "raise",
+    repartition: Optional[bool] = None,
+    writers: Optional[int] = None,
+    order_by: Union[str, Sequence[str], None] = None,
+    **producer_config: object,
 ) -> Callable[[DataFrame, int], WriteReport]:
     """A ``foreachBatch`` function writing each micro-batch with :func:`write_kafka`.
 
     Args:
         topic, bootstrap_servers, preset: as for :func:`write_kafka`, and so are the
-            other keyword arguments (``write_options``).
+            other keyword arguments (``key`` ... ``order_by``, and the producer config).
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.
@@ -92,17 +101,17 @@ def kafka_batch_writer(
             topic,
             bootstrap_servers,
             preset,
-            write_options.get("key", "key"),
-            write_options.get("value", "value"),
-            write_options.get("headers"),
-            write_options.get("partition"),
-            write_options.get("on_error", "raise"),
-            write_options.get("repartition"),
-            {k: v for k, v in write_options.items() if k not in _WRITE_ARGS},
+            key,
+            value,
+            headers,
+            partition,
+            on_error,
+            repartition,
+            producer_config,
             query=query if transactional else None,
-            writers=write_options.get("writers"),
+            writers=writers,
             progress_topic=progress_topic,
-            order_by=write_options.get("order_by"),
+            order_by=order_by,
         )
         report = run_plan(df, plan.with_batch(batch_id=batch_id))
         if on_batch is not None:
@@ -110,15 +119,3 @@ def kafka_batch_writer(
         return report
 
     return write_batch
-
-
-_WRITE_ARGS = (
-    "key",
-    "value",
-    "headers",
-    "partition",
-    "on_error",
-    "repartition",
-    "writers",
-    "order_by",
-)

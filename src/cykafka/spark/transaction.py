@@ -27,7 +27,7 @@ broker, may not: see ``docs/spark.md``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..cluster.admin import connection_config
 from .plan import WritePlan
@@ -35,7 +35,7 @@ from .report import MAX_ERRORS, TASK_MARK, TaskResult
 
 if TYPE_CHECKING:
     from ..producer import Producer
-    from .progress import ProgressRecord
+    from .progress import ProgressRecord, UnitContent
 
 __all__ = ["run_unit"]
 
@@ -55,7 +55,7 @@ def run_unit(
     unit: int,
     send: Callable[[], None],
     result: TaskResult,
-    content: Any = None,
+    content: Optional[UnitContent] = None,
 ) -> Optional[str]:
     """Fence, look, then write unit ``unit`` (``send`` writes the task's rows and
     fills ``result`` and ``content``, a :class:`~.progress.UnitContent`).  Returns None
@@ -98,7 +98,11 @@ def run_unit(
 
 
 def _record(
-    producer: Producer, plan: WritePlan, unit: int, result: TaskResult, content: Any
+    producer: Producer,
+    plan: WritePlan,
+    unit: int,
+    result: TaskResult,
+    content: Optional[UnitContent],
 ) -> None:
     """Add the unit's progress record to its transaction (before the commit)."""
     from . import progress
@@ -122,7 +126,11 @@ def _record(
 
 
 def _skip(
-    plan: WritePlan, unit: int, done: ProgressRecord, result: TaskResult, content: Any = None
+    plan: WritePlan,
+    unit: int,
+    done: ProgressRecord,
+    result: TaskResult,
+    content: Optional[UnitContent] = None,
 ) -> Optional[str]:
     """An earlier attempt committed the unit: this one's transaction is aborted; report
     what the earlier one committed -- unless this attempt holds other rows for it (the
@@ -170,7 +178,7 @@ def _send_in_transaction(
     plan: WritePlan,
     unit: int,
     result: TaskResult,
-    content: Any = None,
+    content: Optional[UnitContent] = None,
 ) -> Optional[str]:
     """Run ``send`` and ``record`` in one transaction: commit only if every row was
     delivered.

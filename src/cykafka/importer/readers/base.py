@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 from ..model import Chunk, Fields, ImportInputError, Report, SourcePosition
-from ..sources import Source
+from ..sources import ByteStream, Source
+
+if TYPE_CHECKING:
+    from ...schema_registry.formats import ColumnEncoders
 
 __all__ = ["ReadOptions", "Reader", "check_columns", "skip_to"]
 
@@ -45,7 +48,7 @@ class ReadOptions:
     key_delimiter: Optional[bytes] = None  # -K: the line is KEY<delim>VALUE
     # Schema Registry formats (--value-format/--key-format): a
     # cykafka.schema_registry.ColumnEncoders, or None for JSON/raw fields
-    encoders: Optional[Any] = None
+    encoders: Optional[ColumnEncoders] = None
     # NaN and infinities in Arrow input: "refuse" (dead letters), "null" or "string"
     nonfinite: str = "refuse"
 
@@ -95,13 +98,15 @@ def check_columns(
             raise ImportInputError(f"{name}: {flag} {field!r} {what} {list(names)}")
 
 
-def skip_to(f: Any, offset: int) -> None:
+def skip_to(f: ByteStream, offset: int) -> None:
     """Move ``f`` (at its start) to byte ``offset`` of the stream: a seek when it can,
     else reading and dropping the bytes before it (compressed input, pipes)."""
+    seek: Optional[Callable[[int], object]] = getattr(f, "seek", None)
     try:
-        f.seek(offset)
-        return
-    except (AttributeError, OSError, ValueError):
+        if seek is not None:
+            seek(offset)
+            return
+    except (OSError, ValueError):
         pass
     left = offset
     while left > 0:

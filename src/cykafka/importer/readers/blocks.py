@@ -22,10 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:  # NumPy is loaded when a quoted format needs it: lines never do
     import numpy as np
+    import numpy.typing as npt
+
+    from ..sources import ByteStream
 
 __all__ = ["Block", "Oversized", "blocks", "first_records", "line_ends", "record_starts"]
 
@@ -68,7 +71,7 @@ def line_ends(data: bytes, lo: int, hi: int, lone_cr: bool = False) -> int:
     return n
 
 
-def _end_mask(a: np.ndarray, lone_cr: bool) -> np.ndarray:
+def _end_mask(a: npt.NDArray[np.uint8], lone_cr: bool) -> npt.NDArray[np.bool_]:
     """The bytes of ``a`` that end a line (a b"\\r" as its last byte is taken as lone)."""
     ends = a == 10
     if lone_cr:
@@ -110,7 +113,7 @@ def _last_boundary(
 
 def record_starts(
     data: bytes, end: int, quote: Optional[int], lone_cr: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """For ``data[:end]`` (whole records): ``(starts, lines_before)``: the offset of
     every record start, and how many line ends precede it in ``data`` (its physical
     line is ``first_line + lines_before``)."""
@@ -150,7 +153,7 @@ def first_records(
 
 
 def blocks(
-    f: IO[bytes],
+    f: ByteStream,
     block_bytes: int,
     max_record: int,
     quote: Optional[int] = None,
@@ -211,7 +214,7 @@ def blocks(
 
 
 def _skip_oversized(
-    f: IO[bytes], data: bytes, quote: Optional[int], block_bytes: int, lone_cr: bool
+    f: ByteStream, data: bytes, quote: Optional[int], block_bytes: int, lone_cr: bool
 ) -> tuple[int, int, Optional[bytes]]:
     """Read past the end of the record that starts ``data`` (no record end in it but
     perhaps an undecided b"\\r" last).  Returns ``(size, line_ends_inside,

@@ -12,17 +12,22 @@ from __future__ import annotations
 import codecs
 import csv as _pycsv
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..encode import batch_chunk, csv_record_json
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
-from ..sources import Source
+from ..sources import ByteStream, Source
 from .base import ReadOptions, check_columns, skip_to
 from .blocks import Block, blocks, first_records, line_ends, record_starts
 from .csv_decode import decode
 from .csv_dialect import default_delimiter, dialect_of, quote_of, sample_of, settle
 from .csv_fast import fast_columns
 from .encoding import prefixed, utf8_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow.csv as pcsv
 
 __all__ = ["READER"]
 
@@ -173,6 +178,7 @@ class CsvReader:
             need_header = False
             row, line, at = start.row, start.line or 1, start.offset or 0
         with source.open() as f:
+            stream: ByteStream
             if at is not None:
                 skip_to(f, at)
                 stream, bom = f, at
@@ -283,9 +289,9 @@ class CsvReader:
 
         first_line = line - line_ends(b.data, 0, skip, _CR)
         quote = self._q(options)
-        found: list[Any] = []
+        found: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []
 
-        def positions() -> tuple[Any, Any]:
+        def positions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
             """(byte offset, physical line) of every non-blank record after the header:
             one NumPy pass, made only when a row is reported or a position asked for."""
             if not found:
@@ -336,7 +342,7 @@ class CsvReader:
 
         bad_rows: list[tuple[int, str, str]] = []
 
-        def on_invalid(bad: Any) -> str:
+        def on_invalid(bad: pcsv.InvalidRow) -> str:
             # bad.number counts the non-blank records of the buffer
             msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
             bad_rows.append((bad.number - 1, msg, bad.text))

@@ -3,25 +3,30 @@ the rows that are not reported and dropped."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 from ..model import Problem, Report
 from ..sources import Source
 from .base import ReadOptions
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
 __all__ = ["decode"]
 
 
 def decode(
-    batch: Any,
-    keep: Any,
+    batch: pa.RecordBatch,
+    keep: npt.NDArray[np.int64],
     row: int,
-    positions: Any,
-    record: Any,
+    positions: Callable[[], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+    record: Callable[[int], bytes],
     source: Source,
     options: ReadOptions,
     report: Report,
-) -> tuple[Any, Any]:
+) -> tuple[pa.RecordBatch, npt.NDArray[np.int64]]:
     """Every column as text; a row with bytes that are not UTF-8 is reported and
     dropped.  ``keep``: the record index (in the block) of each row of ``batch``."""
     import numpy as np

@@ -5,10 +5,10 @@ delimiter, what "no quote" is)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from ..model import ImportInputError
-from ..sources import Source
+from ..sources import ByteStream, Source
 from .base import ReadOptions
 from .csv_sniff import (
     SNIFF_BYTES,
@@ -84,7 +84,7 @@ def settle(
     return options, note
 
 
-def sample_of(f: Any) -> tuple[bytes, bool]:
+def sample_of(f: ByteStream) -> tuple[bytes, bool]:
     """Up to SNIFF_BYTES from ``f`` and whether that is all of it."""
     parts: list[bytes] = []
     n = 0
@@ -99,7 +99,9 @@ def sample_of(f: Any) -> tuple[bytes, bool]:
 
 #: Dialects settled, by file identity and options (the check before a broker starts,
 #: the one in import_files and the read itself sniff once).
-_DIALECTS: dict[tuple[Any, ...], tuple[ReadOptions, Optional[str]]] = {}
+_DIALECTS: dict[
+    tuple[Optional[str], int, int, int, ReadOptions], tuple[ReadOptions, Optional[str]]
+] = {}
 
 
 def dialect_of(source: Source, options: ReadOptions) -> tuple[ReadOptions, Optional[str]]:

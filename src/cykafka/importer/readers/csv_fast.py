@@ -10,10 +10,13 @@ path runs, so which path a block takes never changes what is sent.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..model import Fields
 from .base import ReadOptions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["fast_columns"]
 
@@ -43,7 +46,7 @@ def fast_columns(
     quote: Optional[int],
     fields: Fields,
     options: ReadOptions,
-) -> Optional[tuple[Any, Any]]:
+) -> Optional[tuple[pa.Array, Optional[pa.Array]]]:
     """``(values, keys)`` (string arrays; keys None without a key field) for the
     records of ``data[start:end]``, or None when the block needs the general path."""
     if not _eligible(fields, options):

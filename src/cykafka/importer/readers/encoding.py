@@ -4,9 +4,9 @@ byte-order mark."""
 from __future__ import annotations
 
 import codecs
-from typing import IO, Any
 
 from ..model import ImportInputError
+from ..sources import ByteStream
 
 __all__ = ["check_encoding", "is_utf8", "prefixed", "utf8_stream"]
 
@@ -17,7 +17,7 @@ class _Transcoded:
     """A stream in another encoding, read as UTF-8 (positions are then offsets in the
     UTF-8 text)."""
 
-    def __init__(self, raw: IO[bytes], encoding: str, name: str) -> None:
+    def __init__(self, raw: ByteStream, encoding: str, name: str) -> None:
         self._raw = raw
         self._decoder = codecs.getincrementaldecoder(encoding)()
         self._name = name
@@ -37,7 +37,7 @@ class _Transcoded:
 
 
 class _Prefixed:
-    def __init__(self, head: bytes, rest: Any) -> None:
+    def __init__(self, head: bytes, rest: ByteStream) -> None:
         self._head = head
         self._rest = rest
 
@@ -48,7 +48,7 @@ class _Prefixed:
         return self._rest.read(n)
 
 
-def prefixed(head: bytes, rest: Any) -> Any:
+def prefixed(head: bytes, rest: ByteStream) -> ByteStream:
     """``rest`` with ``head`` (already read from it) put back in front."""
     return _Prefixed(head, rest)
 
@@ -58,7 +58,7 @@ def is_utf8(encoding: str) -> bool:
     return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
 
 
-def utf8_stream(f: IO[bytes], name: str, encoding: str) -> tuple[Any, int]:
+def utf8_stream(f: ByteStream, name: str, encoding: str) -> tuple[ByteStream, int]:
     """The input as UTF-8 without a byte-order mark; returns it and the BOM's length."""
     if not is_utf8(encoding):
         return _Transcoded(f, encoding, name), 0

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import Optional
 
-from ..encode import json_record_fields, records_chunk
+from ..encode import FieldColumns, json_record_fields, records_chunk
 from ..model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, skip_to
@@ -153,7 +153,7 @@ class JsonlReader:
         """The chunk of one block (None if no row in it is usable), and the last row
         number read."""
         values: list[Optional[bytes]] = []
-        out: dict[str, list[Any]] = {"keys": [], "partitions": [], "headers": [], "timestamps": []}
+        out: FieldColumns = {"keys": [], "partitions": [], "headers": [], "timestamps": []}
         rows: list[int] = []
         line_nos: list[int] = []
         offsets: list[int] = []

@@ -7,18 +7,26 @@ keyless."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..model import Chunk, Fields, Problem, Report, SourcePosition
 from ..sources import Source
 from .base import ReadOptions, skip_to
-from .blocks import Block, blocks
+from .blocks import Block, Oversized, blocks
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from ..._codecs import Lines
 
 __all__ = ["READER"]
 
 
-def _line_offsets(data: bytes, end: int, start: int) -> Any:
+def _line_offsets(data: bytes, end: int, start: int) -> npt.NDArray[np.int64]:
     import numpy as np
 
     a = np.frombuffer(data, np.uint8, end)
@@ -26,7 +34,7 @@ def _line_offsets(data: bytes, end: int, start: int) -> Any:
     return start + np.concatenate(([0], nl[:-1] + 1)).astype(np.int64)
 
 
-def _split_keys(values: Any, delim: bytes) -> tuple[Any, Any, Any]:
+def _split_keys(values: pa.Array, delim: bytes) -> tuple[pa.Array, pa.Array, Optional[pa.Array]]:
     """``(keys, values, missing)``: the lines that hold ``delim`` cut at its first
     occurrence; ``missing`` is a boolean array of lines without it (None when every
     line has one)."""
@@ -77,7 +85,7 @@ class LinesReader:
                     file=source.name,
                     first_row=row,
                     line_is_row=True,
-                    offsets=lambda d=b.data, e=b.end, s=b.start: _line_offsets(d, e, s),
+                    offsets=functools.partial(_line_offsets, b.data, b.end, b.start),
                     end=SourcePosition(
                         source.name, row + len(values), b.start + b.end, row + len(values)
                     ),
@@ -86,16 +94,17 @@ class LinesReader:
                 if b.torn:
                     report(_torn(source, row + len(values) - 1, b.start + b.end))
                 if options.key_delimiter is not None:
-                    chunk = _with_keys(chunk, options.key_delimiter, report)
+                    chunk = _with_keys(chunk, values, options.key_delimiter, report)
                 row += len(values)
                 if len(chunk):
                     yield chunk
 
 
-def _with_keys(chunk: Chunk, delim: bytes, report: Report) -> Chunk:
+def _with_keys(chunk: Chunk, lines: Lines, delim: bytes, report: Report) -> Chunk:
+    """``chunk`` (of ``lines``) with each line cut into key and value at ``delim``."""
     import numpy as np
 
-    keys, values, missing = _split_keys(chunk.values.to_arrow(), delim)
+    keys, values, missing = _split_keys(lines.to_arrow(), delim)
     if missing is not None:
         bad = np.flatnonzero(np.asarray(missing.to_numpy(zero_copy_only=False), bool))
         for i in bad.tolist():
@@ -114,15 +123,14 @@ def _with_keys(chunk: Chunk, delim: bytes, report: Report) -> Chunk:
         chunk.rows = chunk.first_row + keep
         chunk.line_is_row = False
         chunk.lines = chunk.rows
-        if chunk.offsets is not None:
-            if callable(chunk.offsets):
-                chunk.offsets = chunk.offsets()
-            chunk.offsets = chunk.offsets[keep]
+        offsets = chunk.offset_array()
+        if offsets is not None:
+            chunk.offsets = np.asarray(offsets)[keep]
     chunk.values, chunk.keys = values, keys
     return chunk
 
 
-def _oversized(source: Source, b: Any, row: int, options: ReadOptions) -> Problem:
+def _oversized(source: Source, b: Oversized, row: int, options: ReadOptions) -> Problem:
     return Problem(
         source.name,
         "parse",
