@@ -20,7 +20,7 @@ summary and written to the dead-letter file when one is given.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .engine import import_files
 from .job import ImportJob
@@ -44,7 +44,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 

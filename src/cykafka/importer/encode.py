@@ -233,16 +233,7 @@ def batch_chunk(
             for vs in zip(*hvals)
         ]
     problems = [
-        Problem(
-            chunk.file,
-            "refused",
-            msg,
-            line=chunk.line_of(i),
-            row=chunk.row_of(i),
-            offset=chunk.offset_of(i),
-            text=row_json(batch, i),
-        )
-        for i, msg in sorted(bad.items())
+        chunk.problem(i, "refused", msg, text=row_json(batch, i)) for i, msg in sorted(bad.items())
     ]
     if bad:
         # Drop the rows that cannot be produced; keep the positions of the rest.
@@ -340,15 +331,7 @@ def records_chunk(
     if encoders.key is not None and key_field:
         chunk.keys = encoders.encode_key([r.get(key_field) for r in records], bad)
     problems = [
-        Problem(
-            chunk.file,
-            "refused",
-            msg,
-            line=chunk.line_of(i),
-            row=chunk.row_of(i),
-            offset=chunk.offset_of(i),
-            text=texts[i].decode("utf-8", "replace"),
-        )
+        chunk.problem(i, "refused", msg, text=texts[i].decode("utf-8", "replace"))
         for i, msg in sorted(bad.items())
     ]
     if bad:

@@ -103,8 +103,11 @@ def import_files(
                 result.dead_letter_error = dl.error
                 result.lost, result.lost_count = dl.lost, dl.lost_count
 
-    if exactly_once is not None and producer is not None:
-        raise ValueError("exactly_once makes its own transactional producers: pass no producer")
+    if exactly_once is not None and (producer is not None or sink is not None):
+        raise ValueError(
+            "an exactly-once job makes its own transactional producers, each with its own "
+            "sink: pass no producer or sink"
+        )
     own = producer is None and exactly_once is None
     if own:
         producer = Producer(job.resolved)
@@ -117,17 +120,24 @@ def import_files(
         live_view = None
     else:
         bar = PlainProgress(log, total_bytes)
-    if sink is None:
-        sink = Sink(producer, job.topic, result, report)
-    else:
-        sink.producer, sink.topic, sink.result, sink.report = producer, job.topic, result, report
-    sink.static_headers = list(job.static_headers)
+    # The plain import's sink (an exactly-once import sends through one per transaction).
+    plain: Optional[Sink] = None
+    if producer is not None:
+        plain = sink if sink is not None else Sink(producer, job.topic, result, report)
+        plain.producer, plain.topic, plain.result, plain.report = (
+            producer,
+            job.topic,
+            result,
+            report,
+        )
+        plain.static_headers = list(job.static_headers)
     made: list[Producer] = []  # producers made to replace a stuck one
 
     def replace_producer() -> None:
         nonlocal producer
+        assert plain is not None  # (set on the plain import's sink only)
         old, producer = producer, Producer(job.resolved)
-        sink.producer = producer
+        plain.producer = producer
         made.append(producer)
         if old is not None:
             old.close(0)  # purged: each row it still holds comes back with its fate
@@ -140,8 +150,8 @@ def import_files(
             )
         )
 
-    if exactly_once is None and (own or replace_stuck):
-        sink.on_timed_out = replace_producer
+    if plain is not None and (own or replace_stuck):
+        plain.on_timed_out = replace_producer
     if exactly_once is not None:
         from .resume import ResumeRefused, import_plan
 
@@ -159,7 +169,8 @@ def import_files(
         ctrl_c = Stop(log, purge, INTERRUPT_WAIT_S)
     else:
         ctrl_c = Stop(log, what="the rows handed over are committed")
-    sink.stop = ctrl_c.requested
+    if plain is not None:
+        plain.stop = ctrl_c.requested
     input_done = False  # every row read and handed over (a later signal stops nothing)
     try:
         with contextlib.ExitStack() as stack:
@@ -181,7 +192,8 @@ def import_files(
                 loop_t = time.monotonic()
                 hand_over = 0.0
                 rows_before = 0  # rows of the inputs before this one
-                for source, f in plan if exactly_once is None else ():
+                for source, f in plan if plain is not None else ():
+                    assert plain is not None  # (mypy: the loop runs for a plain import)
                     bar.file(source.name, f, source.size)
                     skip = max(0, job.skip_rows - rows_before)  # of this input's rows
                     reader = READERS[f].read(
@@ -196,24 +208,22 @@ def import_files(
                         if kept is None or len(kept) == 0:
                             continue
                         chunk = kept
-                        if rate := job.rate:  # slices of a tenth of a second each
-                            step = max(1, int(rate / 10))
-                            for lo in range(0, len(chunk), step):
-                                part = chunk.slice(lo, min(lo + step, len(chunk)))
-                                pace(result.rows_read + len(part), rate, t0)
+                        # Paced (--rate): in slices of a tenth of a second each.
+                        step = max(1, int(job.rate / 10)) if job.rate else len(chunk)
+                        for lo in range(0, len(chunk), step):
+                            part = (
+                                chunk
+                                if step == len(chunk)
+                                else chunk.slice(lo, min(lo + step, len(chunk)))
+                            )
+                            if job.rate:
+                                pace(result.rows_read + len(part), job.rate, t0)
                                 ctrl_c.check()
-                                result.rows_read += len(part)
-                                result.read_to = part.end  # these rows get a fate now
-                                result.settled_rows = rows_before + _rows_to(part.end)
-                                sent_t = time.monotonic()
-                                sink.send(part, job.partition)
-                                hand_over += time.monotonic() - sent_t
-                        else:
-                            result.rows_read += len(chunk)
-                            result.read_to = chunk.end  # these rows get a fate now
-                            result.settled_rows = rows_before + _rows_to(chunk.end)
+                            result.rows_read += len(part)
+                            result.read_to = part.end  # these rows get a fate now
+                            result.settled_rows = rows_before + _rows_to(part.end)
                             sent_t = time.monotonic()
-                            sink.send(chunk, job.partition)
+                            plain.send(part, job.partition)
                             hand_over += time.monotonic() - sent_t
                         result.bytes_read = done_bytes + chunk.bytes_done
                         ctrl_c.check()
@@ -245,12 +255,13 @@ def import_files(
             if ctrl_c.requested.is_set() and not input_done:
                 result.interrupted = True
             flush_t = time.monotonic()
-            sink.finish(
-                INTERRUPT_WAIT_S if result.interrupted else None,
-                purge=purge,
-                stop=None if result.interrupted else ctrl_c.requested,
-                stop_wait_s=INTERRUPT_WAIT_S,
-            )
+            if plain is not None:
+                plain.finish(
+                    INTERRUPT_WAIT_S if result.interrupted else None,
+                    purge=purge,
+                    stop=None if result.interrupted else ctrl_c.requested,
+                    stop_wait_s=INTERRUPT_WAIT_S,
+                )
             result.signal = ctrl_c.signum
             result.read_all = input_done
             if input_done and result.delivered == result.rows_read and not result.fatal:

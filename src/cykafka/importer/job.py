@@ -15,11 +15,11 @@ embedded broker, are added by :meth:`ImportJob.on_cluster`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from ..config import ResolvedConfig
+from ..config import Properties, ResolvedConfig
 from .model import Fields
 from .pipeline import (
     DEFAULT_OPTIONS,
@@ -52,7 +52,7 @@ class ImportJob:
     plan: tuple[tuple[Source, str], ...]
     #: The caller's producer config (clients the import makes beside the producer, for
     #: the topic and the progress topic, take their connection settings from it).
-    config: Mapping[str, object]
+    config: Properties
     #: The caller's presets, parsed (an exactly-once import adds ``exactly_once`` in
     #: :attr:`resolved`, not here: a rerun's placement is checked against these).
     presets: tuple[str, ...]
@@ -84,7 +84,7 @@ class ImportJob:
         cls,
         inputs: Sequence[str],
         topic: str,
-        config: Mapping[str, object],
+        config: Properties,
         *,
         preset: PresetSpec = "ordered",
         fmt: Optional[str] = None,

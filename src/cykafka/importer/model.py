@@ -197,6 +197,33 @@ class Chunk:
             group_row=group_row,
         )
 
+    def problem(
+        self,
+        index: int,
+        stage: str,
+        error: str,
+        *,
+        text: Optional[str] = None,
+        key: Optional[bytes] = None,
+        value: Optional[bytes] = None,
+        raw: Optional[bytes] = None,
+        fate: Optional[str] = None,
+    ) -> Problem:
+        """A :class:`Problem` of row ``index``, at its place in the input."""
+        return Problem(
+            self.file,
+            stage,
+            error,
+            line=self.line_of(index),
+            row=self.row_of(index),
+            offset=self.offset_of(index),
+            text=text,
+            key=key,
+            value=value,
+            raw=raw,
+            fate=fate,
+        )
+
     def items(self, col: Optional[Column]) -> list[Optional[bytes]]:
         """Every element of ``col`` as bytes (or None): ``item`` for a whole chunk."""
         if col is None:

@@ -8,7 +8,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..cluster.admin import RECONNECT_BACKOFF_MS
 from .interrupt import Stop
@@ -17,7 +17,7 @@ from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
 from .sources import Source, expand
 
 if TYPE_CHECKING:
-    from ..config import ResolvedConfig
+    from ..config import Properties, ResolvedConfig
     from ..presets import PresetSpec
 
 __all__ = [
@@ -96,11 +96,11 @@ def prefetch(
     """Read the next chunks in a thread while the current one is being queued: the
     readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so
     reading and producing overlap.  A reader's exception is re-raised here."""
-    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    q: queue.Queue[object] = queue.Queue(maxsize=depth)
     stop = threading.Event()
     end = object()
 
-    def put(item: Any) -> bool:
+    def put(item: object) -> bool:
         while not stop.is_set():
             try:
                 q.put(item, timeout=0.1)
@@ -132,6 +132,7 @@ def prefetch(
                 return
             if isinstance(item, tuple) and item and item[0] is end:
                 raise item[1]
+            assert isinstance(item, Chunk)
             yield item
     finally:
         stop.set()
@@ -174,7 +175,7 @@ def pace(rows: int, rate: float, t0: float) -> None:
         time.sleep(ahead)
 
 
-def with_max_record(options: ReadOptions, config: Mapping[str, Any]) -> ReadOptions:
+def with_max_record(options: ReadOptions, config: Mapping[str, str]) -> ReadOptions:
     """Records longer than message.max.bytes cannot be sent: readers skip them."""
     import dataclasses
 
@@ -191,7 +192,7 @@ QUEUED_BATCHES = 3
 
 
 def resolve_import(
-    config: Mapping[str, Any],
+    config: Properties,
     preset: PresetSpec,
     partitions: Optional[int] = None,
     transactional_id: Optional[str] = None,

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from ..cluster.committed import CommittedReader, partitions_of, transactional_writes
@@ -56,10 +56,16 @@ from .summary import plural
 from .txn_sink import TransactionalSink, progress_lost
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from ..config.types import JSONValue
+    from ..schema_registry.formats import ColumnEncoders
     from .deadletter import DeadLetter
     from .job import ImportJob
-    from .model import Problem
+    from .model import Chunk, Problem, Report, SourcePosition
     from .progress import PlainProgress, RichProgress
+    from .progress_topic import Progress
+    from .sources import Source
     from .summary import ImportResult
 
 __all__ = [
@@ -134,7 +140,7 @@ def _cannot_resume(name: str, what: str) -> str:
     )
 
 
-def check_resumable(plan: Sequence[tuple[Any, str]], eo: ExactlyOnce) -> None:
+def check_resumable(plan: Sequence[tuple[Source, str]], eo: ExactlyOnce) -> None:
     """Refuse, before anything is created (a topic, a progress record), inputs an
     ``--exactly-once`` import cannot read again: standard input and pipes."""
     if eo.restart:
@@ -180,9 +186,9 @@ class ContentDigests:
         from concurrent.futures import ThreadPoolExecutor
 
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-digest")
-        self._futures: dict[str, Any] = {}
+        self._futures: dict[str, Future[str]] = {}
 
-    def fill(self, inputs: Sequence[Input], new: Any, index: int, done: bool) -> None:
+    def fill(self, inputs: Sequence[Input], new: Progress, index: int, done: bool) -> None:
         import dataclasses
 
         for i, (inp, fp) in enumerate(zip(inputs, new.files)):
@@ -201,7 +207,12 @@ class ContentDigests:
 
 
 def check_no_orphans(
-    client: Mapping[str, Any], topic: str, progress: str, key: str, created: bool, eo: ExactlyOnce
+    client: Mapping[str, object],
+    topic: str,
+    progress: str,
+    key: str,
+    created: bool,
+    eo: ExactlyOnce,
 ) -> None:
     """No progress record for this import: refuse if ``topic`` holds records written
     in transactions by producers that recorded no progress in the progress topic
@@ -229,7 +240,7 @@ def run_exactly_once(
     inputs: Sequence[Input],
     *,
     fmt: str,
-    spec: dict[str, Any],
+    spec: dict[str, JSONValue],
     result: ImportResult,
     report: Callable[[Problem], None],
     on_file: Callable[[int], None] = lambda index: None,
@@ -283,7 +294,7 @@ def run_exactly_once(
     commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
     # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
     slice_rows = max(1, int(job.rate * commit_seconds / 4)) if job.rate else None
-    skip: dict[tuple[str, int], tuple[int, Any]] = {}  # rows refused for good
+    skip: dict[tuple[str, int], tuple[int, Optional[Problem]]] = {}  # rows refused for good
 
     failures, last_commits, first = 0, 0, True
     known: Optional[list[Optional[bytes]]] = None  # the progress records seen committed
@@ -418,11 +429,11 @@ def import_plan(
 
     seen_notes: set[str] = set()
 
-    def route(held: Callable[[Any], None]) -> Callable[[Any], None]:
+    def route(held: Report) -> Report:
         """Notes go to the summary (once: a rewind reads rows again); problems of rows
         wait for the commit that covers them."""
 
-        def to(p: Any) -> None:
+        def to(p: Problem) -> None:
             if p.stage != "note":
                 held(p)
             elif p.describe() not in seen_notes:
@@ -441,8 +452,12 @@ def import_plan(
         direct = source.compression is None and (fmt != "csv" or utf8)
 
         def rows(
-            start: Any, held: Any, source: Any = source, fmt: str = fmt, direct: bool = direct
-        ) -> Iterator[Any]:
+            start: Optional[SourcePosition],
+            held: Report,
+            source: Source = source,
+            fmt: str = fmt,
+            direct: bool = direct,
+        ) -> Iterator[Chunk]:
             if start is None or direct:
                 return prefetch(
                     READERS[fmt].read(source, fields, options, route(held), start=start)
@@ -511,14 +526,14 @@ def _outcome_lines(outcome: Outcome, eo: ExactlyOnce) -> list[str]:
     ]
 
 
-def _encoders(encoders: Any) -> Optional[dict[str, Optional[str]]]:
+def _encoders(encoders: Optional[ColumnEncoders]) -> Optional[dict[str, Optional[str]]]:
     """The Schema Registry serializers of an import, by what decides their bytes (the
     serializer's kind), not by the objects (a registry client holds an SSLContext,
     which cannot be copied or pickled)."""
     if encoders is None:
         return None
 
-    def kind(ser: Any) -> Optional[str]:
+    def kind(ser: object) -> Optional[str]:
         return None if ser is None else type(ser).__name__
 
     return {"value": kind(encoders.value), "key": kind(encoders.key)}

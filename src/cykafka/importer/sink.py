@@ -179,13 +179,10 @@ class Sink:
         self.result.unknown += len(chunk)
         for i in range(len(chunk)):
             self.report(
-                Problem(
-                    chunk.file,
+                chunk.problem(
+                    i,
                     "delivery",
                     f"no delivery report: {reason}",
-                    line=chunk.line_of(i),
-                    row=chunk.row_of(i),
-                    offset=chunk.offset_of(i),
                     key=keys[i],
                     value=values[i],
                     fate=UNKNOWN,

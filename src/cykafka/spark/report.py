@@ -40,7 +40,7 @@ class TaskResult:
     #: "<worker pid>/<librdkafka client name>" of the producer that wrote the rows; a
     #: worker keeps its producer for its next task with the same config
     producer: str = ""
-    #: exactly_once: the task found its unit (``task``) already committed by an earlier
+    #: With ``exactly_once``, the task found its unit (``task``) already committed by an earlier
     #: attempt (a retry after a lost worker, a speculative copy, a re-run of the job or
     #: micro-batch) and wrote nothing; ``delivered`` and ``offsets`` are what that
     #: attempt committed
@@ -86,7 +86,7 @@ class WriteReport:
     ordered: bool = False  # rows were repartitioned so each Kafka partition had one writer
     #: streaming: the micro-batch this report is for (None outside foreachBatch)
     batch_id: Optional[int] = None
-    #: exactly_once: the work units the rows were split into (task k wrote unit k)
+    #: With ``exactly_once``, the work units the rows were split into (task k wrote unit k)
     units: Optional[int] = None
     #: Without exactly_once, after a task retry: the records the failed attempts left in
     #: the topic besides ``delivered`` -- rows written more than once (measured from the

@@ -109,13 +109,10 @@ def _with_keys(chunk: Chunk, lines: Lines, delim: bytes, report: Report) -> Chun
         bad = np.flatnonzero(np.asarray(missing.to_numpy(zero_copy_only=False), bool))
         for i in bad.tolist():
             report(
-                Problem(
-                    chunk.file,
+                chunk.problem(
+                    i,
                     "parse",
                     f"no key delimiter {delim.decode('utf-8', 'replace')!r} in the line",
-                    line=chunk.line_of(i),
-                    row=chunk.row_of(i),
-                    offset=chunk.offset_of(i),
                     raw=chunk.item(chunk.values, i),
                 )
             )
