@@ -5,11 +5,13 @@ naming the servers, not after librdkafka's retries and pages of its log."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .model import ImportInputError
+
+if TYPE_CHECKING:
+    from ..config import Properties
 
 __all__ = [
     "ClusterError",
@@ -42,7 +44,7 @@ def check_topic_name(topic: str) -> None:
         )
 
 
-def _admin_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
+def _admin_config(bootstrap: str, config: Properties) -> dict[str, str | int | float | bool]:
     from ..cluster.admin import connection_config, short_lived
 
     # log_level 0: a cluster that does not answer is said once, below, not logged per retry.
@@ -74,7 +76,7 @@ class TopicCheck:
 
 def prepare_topic(
     bootstrap: str,
-    config: Mapping[str, Any],
+    config: Properties,
     topic: str,
     partitions: Optional[int] = None,
     timeout: float = CONNECT_TIMEOUT_S,
@@ -134,13 +136,13 @@ def prepare_topic(
     return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
 
 
-def _secured(config: Mapping[str, Any]) -> bool:
+def _secured(config: Properties) -> bool:
     protocol = str(config.get("security.protocol", "plaintext")).lower()
     return protocol != "plaintext"
 
 
 def check_write_access(
-    bootstrap: str, config: Mapping[str, Any], topic: str, timeout: float = CONNECT_TIMEOUT_S
+    bootstrap: str, config: Properties, topic: str, timeout: float = CONNECT_TIMEOUT_S
 ) -> None:
     """Raise :class:`ClusterError` when the brokers' ACLs would refuse this principal
     writing ``topic`` (the topic's authorized operations, KIP-430), before any input is
@@ -183,7 +185,7 @@ def check_write_access(
 
 
 def records_in(
-    bootstrap: str, config: Mapping[str, Any], topic: str, timeout: float = CONNECT_TIMEOUT_S
+    bootstrap: str, config: Properties, topic: str, timeout: float = CONNECT_TIMEOUT_S
 ) -> Optional[int]:
     """The sum of ``topic``'s high watermarks (0: it holds no records; Tansu's can be
     lower than the record count, see docs/tansu.md), None when the cluster does not say
