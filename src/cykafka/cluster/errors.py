@@ -2,7 +2,7 @@
 
 The admin and consumer calls below the front doors go through confluent-kafka's clients,
 which fail with ``KafkaException`` (carrying a ``KafkaError``) or hand a consumer a
-``KafkaError``.  :func:`translate` turns either into the exception cykafka's producer
+``KafkaError``.  :func:`from_confluent` turns either into the exception cykafka's producer
 raises for the same librdkafka code (:func:`cykafka._native.error_from_code`, the one
 table of classes), and :func:`translated` makes a function (or generator) raise that
 wherever confluent-kafka's would escape it, so a caller catches one family,
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from .._native import KafkaError
 
-__all__ = ["confluent_errors", "error_code", "translate", "translated"]
+__all__ = ["confluent_errors", "error_code", "from_confluent", "translated"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _UNKNOWN = -1
 
 
-def translate(error: Union[BaseException, confluent_kafka.KafkaError]) -> KafkaError:
+def from_confluent(error: Union[BaseException, confluent_kafka.KafkaError]) -> KafkaError:
     """cykafka's exception for a confluent-kafka ``KafkaException`` or ``KafkaError``:
     its code, text, and whether it is retriable, fatal or needs the transaction
     aborted."""
@@ -71,13 +71,13 @@ def error_code(exc: BaseException) -> Optional[int]:
 @contextmanager
 def confluent_errors() -> Iterator[None]:
     """A block in which a confluent-kafka ``KafkaException`` is raised as cykafka's
-    exception (:func:`translate`)."""
+    exception (:func:`from_confluent`)."""
     from confluent_kafka import KafkaException
 
     try:
         yield
     except KafkaException as exc:
-        raise translate(exc) from None
+        raise from_confluent(exc) from None
 
 
 def translated(fn: F) -> F:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar, Union
 
 from .admin import plaintext, short_lived, topic_metadata
-from .errors import error_code, translate, translated
+from .errors import error_code, from_confluent, translated
 from .records import Batch, RawRecord, Reader, batches
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def consume_to(
                     off = msg.offset()
                     done = done or (off is not None and off >= end)
                 elif err.fatal():
-                    raise translate(err)
+                    raise from_confluent(err)
                 continue
             deadline = time.monotonic() + timeout
             yield msg

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from ..cluster.errors import translate, translated
+from ..cluster.errors import from_confluent, translated
 from ..cluster.records import RawRecord, committed_view
 from ..cluster.wire import leaders, read_partition
 from .mock import MockCluster
@@ -83,7 +83,7 @@ def read_log(
                     continue
                 if err.retriable() or not err.fatal():
                     continue
-                raise translate(err)
+                raise from_confluent(err)
             partition, offset = msg.partition(), msg.offset()
             assert partition is not None and offset is not None  # set on every record
             out.append(LogRecord(partition, offset, msg.key(), msg.value()))
