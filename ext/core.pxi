@@ -258,7 +258,7 @@ cdef class _Core:
         t.name = name
         t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: _free
         if t.rkt == NULL:
-            _check(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
+            raise error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t
         self.last_name = name
         self.last_topic = t
