@@ -76,11 +76,15 @@ def _system_librdkafka() -> dict:
             "extra_link_args": shlex.split(ldflags), "libraries": []}
 
 
+#: The C of the codecs, compiled with _codecs (declared in ext/includes/*.h).
+CODECS_C = ["ext/csrc/arrowjson.c", "ext/csrc/avrobin.c"]
+
+
 def _ext_files() -> list[str]:
     """The files whose change rebuilds the extensions: the .pxi files in ext/, the
-    extern declarations and C headers in ext/includes/."""
+    extern declarations and C headers in ext/includes/, the C in ext/csrc/."""
     return [p for pat in ("*.pxi", "*.pxd", "*.h") for d in ("ext", "ext/includes")
-            for p in glob.glob(os.path.join(d, pat))]
+            for p in glob.glob(os.path.join(d, pat))] + CODECS_C
 
 
 def _extension() -> Extension:
@@ -110,9 +114,11 @@ def _codecs() -> Extension:
     the producer core."""
     return Extension(
         "cykafka._codecs",
-        sources=["ext/codecs.pyx"],
+        sources=["ext/codecs.pyx", *CODECS_C],
         include_dirs=["ext", "ext/includes"],
-        extra_compile_args=["-O2", "-Wno-unused-function"],
+        # Hidden: the C functions are the module's own, called directly (not through
+        # the PLT) and never clashing with another library's names.
+        extra_compile_args=["-O2", "-Wno-unused-function", "-fvisibility=hidden"],
         depends=_ext_files(),
     )
 

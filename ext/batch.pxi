@@ -37,9 +37,9 @@ class BatchReport:
         """Raise the first delivery error (with the counts) if any message failed."""
         if self.failed:
             index, exc = self.errors[0]
-            raise KafkaDeliveryError(
+            raise error_from_code(
                 exc.code, f"{self.failed} of {self.total} messages to {self.topic!r} failed; "
-                f"first: message {index}: {exc.message}")
+                f"first: message {index}: {exc.message}", delivery=True)
         return self
 
     def to_dict(self):
@@ -426,8 +426,8 @@ cdef _settle(_Core core, _Topic t, BatchFuture bf, _Sub *s, Py_ssize_t queued,
 
 cdef object _not_queued(Py_ssize_t start, object why):
     code = why.code if isinstance(why, KafkaError) else RD_KAFKA_RESP_ERR__STATE
-    return KafkaDeliveryError(code, f"not queued: the batch stopped at message {start} "
-                                    f"because of {type(why).__name__}: {why}")
+    return error_from_code(code, f"not queued: the batch stopped at message {start} "
+                                 f"because of {type(why).__name__}: {why}", delivery=True)
 
 
 cdef _fail_range(_Core core, BatchFuture bf, Py_ssize_t start, Py_ssize_t end, object why):

@@ -16,9 +16,9 @@ cdef bytes _conf_value(str key, object value):
         return (str(int(value)) if value == int(value) else repr(value)).encode()
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return ",".join(value).encode()
-    raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                           f"config property {key!r}: value of type "
-                           f"{type(value).__name__} is not a str, int, float or bool")
+    raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                          f"config property {key!r}: value of type "
+                          f"{type(value).__name__} is not a str, int, float or bool")
 
 
 cdef rd_kafka_conf_t *_new_conf(dict config, tuple secrets=()) except NULL:
@@ -32,9 +32,9 @@ cdef rd_kafka_conf_t *_new_conf(dict config, tuple secrets=()) except NULL:
     try:
         for key, value in config.items():
             if not isinstance(key, str):
-                raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                                       f"config keys must be str, not {type(key).__name__}"
-                                       f" ({key!r})")
+                raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                      f"config keys must be str, not {type(key).__name__}"
+                                      f" ({key!r})")
             bkey = (<str>key).encode()
             bvalue = _conf_value(key, value)
             res = rd_kafka_conf_set(conf, bkey, bvalue, errstr, sizeof(errstr))
@@ -42,8 +42,8 @@ cdef rd_kafka_conf_t *_new_conf(dict config, tuple secrets=()) except NULL:
                 reason = errstr.decode(errors="replace")
                 for secret in secrets:
                     reason = reason.replace(secret, "***")
-                raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                                       f"config property {key!r}: {reason}")
+                raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                      f"config property {key!r}: {reason}")
     except BaseException:
         rd_kafka_conf_destroy(conf)  # partner: rd_kafka_conf_new above
         raise
@@ -54,8 +54,8 @@ cdef _conf_set(rd_kafka_conf_t *conf, str key, str value):
     cdef char errstr[512]
     if rd_kafka_conf_set(conf, key.encode(), value.encode(), errstr,
                          sizeof(errstr)) != RD_KAFKA_CONF_OK:
-        raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                               f"config property {key!r}: {errstr.decode(errors='replace')}")
+        raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                              f"config property {key!r}: {errstr.decode(errors='replace')}")
 
 
 cdef object _conf_get(rd_kafka_t *rk, str key):

@@ -158,7 +158,7 @@ cdef class _Core:
             _conf_set(conf, "log.queue", "true")
             if _conf_lookup(conf, "delivery.report.only.error") == "true":
                 # CONFIGURATION.md: "Only provide delivery reports for failed messages."
-                raise KafkaConfigError(
+                raise error_from_code(
                     RD_KAFKA_RESP_ERR__INVALID_ARG,
                     "config property 'delivery.report.only.error': cykafka needs a delivery "
                     "report for every message - it resolves each future from it and "
@@ -174,8 +174,8 @@ cdef class _Core:
         self.rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))
         if self.rk == NULL:
             rd_kafka_conf_destroy(conf)  # partner: _new_conf
-            raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                                   self.redact(errstr.decode(errors="replace")))
+            raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                  self.redact(errstr.decode(errors="replace")))
         self.name = rd_kafka_name(self.rk).decode()
         self.principal = principal(config)
         _configure_partitioner(self)
@@ -258,7 +258,7 @@ cdef class _Core:
         t.name = name
         t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: _free
         if t.rkt == NULL:
-            raise _error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
+            raise error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t
         self.last_name = name
         self.last_topic = t
@@ -276,7 +276,7 @@ cdef class _Core:
             # In a callback on an event thread: that thread frees the queue (its
             # own, or another producer's whose callbacks may produce back here),
             # so waiting for room could wait for itself.  Fail at once instead.
-            raise QueueFullError(
+            raise error_from_code(
                 RD_KAFKA_RESP_ERR__QUEUE_FULL,
                 "librdkafka's queue is full and this produce runs on cykafka's event "
                 "thread (in an on_delivery or done-callback), which cannot wait for room: "
@@ -295,7 +295,7 @@ cdef class _Core:
         self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
             self.exhausted += 1
-            raise QueueFullError(
+            raise error_from_code(
                 RD_KAFKA_RESP_ERR__QUEUE_FULL,
                 f"librdkafka's queue stayed full for max.block.ms "
                 f"({self.max_block_ns // 1000000} ms); raise queue.buffering.max.messages/"
@@ -305,8 +305,7 @@ cdef class _Core:
     cdef raise_produce_error(self, int err, str topic):
         if err == RD_KAFKA_RESP_ERR__FATAL and self.fatal_error is not None:
             raise self.fatal_error
-        raise _error_from_code(err, f"produce to {topic!r} failed: "
-                               f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()}")
+        _check(<rd_kafka_resp_err_t>err, f"produce to {topic!r} failed")
 
     cdef Py_ssize_t flush(self, int64_t timeout_ns, bint by_close=False) except -1:
         """Wait for outcomes up to ``timeout_ns`` (see _timeout_ns); the caller has

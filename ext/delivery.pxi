@@ -656,9 +656,9 @@ cdef object _failure(DeliveryFuture fut):
     ctx = fut._ctx
     if type(ctx) is _Extra and (<_Extra>ctx).exc is not None:
         return _copy_error((<_Extra>ctx).exc)
-    return KafkaDeliveryError(RD_KAFKA_RESP_ERR__STATE,
-                              "this message failed, and cykafka failed while keeping its "
-                              "delivery error; see the cykafka log")
+    return error_from_code(RD_KAFKA_RESP_ERR__STATE,
+                           "this message failed, and cykafka failed while keeping its "
+                           "delivery error; see the cykafka log", delivery=True)
 
 
 cdef object _forked_future_error():

@@ -126,15 +126,45 @@ class ProducerForkedError(KafkaError, RuntimeError):
     """The producer was created in a parent process and used after ``fork()``."""
 
 
-_DELIVERY_CLASSES = {
-    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT: DeliveryTimeoutError,
-}
-_GENERIC_CLASSES = {
+# The one translation of librdkafka's errors into cykafka's exceptions (pyarrow's
+# check_status): every error code ext/ meets -- a resp_err returned, an rd_kafka_error_t,
+# an errstr of rd_kafka_new/rd_kafka_conf_set (code _INVALID_ARG) -- and every code of
+# confluent-kafka's errors (cykafka.cluster.errors) becomes an exception through
+# error_from_code, whose class these tables pick.  Only the producer's own states
+# (closed, forked) have classes no code stands for.
+_CLASSES = {
+    RD_KAFKA_RESP_ERR__INVALID_ARG: KafkaConfigError,   # "Invalid argument or configuration"
     RD_KAFKA_RESP_ERR__QUEUE_FULL: QueueFullError,
     RD_KAFKA_RESP_ERR__TIMED_OUT: KafkaTimeoutError,
     RD_KAFKA_RESP_ERR__AUTHENTICATION: KafkaAuthenticationError,
     RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED: KafkaAuthenticationError,
 }
+# A message's delivery failed: its future's error.
+_DELIVERY_CLASSES = {
+    RD_KAFKA_RESP_ERR__MSG_TIMED_OUT: DeliveryTimeoutError,
+}
+
+
+def error_from_code(int code, str message=None, *, retriable=None, bint fatal=False,
+                    bint txn_requires_abort=False, bint delivery=False):
+    """cykafka's exception for librdkafka's error ``code`` (also the code of a
+    confluent-kafka error): a :class:`KafkaError` of the class that code stands for,
+    with ``message`` (default: librdkafka's description).  ``delivery``: the error of a
+    message that was not delivered (a :class:`KafkaDeliveryError`)."""
+    if delivery:
+        cls = _DELIVERY_CLASSES.get(code, KafkaDeliveryError)
+    else:
+        cls = _CLASSES.get(code, KafkaError)
+    return cls(code, message, retriable=retriable, fatal=fatal,
+               txn_requires_abort=txn_requires_abort)
+
+
+cdef int _check(rd_kafka_resp_err_t err, str what) except -1:
+    """Raise cykafka's exception for ``err`` unless it is NO_ERROR, saying ``what``
+    failed and librdkafka's text for the code."""
+    if err != RD_KAFKA_RESP_ERR_NO_ERROR:
+        raise error_from_code(err, f"{what}: {rd_kafka_err2str(err).decode(errors='replace')}")
+    return 0
 
 
 def principal(dict config):
@@ -171,30 +201,19 @@ cdef str _authz_note(_Core core, int code, str topic=None):
     return ""
 
 
-cdef object _delivery_error(int code, str detail=None):
-    """The exception a failed delivery report resolves its future with."""
-    cls = _DELIVERY_CLASSES.get(code, KafkaDeliveryError)
-    return cls(code, detail)
-
-
 cdef object _refused_error(int code, size_t vlen, size_t klen):
     """The delivery error of a message librdkafka would not queue."""
-    return _delivery_error(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
+    return error_from_code(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
                                  f"(refused by librdkafka before sending; "
-                                 f"value {vlen} bytes, key {klen} bytes)")
-
-
-cdef object _error_from_code(int code, str message=None, bint fatal=False):
-    return _GENERIC_CLASSES.get(code, KafkaError)(code, message, fatal=fatal)
+                                 f"value {vlen} bytes, key {klen} bytes)", delivery=True)
 
 
 cdef object _error_from_error_t(rd_kafka_error_t *error):
     """Build (and take ownership of) a KafkaError from an rd_kafka_error_t."""
-    cdef int code = rd_kafka_error_code(error)
-    cls = _GENERIC_CLASSES.get(code, KafkaError)
-    exc = cls(code, rd_kafka_error_string(error).decode(errors="replace"),
-              retriable=bool(rd_kafka_error_is_retriable(error)),
-              fatal=bool(rd_kafka_error_is_fatal(error)),
-              txn_requires_abort=bool(rd_kafka_error_txn_requires_abort(error)))
+    exc = error_from_code(rd_kafka_error_code(error),
+                          rd_kafka_error_string(error).decode(errors="replace"),
+                          retriable=bool(rd_kafka_error_is_retriable(error)),
+                          fatal=bool(rd_kafka_error_is_fatal(error)),
+                          txn_requires_abort=bool(rd_kafka_error_txn_requires_abort(error)))
     rd_kafka_error_destroy(error)  # partner: the librdkafka call that returned it
     return exc

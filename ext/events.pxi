@@ -176,7 +176,7 @@ cdef _handle_dr_msg(_Core core, const rd_kafka_message_t *m, int64_t ts, _BatchR
         _resolve(fut, m.partition, m.offset, ts)   # the common case: a few stores
     else:
         try:
-            _fail(fut, m.partition, ts, _delivery_error(m.err, _dr_errstr(core, m)))
+            _fail(fut, m.partition, ts, error_from_code(m.err, _dr_errstr(core, m), delivery=True))
         finally:
             if fut._state == _PENDING:   # building the error raised (e.g. MemoryError)
                 _fail(fut, m.partition, -1, None)   # failed even if the next line raises
@@ -195,10 +195,10 @@ cdef inline _count(_Core core, const rd_kafka_message_t *m, _DrState st):
 
 
 cdef object _unreported(const rd_kafka_message_t *m):
-    return KafkaDeliveryError(RD_KAFKA_RESP_ERR__STATE,
-                              f"cykafka failed while reporting this message's outcome "
-                              f"(librdkafka said: {rd_kafka_err2name(m.err).decode()}); "
-                              f"see the cykafka log")
+    return error_from_code(RD_KAFKA_RESP_ERR__STATE,
+                           f"cykafka failed while reporting this message's outcome "
+                           f"(librdkafka said: {rd_kafka_err2name(m.err).decode()}); "
+                           f"see the cykafka log", delivery=True)
 
 
 cdef _log_internal(str what):
@@ -233,7 +233,7 @@ cdef _handle_error(_Core core, rd_kafka_event_t *ev):
     note = _authz_note(core, code)
     if note:
         msg = f"{msg}: {note}"
-    exc = _error_from_code(code, msg, fatal)
+    exc = error_from_code(code, msg, fatal=fatal)
     if fatal:
         core.fatal_error = exc
         if core.purge_reason is None:

@@ -38,7 +38,7 @@ cdef class _FailLog:
             if text is None:
                 text = (f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
                         f"(refused by librdkafka before sending)")
-            exc = _delivery_error(code, text)
+            exc = error_from_code(code, text, delivery=True)
             self.by_text[key] = exc
         return exc
 

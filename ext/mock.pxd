@@ -8,6 +8,3 @@ cdef class _MockCluster:
     cdef readonly str bootstrap_servers
     cdef rd_kafka_mock_cluster_t *_mc(self) except NULL
     cdef bint _free(self) noexcept nogil
-
-    @staticmethod
-    cdef _check(rd_kafka_resp_err_t err, str what)

@@ -34,16 +34,16 @@ cdef class _MockCluster:
         rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))
         if rk == NULL:
             rd_kafka_conf_destroy(conf)  # rd_kafka_new owns conf only on success
-            raise KafkaError(RD_KAFKA_RESP_ERR__INVALID_ARG,
-                             f"cannot create the mock cluster's host handle: "
-                             f"{errstr.decode(errors='replace')}")
+            raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG,
+                                  f"cannot create the mock cluster's host handle: "
+                                  f"{errstr.decode(errors='replace')}")
         with nogil:
             mc = rd_kafka_mock_cluster_new(rk, num_brokers)  # own thread; partner: _free
         if mc == NULL:
             with nogil:
                 rd_kafka_destroy(rk)
-            raise KafkaError(RD_KAFKA_RESP_ERR__STATE,
-                             "rd_kafka_mock_cluster_new failed (could not listen on localhost?)")
+            raise error_from_code(RD_KAFKA_RESP_ERR__STATE, "rd_kafka_mock_cluster_new failed "
+                                  "(could not listen on localhost?)")
         self.rk = rk   # partner: _free, with mc
         self.mcluster = mc
         self.num_brokers = num_brokers
@@ -53,12 +53,6 @@ cdef class _MockCluster:
         if self.mcluster == NULL:
             raise RuntimeError("the mock cluster is closed")
         return self.mcluster
-
-    @staticmethod
-    cdef _check(rd_kafka_resp_err_t err, str what):
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR:
-            raise _error_from_code(err, f"mock cluster: {what} failed: "
-                                        f"{rd_kafka_err2str(err).decode()}")
 
     # Every state change below is sent to the mock cluster's thread as an op
     # and waited for (rd_kafka_mock_cluster_cmd), hence nogil.
@@ -70,7 +64,7 @@ cdef class _MockCluster:
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_topic_create(mc, tp, partitions, replication_factor)
-        _MockCluster._check(err, f"creating topic {topic!r}")
+        _check(err, f"mock cluster: creating topic {topic!r} failed")
 
     def push_request_errors(self, int api_key, errors):
         """Queue error codes (0 = no error) for the next requests of ``api_key``
@@ -101,21 +95,21 @@ cdef class _MockCluster:
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_broker_set_down(mc, broker_id)
-        _MockCluster._check(err, f"taking broker {broker_id} down")
+        _check(err, f"mock cluster: taking broker {broker_id} down failed")
 
     def set_broker_up(self, int32_t broker_id):
         cdef rd_kafka_mock_cluster_t *mc = self._mc()
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_broker_set_up(mc, broker_id)
-        _MockCluster._check(err, f"bringing broker {broker_id} up")
+        _check(err, f"mock cluster: bringing broker {broker_id} up failed")
 
     def set_rtt(self, int32_t broker_id, int rtt_ms):
         cdef rd_kafka_mock_cluster_t *mc = self._mc()
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_broker_set_rtt(mc, broker_id, rtt_ms)
-        _MockCluster._check(err, f"setting broker {broker_id}'s RTT")
+        _check(err, f"mock cluster: setting broker {broker_id}'s RTT failed")
 
     def set_partition_leader(self, str topic, int32_t partition, int32_t broker_id):
         cdef rd_kafka_mock_cluster_t *mc = self._mc()
@@ -124,7 +118,7 @@ cdef class _MockCluster:
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_partition_set_leader(mc, tp, partition, broker_id)
-        _MockCluster._check(err, f"moving {topic}[{partition}]'s leader")
+        _check(err, f"mock cluster: moving {topic}[{partition}]'s leader failed")
 
     def set_coordinator(self, str key_type, str key, int32_t broker_id):
         cdef rd_kafka_mock_cluster_t *mc = self._mc()
@@ -134,7 +128,7 @@ cdef class _MockCluster:
         cdef rd_kafka_resp_err_t err
         with nogil:
             err = rd_kafka_mock_coordinator_set(mc, ktp, kp, broker_id)
-        _MockCluster._check(err, f"setting the {key_type} coordinator for {key!r}")
+        _check(err, f"mock cluster: setting the {key_type} coordinator for {key!r} failed")
 
     @property
     def closed(self):

@@ -57,14 +57,14 @@ def topic_probe(dict config, str topic, double timeout, bint count_records=False
     rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr))  # partner: destroy below
     if rk == NULL:
         rd_kafka_conf_destroy(conf)  # partner: _new_conf
-        raise KafkaConfigError(RD_KAFKA_RESP_ERR__INVALID_ARG, errstr.decode(errors="replace"))
+        raise error_from_code(RD_KAFKA_RESP_ERR__INVALID_ARG, errstr.decode(errors="replace"))
     try:
         with nogil:
             err = rd_kafka_metadata(rk, 1, NULL, &md, tmo)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR:
             said = _probe_errors(rk)
-            raise _error_from_code(err, rd_kafka_err2str(err).decode(errors="replace") +
-                                   (f": {said}" if said else ""))
+            raise error_from_code(err, rd_kafka_err2str(err).decode(errors="replace") +
+                                  (f": {said}" if said else ""))
         for i in range(md.topic_cnt):
             if md.topics[i].topic == name:
                 if md.topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR:
@@ -73,9 +73,7 @@ def topic_probe(dict config, str topic, double timeout, bint count_records=False
                     err = md.topics[i].err
                 break
         rd_kafka_metadata_destroy(md)  # partner: rd_kafka_metadata above
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR:
-            raise _error_from_code(err, f"topic {topic!r}: " +
-                                   rd_kafka_err2str(err).decode(errors="replace"))
+        _check(err, f"topic {topic!r}")
         if cnt < 0:
             return (None, None)
         if not count_records:

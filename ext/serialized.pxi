@@ -41,8 +41,9 @@ def produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None)
                     done = base + row + 1
                     core.produced += 1
                     core.failed += 1
-                    bf._record_failure(base + row, KafkaDeliveryError(
-                        RD_KAFKA_RESP_ERR__INVALID_ARG, f"row {base + row}: {message}"), -1)
+                    bf._record_failure(base + row, error_from_code(
+                        RD_KAFKA_RESP_ERR__INVALID_ARG, f"row {base + row}: {message}",
+                        delivery=True), -1)
                 start = row + 1
             base += n
             done = base

@@ -297,8 +297,9 @@ cdef _stage_abandon(_Core core, int err, str why):
         Py_XDECREF(core.stage_keys[i])  # partner: _stage_push
         core.pending -= 1
         core.failed += 1
-        _fail(fut, RD_KAFKA_PARTITION_UA, -1, _delivery_error(
-            err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} ({why})"))
+        _fail(fut, RD_KAFKA_PARTITION_UA, -1, error_from_code(
+            err, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>err).decode()} ({why})",
+            delivery=True))
         failed.append(fut)
         Py_DECREF(fut)  # partner: _stage_push's Py_INCREF; librdkafka never took it
     _fire_failed(failed)

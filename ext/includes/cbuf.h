@@ -13,6 +13,9 @@
 
 typedef struct { char *p; size_t len, cap; } cyk_buf;
 
+/* All of the buffer stays here, the slow path too: with cyk_buf_grow compiled apart
+ * (an opaque call on the rare path of every write), Avro encoding ran 3.5 % slower
+ * (bench: the schema registry's encode_only, interleaved, median of 5). */
 static int cyk_buf_grow(cyk_buf *b, size_t extra) {
     size_t need = b->len + extra, cap = b->cap ? b->cap : 65536;
     char *p;

@@ -23,6 +23,15 @@ DEFAULT_EXIT_TIMEOUT: float
 PARTITIONERS: tuple[str, ...]
 
 def error_name(code: int) -> str: ...
+def error_from_code(
+    code: int,
+    message: Optional[str] = ...,
+    *,
+    retriable: Optional[bool] = ...,
+    fatal: bool = ...,
+    txn_requires_abort: bool = ...,
+    delivery: bool = ...,
+) -> KafkaError: ...
 def topic_probe(
     config: dict[str, Any], topic: str, timeout: float, count_records: bool = ...
 ) -> tuple[Optional[int], Optional[int]]: ...

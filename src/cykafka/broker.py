@@ -46,6 +46,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from .cluster.admin import ensure_topic
+from .cluster.errors import confluent_errors, translated
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
@@ -176,6 +177,7 @@ def poll_until(
     )
 
 
+@translated
 def topic_names(admin: AdminClient, timeout: float = 10.0) -> list[str]:
     """Names of all topics a cluster reports (asking for all: never creates one)."""
     return sorted(admin.list_topics(timeout=timeout).topics)
@@ -185,7 +187,8 @@ def delete_topic(admin: AdminClient, name: str, timeout: float, interval: float 
     """Delete ``name`` and wait until the cluster's metadata no longer lists it."""
     future = admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)
     try:
-        future[name].result(timeout=timeout)
+        with confluent_errors():
+            future[name].result(timeout=timeout)
     except Exception as exc:
         raise TopicError(f"deleting topic {name!r} failed: {exc}") from exc
     poll_until(
@@ -461,7 +464,7 @@ class LocalBroker:
                 md = self._admin().list_topics(timeout=min(2.0, max(remaining, 0.1)))
                 if md.brokers:
                     return
-            except Exception as exc:  # KafkaException; client imported lazily
+            except Exception as exc:  # not ready yet; said in BrokerStartError's text only
                 last = exc
             time.sleep(0.05)
 

@@ -147,3 +147,20 @@ def test_the_import_cluster_check_says_the_partition_count(broker: LocalBroker, 
     assert prepare_topic(servers, {}, topic(partitions=4)).partitions == 4
     made = prepare_topic(servers, {}, _name("created"), partitions=2)
     assert made.created and made.partitions == 2
+
+
+@pytest.mark.kafka_only("Tansu accepts any replication factor")
+def test_a_topic_the_broker_refuses_raises_cykafkas_error_with_its_code(broker) -> None:
+    """The admin path raises cykafka's KafkaError with the broker's code, never
+    confluent-kafka's KafkaException: one node cannot hold three replicas."""
+    import confluent_kafka
+
+    import cykafka
+
+    with pytest.raises(cykafka.KafkaError) as caught:
+        ensure_topic(_admin(broker), _name("refused"), 1, replication_factor=3, timeout=10)
+    err = caught.value
+    assert not isinstance(err, confluent_kafka.KafkaException)
+    assert err.name == "INVALID_REPLICATION_FACTOR", err
+    assert err.code == cykafka.ErrorCode.INVALID_REPLICATION_FACTOR
+    assert "INVALID_REPLICATION_FACTOR" in str(err)

@@ -61,3 +61,21 @@ def test_close_waits_for_a_batch_reading_partition_counts() -> None:
     report = bf.result(10)
     assert report.total == 1_000 and report.delivered + report.failed == 1_000
     assert len(p) == 0
+
+
+def test_a_batch_that_timed_out_raises_the_timeout_class() -> None:
+    """raise_if_failed raises the class the first error's code stands for (the one
+    table, errors.pxi), as the message's own future does: a DeliveryTimeoutError is a
+    TimeoutError.  Nothing listens on port 1: every message times out."""
+    conf = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 300, "log_level": 0}
+    with cykafka.Producer(conf) as p:
+        report = p.produce_batch("t", [b"x"] * 3).result(30)
+    assert report.failed == 3
+    try:
+        report.raise_if_failed()
+    except cykafka.KafkaDeliveryError as exc:
+        assert isinstance(exc, cykafka.DeliveryTimeoutError), repr(exc)
+        assert isinstance(exc, TimeoutError) and exc.name == "_MSG_TIMED_OUT"
+        assert "3 of 3 messages" in str(exc)
+    else:
+        raise AssertionError("raise_if_failed() raised nothing")

@@ -18,6 +18,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
+from .errors import error_code, translated
+
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
@@ -28,6 +30,7 @@ __all__ = [
     "ensure_progress_topic",
     "ensure_topic",
     "find_topic",
+    "plaintext",
     "short_lived",
     "topic_metadata",
 ]
@@ -73,6 +76,13 @@ def connection_config(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def plaintext(config: Mapping[str, Any]) -> bool:
+    """Whether ``config`` reaches the brokers without TLS or SASL (librdkafka's default
+    ``security.protocol``): only then can cykafka's own wire reader (:mod:`.wire`) talk
+    to them."""
+    return str(config.get("security.protocol", "plaintext")).lower() == "plaintext"
+
+
 def short_lived(conf: Mapping[str, Any], log_level: int = 3) -> dict[str, Any]:
     """``conf`` for a client cykafka opens for a few requests (a topic lookup, a read of
     a log): librdkafka's log kept to ``log_level``, and :data:`RECONNECT_BACKOFF_MS`
@@ -84,6 +94,7 @@ class TopicMismatchError(ValueError):
     """A topic exists, but not as asked (partition count, cleanup.policy)."""
 
 
+@translated
 def topic_metadata(
     admin: AdminClient, name: str, timeout: float
 ) -> tuple[ClusterMetadata, Optional[TopicMetadata]]:
@@ -94,6 +105,7 @@ def topic_metadata(
     return md, (t if t is not None and t.error is None else None)
 
 
+@translated
 def find_topic(admin: AdminClient, name: str, timeout: float) -> Optional[TopicMetadata]:
     """``name``'s metadata, or None when the cluster has no such topic (never created
     by asking; see the module's doc)."""
@@ -133,6 +145,7 @@ def _check(
         )
 
 
+@translated
 def ensure_topic(
     admin: AdminClient,
     name: str,
@@ -153,8 +166,8 @@ def ensure_topic(
     ``check_existing`` it is checked first: its partition count must be
     ``partitions`` (unless ``same_partitions`` is false) and its ``cleanup.policy``
     the one in ``config`` (when ``config`` sets one), else :class:`TopicMismatchError`
-    names the topic and the difference.  Other failures raise ``KafkaException`` or
-    ``TimeoutError``.
+    names the topic and the difference.  Other failures raise
+    :class:`cykafka.KafkaError` (the broker's code) or ``TimeoutError``.
     """
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import NewTopic
@@ -171,8 +184,7 @@ def ensure_topic(
             fut.result(timeout)
             created = True
         except KafkaException as e:
-            err = e.args[0] if e.args else None
-            if not isinstance(err, KafkaError) or err.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            if error_code(e) != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
         found = _wait_led(admin, name, partitions if created else None, timeout)
     if not created and check_existing:
@@ -191,7 +203,7 @@ def _wait_led(
     while True:
         try:
             t = find_topic(admin, name, min(5.0, timeout))
-        except Exception as e:  # KafkaException: the next round may answer
+        except Exception as e:  # a KafkaError: the next round may answer
             t, last = None, e
         if t is not None:
             led = all(p.leader >= 0 and p.error is None for p in t.partitions.values())
@@ -206,6 +218,7 @@ def _wait_led(
         time.sleep(0.05)
 
 
+@translated
 def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float = 30.0) -> bool:
     """Create a compacted progress topic (the exactly-once import's, or Spark's) unless
     it exists (one partition: every record is small and written once per transaction).  One that exists must be
@@ -228,7 +241,7 @@ def ensure_progress_topic(client: Mapping[str, Any], name: str, timeout: float =
         )
     except TopicMismatchError as e:
         raise RuntimeError(f"the progress topic {name!r} cannot be used: {e}") from None
-    except Exception as e:  # noqa: BLE001 - KafkaException, TimeoutError
+    except Exception as e:  # noqa: BLE001 - KafkaError, TimeoutError
         # A timeout's text is empty: say what it was (a cluster without a controller
         # quorum, say, answers nothing).
         why = str(e) or f"{type(e).__name__}: no answer within {timeout:.0f} s"

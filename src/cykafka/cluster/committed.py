@@ -29,7 +29,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, cast
 
-from .admin import connection_config, short_lived
+from .admin import connection_config, plaintext, short_lived
+from .errors import translated
 from .wire import consume_to, fetch_batches, leaders, until_settled
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def transactional_writes(
     (from the batch headers: no record is decoded); None on a secured cluster, whose
     batch headers this module does not read (see :meth:`CommittedReader.messages`)."""
     reader = CommittedReader(client, topic, timeout)
-    if not reader.plaintext:
+    if not plaintext(reader.client):
         return None
     out: dict[int, int] = {}
     reader._where = leaders(reader.client, topic, timeout)
@@ -153,6 +154,7 @@ def _message(partition: int, offset: int, msg: ConsumerMessage) -> Message:
     return Message(partition, offset, key, value, tuple(headers))
 
 
+@translated
 def _consumer(client: Mapping[str, Any], isolation: str = "read_uncommitted") -> Consumer:
     import uuid
 
@@ -199,11 +201,6 @@ class CommittedReader:
         #: After a read: whether it found a transaction without its marker yet.
         self.saw_open = False
 
-    @property
-    def plaintext(self) -> bool:
-        """Whether the batch headers can be read over a plain socket."""
-        return str(self.client.get("security.protocol", "plaintext")).lower() == "plaintext"
-
     def __enter__(self) -> CommittedReader:
         return self
 
@@ -215,6 +212,7 @@ class CommittedReader:
             self._consumer.close()
             self._consumer = None
 
+    @translated
     def messages(self, partitions: Optional[Sequence[int]] = None) -> Iterator[Message]:
         """Every committed record of the topic (or of ``partitions``), partition by
         partition, each in offset order: a snapshot, up to the high watermark of each
@@ -225,7 +223,7 @@ class CommittedReader:
         where = self._where
         parts = sorted(where) if partitions is None else list(partitions)
         self.saw_open = False
-        if not self.plaintext:
+        if not plaintext(self.client):
             # The batch headers are read over a plain socket; a secured cluster is real
             # Kafka, which hides aborted transactions itself.
             yield from _broker_filtered(self.client, self.topic, parts, self.timeout)
@@ -282,6 +280,7 @@ def committed_messages(
         yield from reader.messages(partitions)
 
 
+@translated
 def _broker_filtered(
     client: Mapping[str, Any], topic: str, parts: Sequence[int], timeout: float
 ) -> Iterator[Message]:

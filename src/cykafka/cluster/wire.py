@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar, Union
 
-from .admin import short_lived, topic_metadata
+from .admin import plaintext, short_lived, topic_metadata
+from .errors import error_code, from_confluent, translated
 from .records import Batch, RawRecord, Reader, batches
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class _Connection:
         raise ConnectionError(f"ListOffsets: no answer for {topic} [{partition}]")
 
 
+@translated
 def leaders(
     client: Union[Mapping[str, Union[str, int, float]], str], topic: str, timeout: float
 ) -> dict[int, tuple[str, int]]:
@@ -244,6 +246,7 @@ def read_partition(
     return out
 
 
+@translated
 def consume_to(
     consumer: Consumer, topic: str, partition: int, end: int, timeout: float
 ) -> Iterator[Message]:
@@ -281,7 +284,7 @@ def consume_to(
                     off = msg.offset()
                     done = done or (off is not None and off >= end)
                 elif err.fatal():
-                    raise ConnectionError(f"reading {topic} [{partition}]: {err}")
+                    raise from_confluent(err)
                 continue
             deadline = time.monotonic() + timeout
             yield msg
@@ -318,23 +321,23 @@ def _list_latest(admin: AdminClient, topic: str, parts: Iterable[int], timeout: 
     return asked
 
 
+@translated
 def until_settled(ask: Callable[[], T], timeout: float, interval: float = 0.1) -> T:
     """``ask()``, asked again for up to ``timeout`` seconds while it raises a
-    confluent-kafka error that a partition's leadership settling gives (a node killed,
+    Kafka error that a partition's leadership settling gives (a node killed,
     restarted, or a leader just elected): offsets asked then are not yet known."""
-    from confluent_kafka import KafkaException
-
     codes = _settling()
     deadline = time.monotonic() + timeout
     while True:
         try:
             return ask()
-        except KafkaException as exc:
-            if time.monotonic() > deadline or exc.args[0].code() not in codes:
+        except Exception as exc:
+            if time.monotonic() > deadline or error_code(exc) not in codes:
                 raise
         time.sleep(interval)
 
 
+@translated
 def log_ends(
     client: Mapping[str, Union[str, int, float]], topic: str, timeout: float = 30.0
 ) -> dict[int, int]:
@@ -349,7 +352,7 @@ def log_ends(
     admin = AdminClient(short_lived(client))
     asked = until_settled(lambda: _list_latest(admin, topic, where, timeout), timeout)
     ends = {tp.partition: int(f.result().offset) for tp, f in asked.items()}
-    if str(client.get("security.protocol", "plaintext")).lower() != "plaintext":
+    if not plaintext(client):
         return ends  # the Fetch below speaks plaintext only; Kafka's answer is exact
     conns: dict[tuple[str, int], _Connection] = {}
     try:

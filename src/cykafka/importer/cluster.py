@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from ..cluster.admin import plaintext
+from ..cluster.errors import confluent_errors, error_code, translated
 from .model import ImportInputError
 
 if TYPE_CHECKING:
@@ -105,7 +107,7 @@ def prepare_topic(
         ) from None
     if count is not None:
         check_partition(topic, partition, count)
-        if _secured(config):
+        if not plaintext(config):
             check_write_access(bootstrap, config, topic, timeout)
         return TopicCheck(created=False, partitions=count, records=held)
     # A topic the principal may not describe is left out of the cluster's topic list:
@@ -118,29 +120,25 @@ def prepare_topic(
             usage=True,
         )
     check_partition(topic, partition, partitions)
-    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     from ..cluster.admin import TopicMismatchError, ensure_topic, find_topic
 
     t = None
     try:
-        admin = AdminClient(_admin_config(bootstrap, config))
+        with confluent_errors():
+            admin = AdminClient(_admin_config(bootstrap, config))
         # --partitions N creates a missing topic; one that exists (made meanwhile by
         # another client) is used with its own partition count, as documented.
         created = ensure_topic(admin, topic, partitions, same_partitions=False)
         if not created:  # made meanwhile by another client: its own partition count
             t = find_topic(admin, topic, timeout)
-    except (KafkaException, TimeoutError, TopicMismatchError) as e:
+    except (KafkaError, TimeoutError, TopicMismatchError) as e:
         raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
     return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
 
 
-def _secured(config: Properties) -> bool:
-    protocol = str(config.get("security.protocol", "plaintext")).lower()
-    return protocol != "plaintext"
-
-
+@translated
 def check_write_access(
     bootstrap: str, config: Properties, topic: str, timeout: float = CONNECT_TIMEOUT_S
 ) -> None:
@@ -165,8 +163,7 @@ def check_write_access(
         )[topic]
         desc = fut.result(timeout=timeout)
     except KafkaException as e:
-        code = e.args[0].code() if e.args else None
-        if code == ConfluentError.TOPIC_AUTHORIZATION_FAILED:
+        if error_code(e) == ConfluentError.TOPIC_AUTHORIZATION_FAILED:
             raise ClusterError(
                 f"{who} may not write to topic {topic!r} on {bootstrap}: the brokers refuse "
                 "it even DESCRIBE; an ACL must allow it WRITE on the topic. Nothing was read "

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from ..cluster.errors import from_confluent, translated
 from ..cluster.records import RawRecord, committed_view
 from ..cluster.wire import leaders, read_partition
 from .mock import MockCluster
@@ -27,6 +28,7 @@ class LogRecord:
     value: Optional[bytes]
 
 
+@translated
 def read_log(
     mock: Union[MockCluster, str],
     topic: str,
@@ -81,7 +83,7 @@ def read_log(
                     continue
                 if err.retriable() or not err.fatal():
                     continue
-                raise RuntimeError(f"read_log: {err}")
+                raise from_confluent(err)
             partition, offset = msg.partition(), msg.offset()
             assert partition is not None and offset is not None  # set on every record
             out.append(LogRecord(partition, offset, msg.key(), msg.value()))

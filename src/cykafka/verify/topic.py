@@ -141,10 +141,11 @@ def read_topic(
 ) -> None:
     """Hand every committed record of ``topic`` to ``matcher``, partition by
     partition, in offset order (transactional ones when their commit is read)."""
+    from ..cluster.admin import plaintext
     from ..cluster.wire import leaders
 
     where = leaders(client, topic, timeout)
-    plain = str(client.get("security.protocol", "plaintext")).lower() == "plaintext"
+    plain = plaintext(client)
     for p in sorted(where):
         if plain:
             mark = matcher.mark_actual()
