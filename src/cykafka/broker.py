@@ -152,6 +152,21 @@ def tcp_open(host: str, port: int) -> bool:
         return False
 
 
+def dies_with_this_process(cmd: list[str]) -> list[str]:
+    """``cmd`` run so that the kernel kills it if this process dies (a SIGKILL too): no
+    orphan broker keeps its ports.  Linux's parent-death signal fires when the *creating
+    thread* exits, so it is asked for only from the main thread (whose exit is the
+    process exit)."""
+    setpriv = shutil.which("setpriv")
+    if (
+        sys.platform.startswith("linux")
+        and setpriv
+        and threading.current_thread() is threading.main_thread()
+    ):
+        return [setpriv, "--pdeathsig", "KILL", "--", *cmd]
+    return cmd
+
+
 def poll_until(
     cond: Callable[[], bool],
     timeout: float,
@@ -351,16 +366,7 @@ class LocalBroker:
         if self.tls is not None:
             cmd += ["--cert", self.tls[0], "--key", self.tls[1]]
         cmd += list(self.extra_args)
-        # Parent-death signal: if this process is SIGKILLed, the kernel kills tansu too, so
-        # no orphan keeps the port. PDEATHSIG fires when the *creating thread* exits, so use
-        # it only from the main thread (whose exit is the process exit).
-        setpriv = shutil.which("setpriv")
-        if (
-            sys.platform.startswith("linux")
-            and setpriv
-            and threading.current_thread() is threading.main_thread()
-        ):
-            cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        cmd = dies_with_this_process(cmd)
         env = {**os.environ, "NO_COLOR": "1", **self._env}
         assert self._log_fh is not None
         try:

@@ -50,6 +50,7 @@ from .broker import (
     BrokerError,
     TopicError,
     delete_topic,
+    dies_with_this_process,
     free_port,
     poll_until,
     tcp_open,
@@ -414,15 +415,7 @@ class KafkaNode:
             "kafka.Kafka",
             str(config),
         ]
-        # As for the embedded broker: the kernel kills the JVM if this process dies,
-        # so no orphan keeps the ports.  PDEATHSIG follows the creating thread.
-        setpriv = shutil.which("setpriv")
-        if (
-            sys.platform.startswith("linux")
-            and setpriv
-            and threading.current_thread() is threading.main_thread()
-        ):
-            cmd = [setpriv, "--pdeathsig", "KILL", "--", *cmd]
+        cmd = dies_with_this_process(cmd)  # (the JVM: no orphan keeps the ports)
         self._out = open(self.dir / "stdout.log", "ab")  # partner: closed in _reap()
         self._proc = subprocess.Popen(
             cmd,

@@ -205,3 +205,32 @@ def test_a_changed_record_shows_its_first_differing_field(broker, topic, tmp_pat
         "vs long.jsonl row 6, first differs at value byte 81: "
         "expected ...b'aaaaaaaaaaaaaaaaaaa-5', found ...b'aaaaaaaaaaaaaaaaaaa-X'"
     ) in out, out
+
+
+def test_rows_whose_partition_field_is_null_are_where_the_partitioner_put_them(
+    broker, topic, tmp_path, capsys
+):
+    """A null --partition-field value leaves the row to the partitioner: verify expects
+    it where the partitioner puts its key (it stopped with a TypeError), passes on the
+    import, and shows such a row when its record differs."""
+    from cykafka.partitioning import partition_for
+
+    rows = [{"k": f"user-{i}", "p": None if i == 4 else i % 2, "v": f"event-{i}"} for i in range(8)]
+    f = tmp_path / "parts.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    imported = topic(partitions=2)
+    args = ["-b", broker.bootstrap_servers, "--key-field", "k", "--value-field", "v"]
+    assert main(["import", str(f), "-t", imported, *args, "--partition-field", "p"]) == 0
+    assert _verify(broker, f, imported, "--partition-field", "p") == 0, capsys.readouterr()
+    capsys.readouterr()
+    changed = topic(partitions=2)
+    with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}, preset="ordered") as p:
+        for i, r in enumerate(rows):
+            value = b"event-X" if i == 4 else r["v"].encode()
+            key = r["k"].encode()
+            part = partition_for("consistent_random", key, 2) if r["p"] is None else r["p"]
+            p.produce(changed, value, key, partition=part).result(30)
+    assert _verify(broker, f, changed, "--partition-field", "p") == 1
+    out = capsys.readouterr().out
+    assert "missing     1" in out and "extra       1" in out, out
+    assert "vs parts.jsonl row 5, first differs at value byte 6" in out, out

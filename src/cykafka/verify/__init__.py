@@ -46,12 +46,33 @@ def _chunks(
             yield index, chunk
 
 
-def _content(
-    chunk: Chunk, i: int, static: tuple[tuple[str, bytes], ...]
-) -> tuple[_Content, Optional[int]]:
+def _placed(chunk: Chunk, fields: Fields, partitioner: str, count: int) -> Optional[list[int]]:
+    """Each row's partition: its --partition-field value or, where that is null (the
+    import left the row to the partitioner), the partitioner's choice for its key."""
+    from ..importer import ImportInputError
+    from ..partitioning import partition_for
+
+    if chunk.partitions is None:
+        return None
+    keys = chunk.items(chunk.keys) if None in chunk.partitions else []
+    out = []
+    for i, p in enumerate(chunk.partitions):
+        if p is None:
+            if keys[i] is None:
+                raise ImportInputError(
+                    f"{chunk.file} row {chunk.row_of(i)}: --partition-field "
+                    f"{fields.partition!r} is null and the row has no key, so the "
+                    "partitioner placed it at random: verify cannot say where it belongs "
+                    "(verify without --partition-field)"
+                )
+            p = partition_for(partitioner, keys[i], count)
+        out.append(int(p))
+    return out
+
+
+def _content(chunk: Chunk, i: int, static: tuple[tuple[str, bytes], ...]) -> _Content:
     hs = tuple((h, v) for h, v in (chunk.headers[i] if chunk.headers is not None else ()) or ())
-    part = None if chunk.partitions is None else int(chunk.partitions[i])
-    return (chunk.item(chunk.keys, i), chunk.item(chunk.values, i), hs + static), part
+    return chunk.item(chunk.keys, i), chunk.item(chunk.values, i), hs + static
 
 
 def verify_files(
@@ -75,6 +96,7 @@ def verify_files(
     missing topic."""
     from .._codecs import digest_rows
     from ..cluster.committed import partitions_of
+    from ..config import resolve
     from ..importer import plan_files
     from ..importer.model import Fields
     from ..importer.readers import ReadOptions
@@ -85,8 +107,10 @@ def verify_files(
     plan = plan_files(list(paths), fmt, fields, options)
     files = [s.name for s, _ in plan]
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
-    partitions_of(client, topic, timeout)  # a missing topic fails before reading the files
+    # (a missing topic fails before reading the files)
+    count = len(partitions_of(client, topic, timeout))
     with_partition = bool(fields.partition) or partition is not None
+    partitioner = str(resolve(client).effective("partitioner").value)
     static = tuple(static_headers)
     malformed = [0]
     report = VerifyReport(topic, files)
@@ -103,7 +127,7 @@ def verify_files(
                     chunk.keys,
                     chunk.headers,
                     static,
-                    chunk.partitions,
+                    _placed(chunk, fields, partitioner, count),
                     -1 if partition is None else partition,
                     with_partition,
                     d,
@@ -230,7 +254,7 @@ def _inputs_at(
     for index, chunk in _chunks(plan, fields, options, [0]):
         n = len(chunk)
         for i in sorted(w for w in wanted if at <= w < at + n):
-            content, _ = _content(chunk, i - at, static)
+            content = _content(chunk, i - at, static)
             name = os.path.basename(plan[index][0].name)
             out[i] = (content, f"{name} row {chunk.row_of(i - at)}")
         at += n
