@@ -234,3 +234,14 @@ def test_rows_whose_partition_field_is_null_are_where_the_partitioner_put_them(
     out = capsys.readouterr().out
     assert "missing     1" in out and "extra       1" in out, out
     assert "vs parts.jsonl row 5, first differs at value byte 6" in out, out
+
+
+def test_a_row_without_partition_or_key_cannot_be_placed_and_says_so(
+    broker, topic, tmp_path, capsys
+):
+    f = tmp_path / "unplaced.jsonl"
+    f.write_text('{"k": "a", "p": 0, "v": "x"}\n{"k": null, "p": null, "v": "y"}\n')
+    assert _verify(broker, f, topic(partitions=2), "--partition-field", "p") == 2
+    err = capsys.readouterr().err
+    assert "unplaced.jsonl row 2: --partition-field 'p' is null" in err, err
+    assert "at random for a row without a key" in err and "without --partition-field" in err

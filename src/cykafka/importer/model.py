@@ -8,7 +8,7 @@ import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,10 +34,8 @@ __all__ = [
 Column = Union["pa.Array", "Lines", list[Optional[bytes]]]
 #: Each row's headers (``--header-fields``), in field order.
 Headers = Sequence[Sequence[tuple[str, Optional[bytes]]]]
-#: Each row's partition (None: the partitioner's).  Its items stay unchecked while
-#: cykafka.verify's _content calls int() on them, which raises on a null partition; once
-#: it does not, this is list[Optional[int]].
-PartitionColumn = list[Any]  # type: ignore[explicit-any]
+#: Each row's partition (None: the partitioner's).
+PartitionColumn = list[Optional[int]]
 #: A number per row (record number, physical line, byte offset): NumPy int64 or a list.
 Positions = Union["npt.NDArray[np.int64]", list[int]]
 #: ... or a function making them when first asked: most chunks never need them.

@@ -58,14 +58,18 @@ def _placed(chunk: Chunk, fields: Fields, partitioner: str, count: int) -> Optio
     out = []
     for i, p in enumerate(chunk.partitions):
         if p is None:
-            if keys[i] is None:
+            # librdkafka's partitioners place a row without a key (and "random" any
+            # row) at random: no one can say where it belongs.
+            p = None if keys[i] is None else partition_for(partitioner, keys[i], count)
+            if p is None:
                 raise ImportInputError(
                     f"{chunk.file} row {chunk.row_of(i)}: --partition-field "
-                    f"{fields.partition!r} is null and the row has no key, so the "
-                    "partitioner placed it at random: verify cannot say where it belongs "
-                    "(verify without --partition-field)"
+                    f"{fields.partition!r} is null, so the partitioner ({partitioner}) "
+                    "placed the row, at random for "
+                    + ("a row without a key" if keys[i] is None else "any row")
+                    + ": verify cannot say where it belongs (verify without "
+                    "--partition-field)"
                 )
-            p = partition_for(partitioner, keys[i], count)
         out.append(int(p))
     return out
 
