@@ -21,6 +21,7 @@ __all__ = [
     "describe",
     "get",
     "names",
+    "needs_transactional_id",
     "parse",
 ]
 
@@ -163,6 +164,12 @@ def _lookup(name: str) -> Preset:
 def describe(name: str) -> Preset:
     """The Preset (name, summary, settings, guarantees) called ``name``."""
     return _lookup(name.strip())
+
+
+def needs_transactional_id(preset: PresetSpec) -> bool:
+    """Whether a chosen preset requires a ``transactional.id`` (``exactly_once``): a
+    front door that writes transactionally then supplies the id itself."""
+    return any("transactional.id" in describe(name).requires for name in parse(preset))
 
 
 def get(name: str) -> dict[str, str]:

@@ -233,6 +233,26 @@ def test_exactly_once_one_transaction_per_task(spark, broker, topic, read_back) 
     read_back(broker.bootstrap_servers, name, expected=200, isolation_level="read_committed")
 
 
+def test_the_driver_resolves_the_config_once(spark, broker, topic, monkeypatch) -> None:
+    """The driver decides a write once: one resolution (presets, Java names, defaults)
+    of its producer config, from which it explains the guarantees and picks the
+    partitioner (an exactly_once write resolved twice). The spy runs the real resolver."""
+    import cykafka.config
+
+    real, calls = cykafka.config.resolve, []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cykafka.config, "resolve", counted)
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    for preset in ("ordered", "exactly_once"):
+        calls.clear()
+        report = write_kafka(df, topic(), bootstrap_servers=broker.bootstrap_servers, preset=preset)
+        assert report.ok and len(calls) == 1, (preset, calls)
+
+
 def _eo_rows(bad_partition: int) -> tuple[list[tuple[str, str]], str]:
     """200 keyed rows over 10 keys and one 5000-byte value on a key of ``bad_partition``
     (of 2, librdkafka's CRC32 partitioner): the task writing that partition fails."""

@@ -186,9 +186,7 @@ class ResolvedConfig:
     def wants_transactions(self) -> bool:
         """Whether the producer is to be transactional: a ``transactional.id`` is set, or a
         chosen preset requires one (``exactly_once``; a front door then supplies the id)."""
-        return self.transactional or any(
-            "transactional.id" in _presets.describe(name).requires for name in self.presets
-        )
+        return self.transactional or _presets.needs_transactional_id(list(self.presets))
 
     def missing_required(self) -> list[tuple[str, str]]:
         """(preset, key) for each key a chosen preset needs and the config lacks (a

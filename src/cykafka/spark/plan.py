@@ -283,11 +283,12 @@ def make_plan(
     config["bootstrap.servers"] = servers
     user_txn = config.pop("transactional.id", None)
     # The one resolver (presets, Java names, defaults), as each task's Producer will do;
-    # a transactional write gets its ids per work unit, on the executors.
-    resolved = resolve(config, preset_names)
-    transactional = resolved.wants_transactions
-    if transactional:
-        resolved = resolve(dict(config, **{"transactional.id": "x"}), preset_names)
+    # a transactional write gets its ids per work unit, on the executors (resolved here
+    # with a stand-in id, so that what is explained is a transactional producer).
+    transactional = _presets.needs_transactional_id(preset_names)
+    resolved = resolve(
+        dict(config, **{"transactional.id": "x"}) if transactional else config, preset_names
+    )
     guarantees = explain(resolved)
     if guarantees.refused:
         raise ValueError(f"producer config refused: {guarantees.summary()}")

@@ -86,9 +86,9 @@ def kafka_batch_writer(
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
     """
-    from ..config import resolve
+    from ..presets import needs_transactional_id
 
-    transactional = resolve({}, preset).wants_transactions
+    transactional = needs_transactional_id(preset)
     if transactional and not query:
         raise ValueError(
             "preset='exactly_once' in foreachBatch needs query='<stable name>': it fences "
