@@ -117,9 +117,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from ..importer import ImportInputError, ImportJob
     from ..importer.cluster import check_topic_name
-    from .import_run import process_age, run_import
+    from .import_run import run_import
 
-    startup = process_age()
     config = config_from_args(args, args.config_file)
     bootstrap = bootstrap_from(args, config)
     preset = None if args.preset in ("", "none") else args.preset
@@ -165,12 +164,17 @@ def _run(args: argparse.Namespace) -> int:
     if bootstrap is not None:
         config["bootstrap.servers"] = bootstrap
     sample: Optional[str] = None
+    sample_s: Optional[float] = None
     try:
         if args.sample is not None:
+            import time
+
             from ..importer import write_sample_csv
 
             print(f"cykafka import: generating {args.sample:,} sample orders...", file=sys.stderr)
+            t = time.monotonic()
             sample = write_sample_csv(args.sample)
+            sample_s = time.monotonic() - t
             files = [sample]
         try:
             # Every decision of the import, once: bad input and a configuration the
@@ -206,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
                 return dry_run(job, sys.stdout)
             except ImportInputError as e:
                 raise UsageError(str(e)) from None
-        return run_import(job, args, startup=startup, sample_rows=args.sample)
+        return run_import(job, args, sample_rows=args.sample, sample_s=sample_s)
     finally:
         if sample is not None:
             os.unlink(sample)

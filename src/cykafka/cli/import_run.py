@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..broker import LocalBroker
     from ..importer import ImportJob
 
-__all__ = ["process_age", "run_import"]
+__all__ = ["run_import"]
 
 
 def _load_arrow() -> None:
@@ -40,13 +40,13 @@ def run_import(
     job: ImportJob,
     args: argparse.Namespace,
     *,
-    startup: Optional[float] = None,
     sample_rows: Optional[int] = None,
+    sample_s: Optional[float] = None,
 ) -> int:
     """Run ``job`` on its cluster (or an embedded broker), printing the summary;
     ``args``: how to run it (embedded broker, progress, timings); returns the exit
-    status.  ``startup``: the process's age when the command began; ``sample_rows``:
-    the job imports that many generated sample orders."""
+    status.  ``sample_rows``: the job imports that many generated sample orders,
+    which took ``sample_s`` seconds to write (a phase of its own in ``--timings``)."""
     if _uses_arrow(job):
         threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
     from ..importer import ImportInputError, import_files
@@ -61,8 +61,11 @@ def run_import(
     topic_partitions: Optional[int] = None
     bootstrap: Optional[str] = job.bootstrap_servers if job.bootstrap_servers != "?" else None
     phases: dict[str, float] = {}
+    startup = _process_age()  # (the checks and the job's decisions included)
     if startup is not None:
-        phases["startup"] = startup
+        phases["startup"] = startup - (sample_s or 0.0)
+    if sample_s is not None:
+        phases["sample"] = sample_s
     t = time.monotonic()
     try:
         if bootstrap is None:
@@ -181,7 +184,7 @@ def _wait_for_ctrl_c(broker: LocalBroker) -> None:
             signal.signal(sig, handler)
 
 
-def process_age() -> Optional[float]:
+def _process_age() -> Optional[float]:
     """Seconds since this process started (the interpreter's start-up and imports,
     when called first thing), from Linux's /proc; None elsewhere.  /proc gives the
     start in clock ticks since boot (proc(5), field 22 of /proc/self/stat), the

@@ -25,6 +25,7 @@ SHOW_PROBLEMS = 10
 #: the producer side had nothing to send.
 PHASES = {
     "startup": "start-up (interpreter and imports)",
+    "sample": "generating the sample",
     "cluster": "cluster check (metadata)",
     "producer": "producer start",
     "input_wait": "waiting for input",
