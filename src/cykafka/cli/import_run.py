@@ -59,7 +59,7 @@ def run_import(
     result = None
     topic = job.topic
     topic_partitions: Optional[int] = None
-    bootstrap: Optional[str] = job.bootstrap_servers if job.bootstrap_servers != "?" else None
+    bootstrap = job.bootstrap_servers
     phases: dict[str, float] = {}
     startup = _process_age()  # (the checks and the job's decisions included)
     if startup is not None:

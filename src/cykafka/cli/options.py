@@ -83,12 +83,14 @@ def check_config(
     from ..producer import Producer
 
     probe: Union[dict[str, Any], ResolvedConfig]
+    shown: Mapping[str, Any]  # what an error's secrets are masked against
     if isinstance(config, ResolvedConfig):
         probe = config.without("bootstrap.servers").with_default("log_level", "0", "cykafka")
-        preset = None
+        preset, shown = None, config.librdkafka()
     else:
         probe = {k: v for k, v in config.items() if k != "bootstrap.servers"}
         probe.setdefault("log_level", 0)  # no "no bootstrap.servers" warning
+        shown = config
     try:
         with warnings.catch_warnings():
             # The producer the command makes warns of them; the probe need not repeat it.
@@ -98,11 +100,9 @@ def check_config(
         # "config property 'KEY': reason": the key name is shown as is (redact() would
         # take "secret': No" for an assignment), the reason with secret values masked.
         head, sep, reason = e.message.partition("': ")
-        shown = config.librdkafka() if isinstance(config, ResolvedConfig) else config
         text = head + sep + redact(reason, shown) if sep else redact(e.message, shown)
         raise UsageError(f"{text} (from -X or the config file)") from None
     except (ValueError, TypeError) as e:
-        shown = config.librdkafka() if isinstance(config, ResolvedConfig) else config
         raise UsageError(redact(str(e), shown)) from None
 
 

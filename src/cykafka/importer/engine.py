@@ -75,7 +75,7 @@ def import_files(
         topic=job.topic,
         files=[s.name for s, _ in plan],
         fmt=job.fmt,
-        bootstrap_servers=job.bootstrap_servers,
+        bootstrap_servers=job.bootstrap_servers or "?",
         dead_letter=job.dead_letter,
         guarantees=job.guarantees,
     )

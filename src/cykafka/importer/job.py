@@ -171,9 +171,10 @@ class ImportJob:
         return self.explanation.summary()
 
     @property
-    def bootstrap_servers(self) -> str:
+    def bootstrap_servers(self) -> Optional[str]:
+        """The brokers the job writes to (None: none named yet, :meth:`on_cluster`)."""
         found = self.resolved.explicit("bootstrap.servers")
-        return found[1].value if found is not None else "?"
+        return found[1].value if found is not None else None
 
     @property
     def fmt(self) -> str:
