@@ -1,5 +1,7 @@
-"""Arrow helpers shared by ``cykafka import`` and the Spark sink (pyarrow is imported
-by the caller's first use of this module, never by ``import cykafka``).
+"""Arrow helpers shared by ``cykafka import``, verify and the Spark sink, and the one
+Python face of the C codecs (``cykafka._codecs``): every other module takes them from
+here.  pyarrow and NumPy are imported by the first function that needs them, never by
+importing this module, so a plain lines import runs without them.
 
 Everything here is column-at-a-time: a message column comes out as one Arrow array
 that ``produce_batch`` reads straight from its buffers.  JSON text is written by one
@@ -11,27 +13,58 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-
-from ._codecs import arrow_json, lines
+from ._codecs import (
+    AvroPlan,
+    Lines,
+    arrow_json,
+    csv_json,
+    digest_records,
+    digest_rows,
+    key_hash,
+    lines,
+    quoted_last_boundary,
+)
 
 
 class _Lazy:
-    """``pyarrow.compute``, imported on first use: it takes ~30 ms, and splitting lines
-    (``lines_array``, all a plain lines import needs) does not use it."""
+    """A module imported on first use, which then takes this placeholder's name: pyarrow
+    and NumPy take a tenth of a second, ``pyarrow.compute`` ~30 ms more, and the C
+    codecs alone (a plain lines import) use none of them."""
 
-    def __getattr__(self, name: str) -> Any:
-        mod = importlib.import_module("pyarrow.compute")
-        globals()["pc"] = mod
-        return getattr(mod, name)
+    def __init__(self, name: str, module: str) -> None:
+        self._name, self._module = name, module
+
+    def __getattr__(self, attr: str) -> Any:
+        mod = importlib.import_module(self._module)
+        globals()[self._name] = mod
+        return getattr(mod, attr)
 
 
-pc: Any = _Lazy()
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    np = _Lazy("np", "numpy")
+    pa = _Lazy("pa", "pyarrow")
+    pc = _Lazy("pc", "pyarrow.compute")
 
-__all__ = ["NONFINITE", "as_message_column", "lines_array", "record_json"]
+__all__ = [
+    "NONFINITE",
+    "AvroPlan",
+    "Lines",
+    "as_message_column",
+    "csv_json",
+    "digest_records",
+    "digest_rows",
+    "key_hash",
+    "lines",
+    "lines_array",
+    "quoted_last_boundary",
+    "record_json",
+]
 
 #: What a NaN or an infinity becomes: the row refused (reported, never sent), JSON
 #: null, or the strings "NaN", "Infinity", "-Infinity" (what Spark's to_json writes).

@@ -204,6 +204,17 @@ def test_front_doors_do_not_import_each_other() -> None:
     assert not sideways, "\n".join(sideways)
 
 
+def test_the_c_codecs_have_one_python_face() -> None:
+    """``cykafka._arrow`` is the one module that imports the C codecs; the rest take
+    them from it, so a change to the compiled interface is met in one place."""
+    through = sorted(
+        mod
+        for mod, deps in _graph().items()
+        if "cykafka._codecs" in deps and mod != "cykafka._arrow"
+    )
+    assert not through, f"import cykafka._codecs directly: {through}"
+
+
 def test_no_private_names_from_other_modules() -> None:
     """A module's ``_private`` names are its own: reaching into another module's privates
     is how circles start.  A private support module (``_native``, ``_codecs``, ``_arrow``,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pyarrow as pa
 
-    from .._codecs import Lines
+    from .._arrow import Lines
 
 __all__ = [
     "Chunk",

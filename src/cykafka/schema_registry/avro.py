@@ -14,7 +14,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvr
 from confluent_kafka.serialization import SerializationContext, SerializationError
 from fastavro.validation import ValidationError, validate
 
-from .._codecs import AvroPlan
+from .._arrow import AvroPlan
 from ._common import (
     LIST_CHUNK,
     Chunk,

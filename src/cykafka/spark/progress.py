@@ -160,8 +160,7 @@ class UnitContent:
         import numpy as np
         import pyarrow as pa
 
-        from .._arrow import record_json
-        from .._codecs import digest_rows, key_hash
+        from .._arrow import digest_rows, key_hash, record_json
 
         if isinstance(values, (pa.RecordBatch, pa.Table)):
             values = record_json(values, nonfinite="string")[0]

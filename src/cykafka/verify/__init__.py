@@ -98,7 +98,7 @@ def verify_files(
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
     :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
     missing topic."""
-    from .._codecs import digest_rows
+    from .._arrow import digest_rows
     from ..cluster.committed import partitions_of
     from ..config import resolve
     from ..importer import plan_files

@@ -66,7 +66,7 @@ def _read_partition(
     matcher: Matcher,
     timeout: float,
 ) -> None:
-    from .._codecs import digest_records
+    from .._arrow import digest_records
     from ..cluster.records import batch_records
     from ..cluster.wire import fetch_batches
 
@@ -100,7 +100,7 @@ def _read_partition(
 def _read_with_consumer(
     client: Mapping[str, Any], topic: str, partition: int, with_partition: bool, m: Matcher
 ) -> None:
-    from .._codecs import digest_rows
+    from .._arrow import digest_rows
     from ..cluster.committed import committed_messages
 
     def flush(rows: list[Any]) -> None:

@@ -106,7 +106,7 @@ def _last_boundary(
         # new bytes decide.
         cr = data.rfind(b"\r", max(nl + 1, since - 1, 0), len(data) if final else len(data) - 1)
         return max(nl, cr) + 1
-    from ..._codecs import quoted_last_boundary
+    from ..._arrow import quoted_last_boundary
 
     return quoted_last_boundary(data, quote, lone_cr, final)  # one C pass: no temporaries
 

@@ -60,7 +60,7 @@ def fast_columns(
         return None  # an empty field is null: pyarrow's null handling
     import pyarrow as pa
 
-    from ..._codecs import csv_json
+    from ..._arrow import csv_json
 
     literals = [
         ("{" if i == 0 else ",") + json.dumps(str(n), ensure_ascii=False) + ":"

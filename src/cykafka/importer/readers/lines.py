@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pyarrow as pa
 
-    from ..._codecs import Lines
+    from ..._arrow import Lines
 
 __all__ = ["READER"]
 
@@ -68,7 +68,7 @@ class LinesReader:
         report: Report,
         start: Optional[SourcePosition] = None,
     ) -> Iterator[Chunk]:
-        from ..._codecs import lines
+        from ..._arrow import lines
 
         row = start.row if start is not None else 1
         at = (start.offset or 0) if start is not None else 0
