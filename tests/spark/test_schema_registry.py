@@ -105,3 +105,43 @@ def test_a_struct_value_column_as_registry_avro(
         key=lambda v: v["id"],
     )
     assert decoded[3] == {"id": 3, "city": "c3", "n": 30}
+
+
+def test_a_stream_as_registry_avro(
+    spark: Any, broker: Any, topic: Any, read_back: Any, tmp_path: Any
+) -> None:
+    """kafka_batch_writer serializes each micro-batch for the registry, as write_kafka."""
+    from cykafka.spark import kafka_batch_writer
+
+    name = topic(partitions=2)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "part-0.csv").write_text("".join(f"{i},c{i},{i * 10}\n" for i in range(30)))
+    writer = kafka_batch_writer(
+        name,
+        bootstrap_servers=broker.bootstrap_servers,
+        preset=None,
+        key=None,
+        value=None,
+        value_format="avro",
+        schema_registry="mock://spark-stream",
+        value_schema=json.dumps(SCHEMA),
+    )
+    stream = spark.readStream.schema("id long, city string, n int").csv(str(src))
+    q = (
+        stream.writeStream.foreachBatch(writer)
+        .option("checkpointLocation", str(tmp_path / "chk"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination(180)
+    assert q.exception() is None, q.exception()
+    got = [
+        r for part in read_back(broker.bootstrap_servers, name, expected=30).values() for r in part
+    ]
+    parsed = fastavro.parse_schema(SCHEMA)
+    decoded = sorted(
+        (fastavro.schemaless_reader(io.BytesIO(r.value[5:]), parsed) for r in got),
+        key=lambda v: v["id"],
+    )
+    assert decoded == [{"id": i, "city": f"c{i}", "n": i * 10} for i in range(30)]

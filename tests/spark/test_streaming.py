@@ -83,3 +83,18 @@ def test_a_rerun_committed_batch(spark, deployment, broker, topic, tmp_path, pre
 def test_exactly_once_needs_a_query_name() -> None:
     with pytest.raises(ValueError, match=r"query='<stable name>'"):
         kafka_batch_writer("t", bootstrap_servers="x:9092", preset="exactly_once")
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        ({"on_error": "skip"}, "on_error must be 'raise' or 'report'"),
+        ({"preset": "no_such_preset"}, "no_such_preset"),
+        ({"value_format": "xml", "schema_registry": "mock://x"}, "is not a registry format"),
+        ({"value_format": "avro"}, "need schema_registry"),
+    ],
+)
+def test_bad_arguments_fail_when_the_writer_is_made(bad, match) -> None:
+    """Checked once, before the query starts: not at its first micro-batch."""
+    with pytest.raises(ValueError, match=match):
+        kafka_batch_writer("t", bootstrap_servers="x:9092", **bad)

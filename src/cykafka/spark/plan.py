@@ -1,5 +1,6 @@
-"""What the driver decides before any row moves: :class:`WritePlan`, built from
-``write_kafka``'s arguments and the DataFrame's schema by :func:`make_plan`.
+"""What the driver decides before any row moves: :class:`WritePlan`, built by
+:func:`make_plan` from the DataFrame's schema and a :class:`WriteRequest` (the
+arguments of ``write_kafka`` or ``kafka_batch_writer``, checked and resolved once).
 
 Every check that can fail here does (bad columns, options, presets), so a mistake is
 one clear error on the driver, not a failed Spark job.  The plan travels to the
@@ -19,9 +20,18 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructField
 
     from ..config.types import JSONValue
+    from ..explain import Guarantees
     from ..presets import PresetSpec
+    from ..schema_registry.formats import RegistryLike
 
-__all__ = ["BOOTSTRAP_ENV", "WritePlan", "make_plan", "producer_options"]
+__all__ = [
+    "BOOTSTRAP_ENV",
+    "WritePlan",
+    "WriteRequest",
+    "make_plan",
+    "producer_options",
+    "write_request",
+]
 
 #: Environment variable naming the brokers when ``bootstrap_servers`` is not given.
 BOOTSTRAP_ENV = "CYKAFKA_BOOTSTRAP_SERVERS"
@@ -244,27 +254,66 @@ def _units(df: DataFrame, single: bool, n: Optional[int], writers: Optional[int]
     return writers or int(_conf(df, "spark.sql.shuffle.partitions") or 200)
 
 
-def make_plan(
-    df: DataFrame,
+@dataclass(frozen=True)
+class WriteRequest:
+    """A write's arguments, checked and resolved once, before any DataFrame: one
+    ``write_kafka`` call, or every micro-batch of a ``kafka_batch_writer`` (whose bad
+    arguments so fail when the writer is made, not at the first batch).
+    :func:`make_plan` checks it against each DataFrame."""
+
+    #: producer config as given (dots, ``kafka.`` prefix removed), bootstrap included,
+    #: without ``transactional.id`` (each task gets its own)
+    config: dict[str, object]
+    presets: tuple[str, ...]
+    transactional: bool
+    guarantees: Guarantees
+    partitioner: str  # librdkafka's, after presets and translation
+    txn_base: str  # the user's transactional.id, or "cykafka-spark"
+    topic: Optional[str]
+    key: Optional[str]
+    value: Optional[str]
+    headers: Optional[str]
+    partition: Optional[str]
+    on_error: str
+    repartition: Optional[bool]
+    writers: Optional[int]
+    order_by: tuple[str, ...]
+    job_id: Optional[str]
+    query: Optional[str]
+    progress_topic: Optional[str]
+    # Schema Registry, as WritePlan holds it (registry_fields: schemas read into text)
+    value_format: Optional[str]
+    key_format: Optional[str]
+    schema_registry: Union[str, dict[str, object], None]
+    value_schema: Optional[str]
+    key_schema: Optional[str]
+
+
+def write_request(
     topic: Optional[str],
     bootstrap_servers: Optional[str],
     preset: PresetSpec,
+    options: Mapping[str, object],
+    *,
     key: Optional[str],
     value: Optional[str],
     headers: Optional[str],
     partition: Optional[str],
     on_error: str,
     repartition: Optional[bool],
-    options: Mapping[str, object],
-    query: Optional[str] = None,
-    writers: Optional[int] = None,
+    writers: Optional[int],
+    order_by: Union[str, Sequence[str], None],
+    progress_topic: Optional[str],
+    value_format: Optional[str] = None,
+    key_format: Optional[str] = None,
+    schema_registry: Optional[RegistryLike] = None,
+    value_schema: Optional[str] = None,
+    key_schema: Optional[str] = None,
     job_id: Optional[str] = None,
-    progress_topic: Optional[str] = None,
-    order_by: Union[str, Sequence[str], None] = None,
-) -> WritePlan:
-    """Check every argument against ``df``'s schema and decide the write.  ``query``
-    (streaming) or ``job_id`` names an exactly_once write, so that its transactional
-    ids and progress records stay the same across runs."""
+    query: Optional[str] = None,
+) -> WriteRequest:
+    """Check the arguments that need no DataFrame and resolve the producer config (the
+    one resolver: presets, Java names, defaults, as each task's Producer will do)."""
     from .. import presets as _presets
     from ..config import resolve
     from ..explain import explain
@@ -273,7 +322,15 @@ def make_plan(
         raise ValueError(f"on_error must be 'raise' or 'report', not {on_error!r}")
     if repartition not in (None, True, False):
         raise ValueError(f"repartition must be None, True or False, not {repartition!r}")
-    preset_names = _presets.parse(preset) if preset else []
+    if writers is not None and (
+        isinstance(writers, bool) or not isinstance(writers, int) or writers < 1
+    ):
+        raise ValueError(f"writers must be a positive int or None, not {writers!r}")
+    sort = (order_by,) if isinstance(order_by, str) else tuple(order_by or ())
+    for c in sort:
+        if not isinstance(c, str):
+            raise ValueError(f"order_by: {c!r} is not a column name")
+    preset_names = tuple(_presets.parse(preset)) if preset else ()
     config = producer_options(options)
     servers = bootstrap_servers or config.get("bootstrap.servers") or os.environ.get(BOOTSTRAP_ENV)
     if not servers:
@@ -282,38 +339,91 @@ def make_plan(
         )
     config["bootstrap.servers"] = servers
     user_txn = config.pop("transactional.id", None)
-    # The one resolver (presets, Java names, defaults), as each task's Producer will do;
-    # a transactional write gets its ids per work unit, on the executors (resolved here
-    # with a stand-in id, so that what is explained is a transactional producer).
-    transactional = _presets.needs_transactional_id(preset_names)
+    # A transactional write gets its ids per work unit, on the executors: resolved here
+    # with a stand-in id, so that what is explained is a transactional producer.
+    transactional = _presets.needs_transactional_id(list(preset_names))
     resolved = resolve(
-        dict(config, **{"transactional.id": "x"}) if transactional else config, preset_names
+        dict(config, **{"transactional.id": "x"}) if transactional else config,
+        list(preset_names),
     )
     guarantees = explain(resolved)
     if guarantees.refused:
         raise ValueError(f"producer config refused: {guarantees.summary()}")
-    partitioner = str(resolved.effective("partitioner").value)
+    query = query if transactional else None  # a query's name matters to exactly_once only
+    job = query or job_id
+    if job is not None and (not isinstance(job, str) or not job or "/" in job):
+        raise ValueError(f"job_id/query must be a non-empty string without '/', not {job!r}")
+    if not transactional and (job_id is not None or progress_topic is not None):
+        raise ValueError("job_id= and progress_topic= apply to preset='exactly_once'")
+    registry: Union[str, dict[str, object], None] = None
+    if value_format or key_format or schema_registry:
+        from ..schema_registry.formats import registry_fields
 
-    key, headers, partition, topic_col = _columns(df, key, value, headers, partition)
+        reg = registry_fields(value_format, key_format, schema_registry, value_schema, key_schema)
+        registry, value_schema, key_schema = (
+            reg["schema_registry"],
+            reg["value_schema"],
+            reg["key_schema"],
+        )
+    return WriteRequest(
+        config=config,
+        presets=preset_names,
+        transactional=transactional,
+        guarantees=guarantees,
+        partitioner=str(resolved.effective("partitioner").value),
+        txn_base=str(user_txn or "cykafka-spark"),
+        topic=topic,
+        key=key,
+        value=value,
+        headers=headers,
+        partition=partition,
+        on_error=on_error,
+        repartition=repartition,
+        writers=writers,
+        order_by=sort,
+        job_id=job_id,
+        query=query,
+        progress_topic=progress_topic,
+        value_format=value_format,
+        key_format=key_format,
+        schema_registry=registry,
+        value_schema=value_schema,
+        key_schema=key_schema,
+    )
+
+
+def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
+    """Check ``req`` against ``df``'s schema and decide the write.  ``req.query``
+    (streaming) or ``req.job_id`` names an exactly_once write, so that its
+    transactional ids and progress records stay the same across runs."""
+    value = req.value
+    if req.value_format and value is not None:
+        # A registry format serializes a value column of any type (a struct, a long,
+        # ...); the string/binary rule of _columns is for raw values.
+        if value not in df.columns:
+            raise ValueError(f"value={value!r}: no such column; columns are {df.columns}")
+        value = None
+    key, headers, partition, topic_col = _columns(df, req.key, value, req.headers, req.partition)
+    if req.key_format and not key:
+        raise ValueError("key_format serializes the key column: the DataFrame has none")
+    topic, transactional, writers = req.topic, req.transactional, req.writers
     if topic is None and topic_col is None:
         raise ValueError("topic is required (or a string 'topic' column)")
     # Rows go to Kafka in a defined order when the config keeps each partition in order
     # (the ordering presets, or idempotence set by hand), unless repartition= says.
-    wants_order = guarantees.ordering == "per-partition" if repartition is None else repartition
+    wants_order = (
+        req.guarantees.ordering == "per-partition" if req.repartition is None else req.repartition
+    )
     ordered = wants_order and (key is not None or partition is not None)
-    if writers is not None:
-        if isinstance(writers, bool) or not isinstance(writers, int) or writers < 1:
-            raise ValueError(f"writers must be a positive int or None, not {writers!r}")
-        if not ordered and not transactional:
-            raise ValueError(
-                "writers= applies to ordered writes (an ordering preset or repartition=True, "
-                "with a key or partition column)"
-            )
-    sort = (order_by,) if isinstance(order_by, str) else tuple(order_by or ())
-    for c in sort:
-        if not isinstance(c, str) or c not in df.columns:
+    if writers is not None and not ordered and not transactional:
+        raise ValueError(
+            "writers= applies to ordered writes (an ordering preset or repartition=True, "
+            "with a key or partition column)"
+        )
+    for c in req.order_by:
+        if c not in df.columns:
             raise ValueError(f"order_by: {c!r} is not a column; columns are {df.columns}")
-    if sort and not (ordered or transactional):
+    if req.order_by and not (ordered or transactional):
         raise ValueError(
             "order_by= applies to ordered writes (an ordering preset or repartition=True, "
             "with a key or partition column) and to exactly_once"
@@ -321,42 +431,41 @@ def make_plan(
     # The partition count (one metadata round trip) is only needed to route the rows.
     single = topic is not None and topic_col is None
     routed = (ordered or transactional) and single and topic is not None and writers != 1
-    n = partition_count(config, topic) if routed and topic is not None else None
-    base = str(user_txn or "cykafka-spark")
-    job = query or job_id
-    if job is not None and (not isinstance(job, str) or not job or "/" in job):
-        raise ValueError(f"job_id/query must be a non-empty string without '/', not {job!r}")
-    if not transactional:
-        if job_id is not None or progress_topic is not None:
-            raise ValueError("job_id= and progress_topic= apply to preset='exactly_once'")
-    else:
+    n = partition_count(req.config, topic) if routed and topic is not None else None
+    job, progress_topic = req.query or req.job_id, req.progress_topic
+    if transactional:
         job = job or _run_id(df)
         if progress_topic is None:
             from .progress import DEFAULT_PROGRESS_TOPIC
 
             progress_topic = f"{topic}.cykafka-progress" if single else DEFAULT_PROGRESS_TOPIC
     return WritePlan(
-        config=config,
-        preset="+".join(preset_names) or None,
+        config=req.config,
+        preset="+".join(req.presets) or None,
         topic=topic,
         topic_col=topic_col,
         key=key,
-        value=value,
+        value=req.value,
         headers=headers,
         partition=partition,
         not_json=tuple(c for c in (headers, partition, topic_col, SEQ, ROUTE, KPART) if c),
-        on_error=on_error,
-        partitioner=partitioner,
+        on_error=req.on_error,
+        partitioner=req.partitioner,
         ordered=ordered,
         partition_count=n,
         writers=writers,
-        order_by=sort,
+        order_by=req.order_by,
         transactional=transactional,
-        txn_prefix=f"{base}-{job}" if transactional else base,
+        txn_prefix=f"{req.txn_base}-{job}" if transactional else req.txn_base,
         job=job if transactional else None,
-        job_named=transactional and (query or job_id) is not None,
+        job_named=transactional and (req.query or req.job_id) is not None,
         units=_units(df, single, n, writers) if transactional else None,
         progress_topic=progress_topic if transactional else None,
-        query=query,
-        guarantees=guarantees.summary(),
+        query=req.query,
+        guarantees=req.guarantees.summary(),
+        value_format=req.value_format,
+        key_format=req.key_format,
+        schema_registry=req.schema_registry,
+        value_schema=req.value_schema,
+        key_schema=req.key_schema,
     )

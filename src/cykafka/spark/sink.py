@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from .executor import shipped
-from .plan import WritePlan, make_plan
+from .plan import WritePlan, make_plan, write_request
 from .report import SETUP_MARK, TASK_MARK, KafkaWriteError, TaskResult, WriteReport
 from .routing import ordered as _ordered
 
@@ -112,42 +112,28 @@ def write_kafka(
         KafkaWriteError: a task did not deliver all its rows (``on_error="raise"``), or
             the executors cannot import cykafka (the message says how to ship it).
     """
-    # A registry format serializes a value column of any type (a struct, a long, ...);
-    # the string/binary rule of make_plan is for raw values.
-    raw_value = value
-    if value_format and value is not None:
-        if value not in df.columns:
-            raise ValueError(f"value={value!r}: no such column; columns are {df.columns}")
-        value = None
-    plan = make_plan(
-        df,
+    request = write_request(
         topic,
         bootstrap_servers,
         preset,
-        key,
-        value,
-        headers,
-        partition,
-        on_error,
-        repartition,
         producer_config,
+        key=key,
+        value=value,
+        headers=headers,
+        partition=partition,
+        on_error=on_error,
+        repartition=repartition,
         writers=writers,
-        job_id=job_id,
-        progress_topic=progress_topic,
         order_by=order_by,
+        progress_topic=progress_topic,
+        value_format=value_format,
+        key_format=key_format,
+        schema_registry=schema_registry,
+        value_schema=value_schema,
+        key_schema=key_schema,
+        job_id=job_id,
     )
-    if value_format or key_format or schema_registry:
-        import dataclasses
-
-        from ..schema_registry.formats import registry_fields
-
-        plan = dataclasses.replace(
-            plan,
-            value=raw_value,
-            **registry_fields(value_format, key_format, schema_registry, value_schema, key_schema),
-        )
-        if key_format and not plan.key:
-            raise ValueError("key_format serializes the key column: the DataFrame has none")
+    plan = make_plan(df, request)
     return run_plan(df, plan)
 
 

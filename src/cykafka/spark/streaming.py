@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable, Optional, Union
 
-from .plan import make_plan
+from .plan import make_plan, write_request
 from .report import WriteReport
 from .sink import run_plan
 
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ..presets import PresetSpec
+    from ..schema_registry.formats import RegistryLike
 
 __all__ = ["kafka_batch_writer"]
 
@@ -70,13 +71,22 @@ def kafka_batch_writer(
     repartition: Optional[bool] = None,
     writers: Optional[int] = None,
     order_by: Union[str, Sequence[str], None] = None,
+    value_format: Optional[str] = None,
+    key_format: Optional[str] = None,
+    schema_registry: Optional[RegistryLike] = None,
+    value_schema: Optional[str] = None,
+    key_schema: Optional[str] = None,
     **producer_config: object,
 ) -> Callable[[DataFrame, int], WriteReport]:
     """A ``foreachBatch`` function writing each micro-batch with :func:`write_kafka`.
 
+    The arguments are checked and the producer config resolved here, once: a bad one
+    fails when the writer is made, not at the query's first micro-batch.
+
     Args:
         topic, bootstrap_servers, preset: as for :func:`write_kafka`, and so are the
-            other keyword arguments (``key`` ... ``order_by``, and the producer config).
+            other keyword arguments (``key`` ... ``key_schema``, and the producer
+            config).
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.
@@ -86,34 +96,35 @@ def kafka_batch_writer(
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
     """
-    from ..presets import needs_transactional_id
-
-    transactional = needs_transactional_id(preset)
-    if transactional and not query:
+    request = write_request(
+        topic,
+        bootstrap_servers,
+        preset,
+        producer_config,
+        key=key,
+        value=value,
+        headers=headers,
+        partition=partition,
+        on_error=on_error,
+        repartition=repartition,
+        writers=writers,
+        order_by=order_by,
+        progress_topic=progress_topic,
+        value_format=value_format,
+        key_format=key_format,
+        schema_registry=schema_registry,
+        value_schema=value_schema,
+        key_schema=key_schema,
+        query=query,
+    )
+    if request.transactional and not query:
         raise ValueError(
             "preset='exactly_once' in foreachBatch needs query='<stable name>': it fences "
             "re-runs of a micro-batch across restarts"
         )
 
     def write_batch(df: DataFrame, batch_id: int) -> WriteReport:
-        plan = make_plan(
-            df,
-            topic,
-            bootstrap_servers,
-            preset,
-            key,
-            value,
-            headers,
-            partition,
-            on_error,
-            repartition,
-            producer_config,
-            query=query if transactional else None,
-            writers=writers,
-            progress_topic=progress_topic,
-            order_by=order_by,
-        )
-        report = run_plan(df, plan.with_batch(batch_id=batch_id))
+        report = run_plan(df, make_plan(df, request).with_batch(batch_id=batch_id))
         if on_batch is not None:
             on_batch(report)
         return report
