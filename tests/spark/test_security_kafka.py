@@ -58,6 +58,25 @@ def test_scram_over_tls_delivers(spark, secure, read_back) -> None:
     read_back(secure.bootstrap_servers, topic, expected=ROWS)
 
 
+def test_spark_sink_options_with_a_jaas_line_deliver(spark, secure, read_back) -> None:
+    """The options as Spark's own Kafka sink takes them: ``kafka.``-prefixed Java names,
+    the SCRAM user in a JAAS line.  An ordered write asks the cluster for the topic's
+    partition count on the driver: that client gets them translated too."""
+    topic = new_topic(secure, partitions=2)
+    u = writer(secure, topic)
+    conf = secure.listener_config("SASL_SSL")
+    conf["sasl.jaas.config"] = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{u.name}" password="{u.password}";'
+    )
+    servers = conf.pop("bootstrap.servers")
+    options = {f"kafka.{k}": v for k, v in conf.items()}
+    report = write_kafka(_df(spark), topic, bootstrap_servers=servers, preset="ordered", **options)
+    assert report.ok and report.delivered == ROWS, str(report)
+    no_secret("the Spark report", f"{report} {report!r}")
+    read_back(secure.bootstrap_servers, topic, expected=ROWS)
+
+
 @pytest.mark.parametrize("case", ["wrong CA", "wrong host"])
 def test_wrong_ca_or_host_is_a_failed_report_naming_ssl(
     spark, secure, certs, read_back, case

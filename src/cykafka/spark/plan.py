@@ -207,14 +207,13 @@ def partition_count(config: Mapping[str, object], topic: str) -> int:
     """``topic``'s partition count from the cluster's metadata (one round trip)."""
     from confluent_kafka.admin import AdminClient
 
-    from ..cluster.admin import find_topic
+    from ..cluster.admin import connection_config, find_topic, short_lived
+    from ..cluster.errors import confluent_errors
 
-    passthrough = {
-        k: v
-        for k, v in config.items()
-        if k.startswith(("security.", "sasl.", "ssl.", "client.")) and isinstance(v, (str, int))
-    }
-    admin = AdminClient({**passthrough, "bootstrap.servers": str(config["bootstrap.servers"])})
+    # The producer's connection settings as the producer gets them (Java names, a JAAS
+    # line, translated): what Spark's own Kafka sink takes works here too.
+    with confluent_errors():
+        admin = AdminClient(short_lived(connection_config(config)))
     t = find_topic(admin, topic, 30)
     if t is None or not t.partitions:
         raise ValueError(
