@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KAFKA_VERSION",
     "KafkaCluster",
-    "KafkaError",
+    "KafkaClusterError",
     "KafkaNode",
     "KafkaStartError",
     "Listener",
@@ -85,12 +85,12 @@ _INSTALL_HINT = (
 )
 
 
-class KafkaError(BrokerError):
+class KafkaClusterError(BrokerError):
     """Base class for errors raised by :class:`KafkaCluster` (a :class:`BrokerError`, as
     the embedded broker's are)."""
 
 
-class KafkaStartError(KafkaError):
+class KafkaStartError(KafkaClusterError):
     """A node exited or never became ready; the message has its last log lines."""
 
 
@@ -759,7 +759,7 @@ class KafkaCluster:
                     md = self._admin().list_topics(timeout=2.0)
                     if want <= set(md.brokers):
                         return
-                    last = KafkaError(f"brokers registered: {sorted(md.brokers)}")
+                    last = KafkaClusterError(f"brokers registered: {sorted(md.brokers)}")
                 except Exception as exc:  # KafkaException; imported lazily
                     last = exc
             if time.monotonic() > deadline:
@@ -874,7 +874,7 @@ class KafkaCluster:
         def known() -> bool:
             t = self._admin().list_topics(timeout=timeout).topics.get(topic)
             if t is None or t.error is not None:
-                raise KafkaError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
+                raise KafkaClusterError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
             found.append(t)
             return True
 
@@ -948,13 +948,13 @@ class KafkaCluster:
             text=True,
         )
         if proc.returncode != 0:
-            raise KafkaError(
+            raise KafkaClusterError(
                 f"{main.rsplit('.', 1)[-1]} failed (exit {proc.returncode}): {proc.stderr[-2000:]}"
             )
         return proc.stdout
 
     def wait_for(self, cond: Callable[[], bool], timeout: float, what: str) -> None:
-        poll_until(cond, timeout, what, KafkaError)
+        poll_until(cond, timeout, what, KafkaClusterError)
 
     # -- protocol
     def __enter__(self) -> KafkaCluster:

@@ -215,6 +215,19 @@ def test_the_c_codecs_have_one_python_face() -> None:
     assert not through, f"import cykafka._codecs directly: {through}"
 
 
+def test_an_error_class_name_means_one_class() -> None:
+    """``except KafkaError`` must not catch one thing or another by which module the
+    name came from: each public exception class is defined once in the package."""
+    where: dict[str, list[str]] = {}
+    for mod, path in _modules().items():
+        for node in ast.parse(path.read_text(), str(path)).body:
+            if isinstance(node, ast.ClassDef) and node.name.endswith(("Error", "Exception")):
+                if not node.name.startswith("_"):
+                    where.setdefault(node.name, []).append(mod)
+    twice = {name: mods for name, mods in where.items() if len(mods) > 1}
+    assert not twice, twice
+
+
 def test_no_private_names_from_other_modules() -> None:
     """A module's ``_private`` names are its own: reaching into another module's privates
     is how circles start.  A private support module (``_native``, ``_codecs``, ``_arrow``,

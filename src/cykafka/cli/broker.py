@@ -74,7 +74,7 @@ def _run_kafka(args: argparse.Namespace) -> int:
     import sys
     import threading
 
-    from ..kafka_cluster import KafkaCluster, KafkaError
+    from ..kafka_cluster import KafkaCluster, KafkaClusterError
 
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, not {args.nodes}")
@@ -85,7 +85,7 @@ def _run_kafka(args: argparse.Namespace) -> int:
     try:
         try:
             cluster.start()
-        except (KafkaError, OSError) as exc:
+        except (KafkaClusterError, OSError) as exc:
             print(f"cykafka broker: {exc}", file=sys.stderr)
             return 1
         for name in args.topics:
