@@ -249,6 +249,8 @@ class CommittedReader:
         """The partition's batch headers from its leader; the leaders are looked up
         again while the one known is not (any more) where the partition is."""
 
+        from .._native import KafkaError
+
         assert self._where is not None
         # A leader that died is replaced within seconds (Kafka's broker session
         # timeout), and until then the metadata still names it: ask again until then.
@@ -257,7 +259,7 @@ class CommittedReader:
             host, port = self._where[partition]
             try:
                 return _index(host, port, self.topic, partition, self.timeout)
-            except (ConnectionError, OSError, LookupError):
+            except (KafkaError, ConnectionError, OSError, LookupError):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from .._native import KafkaError
 
-__all__ = ["confluent_errors", "error_code", "from_confluent", "translated"]
+__all__ = ["confluent_errors", "error_code", "from_code", "from_confluent", "translated"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +52,14 @@ def from_confluent(error: Union[BaseException, confluent_kafka.KafkaError]) -> K
             txn_requires_abort=err.txn_requires_abort(),
         )
     return error_from_code(_UNKNOWN, str(error))
+
+
+def from_code(code: int, context: str) -> KafkaError:
+    """cykafka's exception for an error code in a Kafka protocol response that cykafka
+    read itself (:mod:`.wire`): Kafka's codes are librdkafka's positive ones."""
+    from .._native import error_from_code
+
+    return error_from_code(code, context)
 
 
 def error_code(exc: BaseException) -> Optional[int]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar, Union
 
 from .admin import plaintext, short_lived, topic_metadata
-from .errors import error_code, from_confluent, translated
+from .errors import error_code, from_code, from_confluent, translated
 from .records import Batch, RawRecord, Reader, batches
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def _log_end(
         elif err in _TRANSIENT and now < transient_until:
             time.sleep(0.05)
         elif err:
-            raise ConnectionError(f"ListOffsets {topic} [{partition}]: Kafka error code {err}")
+            raise from_code(err, f"ListOffsets {topic} [{partition}]")
         else:
             return end
 
@@ -199,9 +199,7 @@ def fetch_batches(
                 time.sleep(0.05)
                 continue
             if err:
-                raise ConnectionError(
-                    f"Fetch {topic} [{partition}] at {offset}: Kafka error code {err}"
-                )
+                raise from_code(err, f"Fetch {topic} [{partition}] at {offset}")
             moved = False
             for batch in batches(partition, body):
                 if batch.last >= offset:
