@@ -220,6 +220,7 @@ EXTRA_STEPS = (
     "spark_anchor_standalone",
     "asyncio_futures",
     "verify_speed",
+    "design",
 )
 
 # (label, line, reference line, minimum ratio)
@@ -281,6 +282,7 @@ _STEP_SCRIPTS = {
     "spark_anchor_standalone": "spark_anchor",
     "asyncio_futures": "asyncio_futures",
     "verify_speed": "verify_speed",
+    "design": "design",
 }
 
 
@@ -827,6 +829,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             # Steps that state their own targets (a "targets" list in their JSON).
             ("asyncio_futures", "asyncio_futures.py", [f"--repeat={max(args.repeat, 5)}"]),
             ("verify_speed", "verify_speed.py", [f"--repeat={args.repeat}"]),
+            # The measurements behind the import's defaults: ten times --count lines,
+            # where their effects stand well above a loaded machine's noise.
+            ("design", "design.py", [f"--rows={args.count * 10}", f"--repeat={args.repeat}"]),
         ):
             if step not in only:
                 continue
