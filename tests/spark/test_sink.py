@@ -253,6 +253,43 @@ def test_the_driver_resolves_the_config_once(spark, broker, topic, monkeypatch) 
         assert report.ok and len(calls) == 1, (preset, calls)
 
 
+def test_a_task_builds_its_producer_from_the_drivers_resolution(
+    spark, broker, topic, monkeypatch, read_back
+) -> None:
+    """What an executor's task runs (write_task, here in this process) builds its
+    producer from the resolution the plan carries: it never resolves the config again,
+    so the producer is the one the driver explained.  Java names and a preset included."""
+    import pyarrow as pa
+
+    import cykafka.producer
+    from cykafka.config import ConfigWarning
+    from cykafka.spark.executor import write_task
+    from cykafka.spark.plan import make_plan, write_request
+
+    name = topic()
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    request = write_request(
+        name, broker.bootstrap_servers, "ordered", {"linger_ms": 5, "batch.size": 65536},
+        key="key", value="value", headers=None, partition=None, on_error="raise",
+        repartition=False, writers=None, order_by=None, progress_topic=None,
+    )  # fmt: skip
+    plan = make_plan(df, request)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"resolved again: {args}")
+
+    monkeypatch.setattr(cykafka.producer, "resolve", refuse)
+    batch = pa.RecordBatch.from_pydict({"key": ["a", "b"], "value": ["1", "2"]})
+    # The driver's notes on the config travel with it: the task's producer warns them.
+    with pytest.warns(ConfigWarning, match="batch.size=65536 kept"):
+        rows = [r for b in write_task(plan.to_wire(), iter([batch])) for r in b.to_pylist()]
+    (row,) = rows
+    report = json.loads(next(iter(row.values())))
+    assert report["delivered"] == 2 and report["failed"] == 0, report
+    got = read_back(broker.bootstrap_servers, name, expected=2)
+    assert sorted(r.value for r in got[0]) == [b"1", b"2"]
+
+
 def _eo_rows(bad_partition: int) -> tuple[list[tuple[str, str]], str]:
     """200 keyed rows over 10 keys and one 5000-byte value on a key of ``bad_partition``
     (of 2, librdkafka's CRC32 partitioner): the task writing that partition fails."""

@@ -85,3 +85,20 @@ def test_producer_takes_a_resolved_config_with_front_door_defaults() -> None:
         Producer(r, preset="ordered")
     with pytest.raises(ValueError, match="transactional.id"):
         Producer(resolve({"bootstrap.servers": "127.0.0.1:1"}, "exactly_once"))
+
+
+def test_a_resolution_travels_as_json_unchanged() -> None:
+    """Spark's executors get the driver's resolution as JSON and build their producers
+    from it: settings with their provenance, presets, notes and max.block.ms intact."""
+    import json
+
+    r = resolve(
+        {"bootstrap.servers": "b:9092", "batch.size": 65536, "max.block.ms": 5000, "acks": "1"},
+        "ordered",
+    )
+    assert r.notes and r.presets == ("ordered",)
+    back = ResolvedConfig.from_wire(json.loads(json.dumps(r.to_wire())))
+    assert back == r
+    assert back.effective("acks") == r.effective("acks")
+    with pytest.raises(ValueError, match="no source"):
+        ResolvedConfig.from_wire({**r.to_wire(), "settings": {"acks": ["1", "guessed", "x"]}})

@@ -24,6 +24,7 @@ from .secrets import mask_secrets
 
 if TYPE_CHECKING:
     from ..presets import PresetSpec
+    from .types import JSONValue
 
 __all__ = [
     "DEFAULT_MAX_BLOCK_MS",
@@ -112,6 +113,31 @@ class ResolvedConfig:
     #: What translation did to the caller's Java names (``warn`` ones are behaviour changes).
     notes: tuple[Note, ...]
     max_block_ms: float
+
+    def to_wire(self) -> dict[str, JSONValue]:
+        """Plain JSON, for a process that must not resolve again (Spark's executors
+        build their producers from the driver's resolution): :meth:`from_wire`."""
+        return {
+            "settings": {k: [s.value, s.source, s.origin] for k, s in self.settings.items()},
+            "presets": list(self.presets),
+            "notes": [[n.key, n.text, n.warn] for n in self.notes],
+            "max_block_ms": self.max_block_ms,
+        }
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, JSONValue]) -> ResolvedConfig:
+        sources = {"user", "translated", "preset", "default"}
+        settings = {}
+        for k, (value, source, origin) in dict(d["settings"]).items():
+            if source not in sources:
+                raise ValueError(f"resolved config: {k!r} has no source {source!r}")
+            settings[str(k)] = Setting(str(value), source, str(origin))
+        return cls(
+            settings=MappingProxyType(settings),
+            presets=tuple(str(p) for p in d["presets"]),
+            notes=tuple(Note(str(k), str(t), bool(w)) for k, t, w in d["notes"]),
+            max_block_ms=float(d["max_block_ms"]),
+        )
 
     def with_default(self, key: str, value: str, origin: str) -> ResolvedConfig:
         """This config with ``key`` set to ``value`` as ``origin``'s default, unless a

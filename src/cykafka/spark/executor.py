@@ -17,7 +17,7 @@ import atexit
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Callable, Optional, TypedDict, Union, cast
 
 from .plan import WritePlan
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from .._native import BatchFuture
+    from ..config import ResolvedConfig
     from ..config.types import JSONValue
     from ..producer import Producer
     from ..schema_registry.formats import Serializer
@@ -211,22 +212,25 @@ def write_task(
     import pyarrow as pa
     from pyspark import TaskContext
 
+    from ..config import ResolvedConfig
     from ..producer import Producer
 
     plan = WritePlan.from_wire(wire)
     ctx = TaskContext.get()
     task = ctx.partitionId() if ctx is not None else 0
     attempt = ctx.attemptNumber() if ctx is not None else 0
-    config = dict(plan.config)
+    # The driver resolved the config once (presets, Java names, defaults): built from
+    # that, a task's producer is the one the driver explained.
+    resolved = ResolvedConfig.from_wire(plan.resolved)
     txn_id = None
     if plan.transactional:
         txn_id = f"{plan.txn_prefix}-{task}"
-        config["transactional.id"] = txn_id
+        resolved = resolved.with_default("transactional.id", txn_id, "cykafka.spark")
     result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
-    key = None if txn_id else _keep_key(config, plan.preset)
+    key = None if txn_id else _keep_key(resolved)
     producer = _take_kept(key)
     if producer is None:  # (not `or`: an idle Producer is falsy, len() == 0)
-        producer = Producer(config, preset=plan.preset)
+        producer = Producer(resolved)
     keep = False
     result.producer = f"{os.getpid()}/{producer.name}"
     content = None
@@ -284,8 +288,8 @@ def write_task(
     yield pa.record_batch({"report": [result.to_json()]})
 
 
-def _keep_key(config: Mapping[str, object], preset: Optional[str]) -> tuple[tuple[str, str], ...]:
-    return (("\0preset", str(preset)), *sorted((str(k), str(v)) for k, v in config.items()))
+def _keep_key(resolved: ResolvedConfig) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, s.value) for k, s in resolved.settings.items()))
 
 
 def _take_kept(key: Optional[tuple[tuple[str, str], ...]]) -> Optional[Producer]:

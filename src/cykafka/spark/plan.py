@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructField
 
+    from ..config import ResolvedConfig
     from ..config.types import JSONValue
     from ..explain import Guarantees
     from ..presets import PresetSpec
@@ -85,6 +86,10 @@ class WritePlan:
     key_schema: Optional[str] = None
     #: what the config guarantees, in one sentence (:meth:`Guarantees.summary`), for the report
     guarantees: str = ""
+    #: the driver's resolution of the producer config (:meth:`ResolvedConfig.to_wire`),
+    #: without ``transactional.id``: each task's producer is built from it, not resolved
+    #: again
+    resolved: dict[str, JSONValue] = dataclasses.field(default_factory=dict)
 
     def to_wire(self) -> dict[str, JSONValue]:
         return dataclasses.asdict(self)
@@ -264,6 +269,9 @@ class WriteRequest:
     #: without ``transactional.id`` (each task gets its own)
     config: dict[str, object]
     presets: tuple[str, ...]
+    #: the producer config resolved (presets, Java names, defaults), without
+    #: ``transactional.id``
+    resolved: ResolvedConfig
     transactional: bool
     guarantees: Guarantees
     partitioner: str  # librdkafka's, after presets and translation
@@ -367,6 +375,7 @@ def write_request(
     return WriteRequest(
         config=config,
         presets=preset_names,
+        resolved=resolved.without("transactional.id") if transactional else resolved,
         transactional=transactional,
         guarantees=guarantees,
         partitioner=str(resolved.effective("partitioner").value),
@@ -462,6 +471,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
         progress_topic=progress_topic if transactional else None,
         query=req.query,
         guarantees=req.guarantees.summary(),
+        resolved=req.resolved.to_wire(),
         value_format=req.value_format,
         key_format=req.key_format,
         schema_registry=req.schema_registry,
