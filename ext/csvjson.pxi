@@ -1,5 +1,5 @@
 # csvjson.pxi -- the common CSV block straight to JSON messages, for `cykafka import`
-# (cykafka.importer.readers.csv): one C pass over the bytes, without the GIL, instead
+# (cykafka.inputs.readers.csv): one C pass over the bytes, without the GIL, instead
 # of pyarrow's parser plus a dozen compute kernels per column.
 #
 # Only plain blocks take it: every record has exactly ncols fields, no quote byte,
@@ -38,7 +38,7 @@ cdef inline bint _is_digit(unsigned char c) noexcept nogil:
 
 cdef bint _plain_json(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """Whether p[:n] is sent as a bare JSON value when types are inferred: the
-    _PLAIN_JSON pattern of importer/encode.py, ``-?(0|[1-9][0-9]{0,14})(\\.[0-9]+)?
+    _PLAIN_JSON pattern of inputs/encode.py, ``-?(0|[1-9][0-9]{0,14})(\\.[0-9]+)?
     ([eE][+-]?[0-9]{1,3})?`` or ``true`` / ``false``."""
     cdef Py_ssize_t i = 0, k
     if n == 4 and p[0] == b't' and p[1] == b'r' and p[2] == b'u' and p[3] == b'e':

@@ -100,7 +100,7 @@ def _needs_escape(col: pa.Array) -> bool:
 def escaped(col: pa.Array) -> tuple[pa.Array, bool]:
     """A string column escaped for JSON: (values, already_quoted).  Usually the values
     come back unquoted (the caller folds the quotes into its separators).  CSV records
-    (importer/encode.py) mix these with bare numbers."""
+    (inputs/encode.py) mix these with bare numbers."""
     if _needs_escape(col):
         if pc.any(pc.match_substring_regex(col, _CONTROL_LEFT)).as_py():
             # Rare control characters: let the json module spell them (\u0001 ...).

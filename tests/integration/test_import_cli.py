@@ -373,7 +373,7 @@ def test_one_import_decides_each_thing_once(broker, topic, tmp_path, monkeypatch
                 monkeypatch.setattr(mod, name, counted)
 
     from cykafka.explain import explain
-    from cykafka.importer.pipeline import plan_files
+    from cykafka.inputs import plan_files
 
     spy(cykafka.config.resolve, "resolve")
     spy(explain, "explain")

@@ -182,7 +182,7 @@ def test_csv_record_lines_match_csv_module(tmp_path, seed: int) -> None:
     with blocks small enough to cut records and quotes anywhere."""
     import numpy as np
 
-    from cykafka.importer.readers.blocks import Block, blocks, record_starts
+    from cykafka.inputs.readers.blocks import Block, blocks, record_starts
 
     rng = random.Random(seed)
     pieces = ["a", "b,c", '"q,\nr"', '"x""y"', '"\n\n"', '""', "z"]
@@ -781,7 +781,7 @@ def test_interrupted_summary_says_how_to_finish_without_duplicates(tmp_path) -> 
     command that imports the rest (runnable as printed), where the rest starts, and
     where the rows not delivered are listed."""
     from cykafka.importer import ImportResult
-    from cykafka.importer.model import SourcePosition
+    from cykafka.inputs.model import SourcePosition
 
     r = ImportResult("t", ["/d/rows.csv"], "csv", "b:9092", rows_read=1000, delivered=900)
     r.not_sent, r.unknown, r.problem_count, r.interrupted = 60, 40, 100, True

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from cykafka.importer import READERS, Fields, ReadOptions, Source
-from cykafka.importer.readers import csv as csv_reader
+from cykafka.inputs.readers import csv as csv_reader
 
 
 def _read(path, general: bool, monkeypatch, fields: Fields, **opts):

@@ -58,8 +58,8 @@ def test_rows_after_keeps_the_rows_numbered_after_the_skip() -> None:
     when malformed rows left gaps in the numbering; a chunk wholly before N is None."""
     import numpy as np
 
-    from cykafka.importer.model import Chunk, Problem, SourcePosition
     from cykafka.importer.pipeline import rows_after, skipping
+    from cykafka.inputs.model import Chunk, Problem, SourcePosition
 
     end = SourcePosition("f", 12)
     plain = Chunk([b"a", b"b", b"c"], file="f", first_row=5, end=end)

@@ -31,7 +31,7 @@ def _load_arrow() -> None:
 
 def _uses_arrow(job: ImportJob) -> bool:
     """Whether some input's reader loads pyarrow (all but plain lines do)."""
-    from ..importer.readers import READERS
+    from ..inputs.readers import READERS
 
     return any(READERS[f].uses_arrow(job.options) for _, f in job.plan)
 

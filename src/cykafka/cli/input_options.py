@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from ..importer import Fields, ReadOptions
+    from ..inputs import Fields, ReadOptions
 
 from .options import UsageError
 
@@ -114,7 +114,7 @@ def _char(flag: str, value: Optional[str], empty_ok: bool = False) -> Optional[s
 def read_options_from(args: argparse.Namespace) -> ReadOptions:
     import codecs
 
-    from ..importer import ReadOptions
+    from ..inputs import ReadOptions
 
     try:
         codecs.lookup(args.encoding)
@@ -147,7 +147,7 @@ def read_options_from(args: argparse.Namespace) -> ReadOptions:
 
 
 def fields_from(args: argparse.Namespace) -> Fields:
-    from ..importer import Fields
+    from ..inputs import Fields
 
     headers = tuple(h.strip() for h in args.header_fields.split(",")) if args.header_fields else ()
     if any(not h for h in headers):

@@ -51,7 +51,7 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..importer import ImportInputError
+    from ..inputs import ImportInputError
     from ..verify import verify_files
 
     config = config_from_args(args, args.config_file)

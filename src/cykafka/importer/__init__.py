@@ -1,12 +1,7 @@
 """The engine of ``cykafka import``: files into a topic through the bulk C path.
 
-* :mod:`.sources`: what the arguments name (files, ``-``, globs, directories of part
-  files, compressed files);
-* :mod:`.readers`: one module per format behind one interface (``readers/base.py``),
-  registered in ``readers/__init__.py``; every row carries its source position
-  (:class:`SourcePosition`), every chunk the position after it (``Chunk.end``), and a
-  reader can start at such a position;
-* :mod:`.encode`: rows -> key, value, partition, timestamp and headers;
+* :mod:`cykafka.inputs` (below the import, shared with verify): the input files as
+  rows, their sources, formats and encoding into message columns;
 * :mod:`.sink`: chunks into ``produce_batch``, every row's outcome into the result
   (``Sink.on_delivered`` sees each chunk once settled, in input order);
 * :mod:`.cluster`: the cluster answers and the topic exists, before input is read;
@@ -22,13 +17,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..inputs import (
+    FORMATS,
+    READERS,
+    Chunk,
+    Fields,
+    ImportInputError,
+    Problem,
+    Reader,
+    ReadOptions,
+    Source,
+    SourcePosition,
+    detect_format,
+    plan_files,
+)
 from .engine import import_files
 from .job import ImportJob
-from .model import Chunk, Fields, ImportInputError, Problem, SourcePosition
-from .pipeline import IMPORT_DEFAULTS, plan_files, resolve_import
-from .readers import FORMATS, READERS, Reader, ReadOptions, detect_format
+from .pipeline import IMPORT_DEFAULTS, resolve_import
 from .sink import Sink
-from .sources import Source
 from .summary import ImportResult
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..cluster.admin import plaintext
 from ..cluster.errors import confluent_errors, error_code, translated
-from .model import ImportInputError
+from ..inputs.model import ImportInputError
 
 if TYPE_CHECKING:
     from ..config import Properties

@@ -15,8 +15,8 @@ import stat
 from collections.abc import Sequence
 from typing import Optional, TextIO
 
-from .model import ImportInputError, Problem
-from .sources import Source
+from ..inputs.model import ImportInputError, Problem
+from ..inputs.sources import Source
 
 __all__ = ["DeadLetter"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from .model import Problem
-from .readers import READERS
+from ..inputs.model import Problem
+from ..inputs.readers import READERS
 from .summary import plural
 
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Optional, TextIO
 
+from ..inputs.model import ImportInputError, Problem, SourcePosition
+from ..inputs.readers import READERS
 from .deadletter import DeadLetter
 from .interrupt import Stop
-from .model import ImportInputError, Problem, SourcePosition
 from .pipeline import pace, prefetch, rows_after, skipping
 from .progress import PlainProgress, RichProgress, isatty
-from .readers import READERS
 from .sink import Sink
 from .summary import SHOW_PROBLEMS, ImportResult
 

@@ -20,17 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from ..config import Properties, ResolvedConfig
-from .model import Fields
-from .pipeline import (
-    DEFAULT_OPTIONS,
-    NO_FIELDS,
-    bound_queue,
-    plan_files,
-    resolve_import,
-    with_max_record,
-)
-from .readers import ReadOptions
-from .sources import Source
+from ..inputs import DEFAULT_OPTIONS, NO_FIELDS, Fields, ReadOptions, Source, plan_files
+from .pipeline import bound_queue, resolve_import, with_max_record
 
 if TYPE_CHECKING:
     from ..explain import Guarantees

@@ -1,41 +1,33 @@
-"""What the plain and the exactly-once import share, below both: the input check before
-anything is sent, the reader running ahead in a thread, the pacing of --rate, and the
-producer configuration of ``cykafka import``."""
+"""What the plain and the exactly-once import share, below both: the reader running
+ahead in a thread, the pacing of --rate, and the producer configuration of ``cykafka
+import`` (the input check is :func:`cykafka.inputs.plan_files`, which verify runs too)."""
 
 from __future__ import annotations
 
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Optional
 
 from ..cluster.admin import RECONNECT_BACKOFF_MS
+from ..inputs import Chunk, Problem, ReadOptions, Report
 from .interrupt import Stop
-from .model import Chunk, Fields, ImportInputError, Problem, Report
-from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
-from .sources import Source, expand
 
 if TYPE_CHECKING:
     from ..config import Properties, ResolvedConfig
     from ..presets import PresetSpec
 
 __all__ = [
-    "DEFAULT_OPTIONS",
     "bound_queue",
     "IMPORT_DEFAULTS",
-    "NO_FIELDS",
     "pace",
-    "plan_files",
     "prefetch",
     "resolve_import",
     "rows_after",
     "skipping",
     "with_max_record",
 ]
-
-NO_FIELDS = Fields()
-DEFAULT_OPTIONS = ReadOptions()
 
 #: Config the import uses unless the user sets it.  ``linger.ms``: a bulk load trades
 #: latency for throughput (librdkafka's 5 ms linger makes small requests; with 5 in
@@ -44,50 +36,13 @@ DEFAULT_OPTIONS = ReadOptions()
 #: first rows arrive, which can wait for librdkafka's next connection
 #: (:data:`cykafka.cluster.admin.RECONNECT_BACKOFF_MS` says why and how long).
 #: ``compression.type``: a broker's work, and the network's, grow with the bytes it is
-#: sent; lz4 costs the client about 1 ns a byte and took 10 M 100-byte lines from 4.6 s
-#: to 2.9 s here (every Kafka client reads it; ``-X compression.type=none`` opts out).
+#: sent; lz4 costs the client about 1 ns a byte (``bench/design.py`` times an import
+#: with and without it; every Kafka client reads it; ``-X compression.type=none`` opts out).
 IMPORT_DEFAULTS: Mapping[str, str] = {
     "linger.ms": "20",
     "compression.type": "lz4",
     "reconnect.backoff.ms": str(RECONNECT_BACKOFF_MS),
 }
-
-
-def plan_files(
-    paths: Sequence[str],
-    fmt: Optional[str] = None,
-    fields: Fields = NO_FIELDS,
-    options: ReadOptions = DEFAULT_OPTIONS,
-) -> list[tuple[Source, str]]:
-    """Check the input before anything is produced: each input exists and is readable,
-    has a known format, and (when it can be read twice) has the named fields.  Returns
-    ``[(source, format), ...]``; raises :class:`ImportInputError` naming the culprit.
-    Pipes, FIFOs and standard input are not touched: their header is checked as the
-    import reads it."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ImportInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    sources = [s.checked() for s in expand(list(paths))]
-    plan: list[tuple[Source, str]] = []
-    for s in sources:
-        # Standard input has no extension: lines, as kcat and kafka-console-producer read it.
-        plan.append((s, fmt or ("lines" if s.path is None else detect_format(s))))
-    for s, f in plan:
-        if fields.any and not READERS[f].has_fields:
-            raise ImportInputError(
-                f"{s.name}: the {f} format has no fields; --key-field, --value-field, "
-                f"--partition-field, --timestamp-field and --header-fields need csv, "
-                f"jsonl or parquet"
-            )
-    if fields.headers and len(set(fields.headers)) != len(fields.headers):
-        raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
-    for s, f in plan:
-        reader = READERS[f]
-        names = reader.columns(s, options)
-        if names is not None:
-            # A reader may say how a missing field is put (records need not share fields).
-            how = getattr(reader, "missing_field", "is not a column; columns are")
-            check_columns(s.name, names, fields, how)
-    return plan
 
 
 def prefetch(

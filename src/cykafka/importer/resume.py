@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from ..cluster.committed import CommittedReader, partitions_of, transactional_writes
+from ..inputs.model import ImportInputError
 from .identity import content_digest
-from .model import ImportInputError
 from .pipeline import pace, prefetch, rows_after, skipping
 from .progress_topic import (
     DEFAULT_PROGRESS_TOPIC,
@@ -59,13 +59,13 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from ..config.types import JSONValue
+    from ..inputs.model import Chunk, Problem, Report, SourcePosition
+    from ..inputs.sources import Source
     from ..schema_registry.formats import ColumnEncoders
     from .deadletter import DeadLetter
     from .job import ImportJob
-    from .model import Chunk, Problem, Report, SourcePosition
     from .progress import PlainProgress, RichProgress
     from .progress_topic import Progress
-    from .sources import Source
     from .summary import ImportResult
 
 __all__ = [
@@ -424,8 +424,8 @@ def import_plan(
     import dataclasses
     import json
 
-    from .readers import READERS
-    from .readers.encoding import is_utf8
+    from ..inputs.readers import READERS
+    from ..inputs.readers.encoding import is_utf8
 
     seen_notes: set[str] = set()
 

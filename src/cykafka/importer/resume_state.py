@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ..config.types import JSONValue
+from ..inputs.model import Chunk, ImportInputError, Report, SourcePosition
 from .identity import FileIdentity, block_digest, file_identity, same_file_problem
-from .model import Chunk, ImportInputError, Report, SourcePosition
 from .progress_topic import FileProgress, Progress
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class ResumeRefused(ImportInputError):
 @dataclass
 class Input:
     """One input as the import reads it: ``rows(start, report)`` yields its chunks from
-    ``start`` (a :class:`~cykafka.importer.model.SourcePosition`, None: the beginning),
+    ``start`` (a :class:`~cykafka.inputs.model.SourcePosition`, None: the beginning),
     handing problems to ``report``;
     ``on_rows(n, bytes_done)`` is called as its rows are sent.  ``path`` is None for
     standard input; ``seekable`` False for standard input and pipes (an input that cannot

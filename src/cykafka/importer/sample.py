@@ -6,7 +6,7 @@ import os
 import tempfile
 from typing import Optional
 
-from .model import ImportInputError
+from ..inputs.model import ImportInputError
 
 __all__ = ["write_sample_csv"]
 

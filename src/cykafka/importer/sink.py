@@ -16,8 +16,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Optional
 
+from ..inputs.model import Chunk, Problem
 from .fates import NOT_SENT, UNKNOWN, fate_of
-from .model import Chunk, Problem
 from .summary import ImportResult
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .model import Problem, SourcePosition
+from ..inputs.model import Problem, SourcePosition
 
 __all__ = ["ImportResult", "plural"]
 

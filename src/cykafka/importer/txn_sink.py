@@ -21,9 +21,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Callable, Optional
 
+from ..inputs.model import Chunk, ImportInputError, Problem, SourcePosition
 from .identity import block_digest
 from .interrupt import StopRequested
-from .model import Chunk, ImportInputError, Problem, SourcePosition
 from .progress_topic import Progress, committed_progress
 from .sink import Sink
 from .summary import ImportResult

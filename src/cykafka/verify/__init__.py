@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..importer import Chunk, Fields, Problem, ReadOptions, Source
+    from ..inputs import Chunk, Fields, Problem, ReadOptions, Source
 
 from .matching import EXAMPLES, MISS, Counts, Found, Matcher, VerifyReport, first_difference
 
@@ -35,7 +35,7 @@ def _chunks(
     options: ReadOptions,
     malformed: list[int],
 ) -> Iterator[tuple[int, Chunk]]:
-    from ..importer.readers import READERS
+    from ..inputs.readers import READERS
 
     def report(p: Problem) -> None:
         if p.stage != "note":
@@ -49,7 +49,7 @@ def _chunks(
 def _placed(chunk: Chunk, fields: Fields, partitioner: str, count: int) -> Optional[list[int]]:
     """Each row's partition: its --partition-field value or, where that is null (the
     import left the row to the partitioner), the partitioner's choice for its key."""
-    from ..importer import ImportInputError
+    from ..inputs import ImportInputError
     from ..partitioning import partition_for
 
     if chunk.partitions is None:
@@ -96,14 +96,14 @@ def verify_files(
     ``fmt``, ``fields``, read ``options``, ``partition`` and ``static_headers`` as the
     import) produces.
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
-    :class:`~cykafka.importer.ImportInputError` for bad input, LookupError for a
+    :class:`~cykafka.inputs.ImportInputError` for bad input, LookupError for a
     missing topic."""
     from .._arrow import digest_rows
     from ..cluster.committed import partitions_of
     from ..config import resolve
-    from ..importer import plan_files
-    from ..importer.model import Fields
-    from ..importer.readers import ReadOptions
+    from ..inputs import plan_files
+    from ..inputs.model import Fields
+    from ..inputs.readers import ReadOptions
     from .topic import read_topic
 
     fields = fields if fields is not None else Fields()

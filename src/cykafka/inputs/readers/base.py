@@ -1,6 +1,6 @@
 """The interface every input format implements, and the options readers share.
 
-A reader turns one :class:`~cykafka.importer.sources.Source` into :class:`Chunk` s
+A reader turns one :class:`~cykafka.inputs.sources.Source` into :class:`Chunk` s
 (columns for ``produce_batch``, each row carrying its :class:`SourcePosition`), and
 reports rows it cannot read as problems instead of stopping.  A new format is one
 module defining a :class:`Reader` plus one line in ``readers/__init__.py``.
