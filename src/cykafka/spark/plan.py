@@ -268,13 +268,11 @@ class WriteRequest:
     #: producer config as given (dots, ``kafka.`` prefix removed), bootstrap included,
     #: without ``transactional.id`` (each task gets its own)
     config: dict[str, object]
-    presets: tuple[str, ...]
     #: the producer config resolved (presets, Java names, defaults), without
     #: ``transactional.id``
     resolved: ResolvedConfig
     transactional: bool
     guarantees: Guarantees
-    partitioner: str  # librdkafka's, after presets and translation
     txn_base: str  # the user's transactional.id, or "cykafka-spark"
     topic: Optional[str]
     key: Optional[str]
@@ -374,11 +372,9 @@ def write_request(
         )
     return WriteRequest(
         config=config,
-        presets=preset_names,
         resolved=resolved.without("transactional.id") if transactional else resolved,
         transactional=transactional,
         guarantees=guarantees,
-        partitioner=str(resolved.effective("partitioner").value),
         txn_base=str(user_txn or "cykafka-spark"),
         topic=topic,
         key=key,
@@ -449,7 +445,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
             progress_topic = f"{topic}.cykafka-progress" if single else DEFAULT_PROGRESS_TOPIC
     return WritePlan(
         config=req.config,
-        preset="+".join(req.presets) or None,
+        preset="+".join(req.resolved.presets) or None,
         topic=topic,
         topic_col=topic_col,
         key=key,
@@ -458,7 +454,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
         partition=partition,
         not_json=tuple(c for c in (headers, partition, topic_col, SEQ, ROUTE, KPART) if c),
         on_error=req.on_error,
-        partitioner=req.partitioner,
+        partitioner=str(req.resolved.effective("partitioner").value),
         ordered=ordered,
         partition_count=n,
         writers=writers,
