@@ -63,15 +63,15 @@ def _schedule(
                 fn(mock, n)
 
         return every
-    plan = sorted(((int(n), a) for n, a in faults), key=lambda x: x[0])
-    for n, a in plan:
+    schedule = sorted(((int(n), a) for n, a in faults), key=lambda x: x[0])
+    for n, a in schedule:
         if not callable(a):
             raise TypeError(f"fault action at {n} is not callable: {a!r}")
     idx = [0]
 
     def at(mock: MockCluster, n: int) -> None:
-        while idx[0] < len(plan) and plan[idx[0]][0] <= n:
-            plan[idx[0]][1](mock)
+        while idx[0] < len(schedule) and schedule[idx[0]][0] <= n:
+            schedule[idx[0]][1](mock)
             idx[0] += 1
 
     return at
