@@ -1,6 +1,6 @@
 # arrowjson.pxi -- Arrow columns to JSON text in one C loop (arrowjson.h).
 #
-# A _JsonPlan binds each Arrow array of a batch (and its children, at any depth)
+# A _JsonNodes binds each Arrow array of a batch (and its children, at any depth)
 # to a C node, with the GIL, once per batch; then the rows are written without
 # the GIL, each one's JSON text into one growing buffer, which becomes an Arrow
 # large_string array over that buffer (no per-row Python object).  A row holding
@@ -43,7 +43,7 @@ cdef struct _Refusal:
     int bad
 
 
-cdef class _JsonPlan:
+cdef class _JsonNodes:
     """C nodes for Arrow arrays; owns the nodes' memory and keeps the arrays (and so
     the buffers the nodes point into) alive."""
     cdef void **mem
@@ -303,22 +303,22 @@ def arrow_json(list columns, object names, str nonfinite="refuse"):
         raise ValueError("one name per column")
     if not record and len(columns) != 1:
         raise ValueError("a message column is one array")
-    cdef _JsonPlan plan = _JsonPlan()
+    cdef _JsonNodes bound = _JsonNodes()
     cdef Py_ssize_t ncol = len(columns), c
     cdef int64_t n = len(columns[0]) if ncol else 0
     for a in columns:
         if len(a) != n:
             raise ValueError("columns of different lengths")
-    cdef cj_node **roots = <cj_node **>plan._alloc(ncol * sizeof(cj_node *))
-    cdef const char **lits = <const char **>plan._alloc((ncol + 1) * sizeof(char *))
-    cdef size_t *litlens = <size_t *>plan._alloc((ncol + 1) * sizeof(size_t))
+    cdef cj_node **roots = <cj_node **>bound._alloc(ncol * sizeof(cj_node *))
+    cdef const char **lits = <const char **>bound._alloc((ncol + 1) * sizeof(char *))
+    cdef size_t *litlens = <size_t *>bound._alloc((ncol + 1) * sizeof(size_t))
     for c in range(ncol):
         what = f"column {names[c]!r}" if record else "column"
-        roots[c] = plan.bind(columns[c], what, 0, n)
+        roots[c] = bound.bind(columns[c], what, 0, n)
         if record:
             lit = (("{" if c == 0 else ",") + _json.dumps(str(names[c]), ensure_ascii=False)
                    + ":").encode()
-            plan.keep.append(lit)
+            bound.keep.append(lit)
             lits[c] = <const char *>lit
             litlens[c] = len(lit)
     lits[ncol] = "}" if ncol else "{}"

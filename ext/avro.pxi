@@ -1,6 +1,6 @@
 # avro.pxi -- Arrow columns to Confluent-framed Avro binary in one C loop.
 #
-# An AvroPlan is an Avro schema matched once against an Arrow type: a tree of
+# An AvroEncoder is an Avro schema matched once against an Arrow type: a tree of
 # C nodes, each saying which Avro encoding to write and where its Arrow buffers
 # are.  Encoding a batch binds the nodes to the batch's buffers (with the GIL,
 # once per node), then walks the rows without the GIL, writing each row's
@@ -249,8 +249,8 @@ cdef struct _ARowErr:
     int node
 
 
-cdef class AvroPlan:
-    """An Avro schema matched against an Arrow type (``avro_plan.pxi``); encodes
+cdef class AvroEncoder:
+    """An Avro schema matched against an Arrow type (``avro_match.pxi``); encodes
     arrays of that type into framed Avro binary without per-row Python objects."""
 
     cdef _AN *nodes
@@ -369,10 +369,10 @@ cdef class AvroPlan:
         n.data = <const uint8_t *><size_t>bufs[1].address if bufs[1] is not None else NULL
 
     def encode(self, arr):
-        """``arr`` (an Arrow array of the plan's type) as framed Avro: (large_binary
+        """``arr`` (an Arrow array of the encoder's type) as framed Avro: (large_binary
         array, [(row, field path, message), ...]).  A row listed there is null in the
         array; so is a null top-level row (a tombstone, as confluent's serializers).
-        Thread-safe: calls on one plan take turns."""
+        Thread-safe: calls on one encoder take turns."""
         with self.lock:
             return self._encode(arr)
 
@@ -391,7 +391,7 @@ cdef class AvroPlan:
         cdef _AN *root = &self.nodes[0]
         cdef Py_ssize_t nulls = 0
         if arr.type != self.arrow_type:
-            raise TypeError(f"the data's Arrow type {arr.type} is not the plan's "
+            raise TypeError(f"the data's Arrow type {arr.type} is not the encoder's "
                             f"{self.arrow_type}")
         self._bind(0, arr, keep)
         buf.p = NULL

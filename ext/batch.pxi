@@ -473,7 +473,7 @@ cdef _enqueue(_Core core, _Topic t, BatchFuture bf, Py_ssize_t base, _Column vco
             entered = True
             if core.stage_n:
                 _stage_drain(core, True)   # produce()'s staged messages go first
-            _plan(core, t, &sub, kcol is not None)
+            _order_and_route(core, t, &sub, kcol is not None)
             sub.chunk = _chunk_new(bf, base + s, sub.cnt)
             while j < sub.cnt:   # j: the position reached in perm order
                 gen = _room_gen(core)

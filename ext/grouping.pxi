@@ -103,7 +103,7 @@ cdef bint _only_zero(Py_ssize_t n, const int64_t *pd) noexcept nogil:
     return True
 
 
-cdef _plan(_Core core, _Topic t, _Sub *s, bint has_keys):
+cdef _order_and_route(_Core core, _Topic t, _Sub *s, bint has_keys):
     """Set ``s.perm`` (the hand-over order) and ``s.dest`` (each message's
     partition, when batch.pxi hands it over to that partition itself) for this
     sub-chunk; both NULL: as given, librdkafka partitions."""

@@ -10,11 +10,19 @@
 
 /* ---- integers ---------------------------------------------------------- */
 
-static inline int cj_put_u64(cyk_buf *b, uint64_t v) {
-    char tmp[24];
-    int k = 24;
+/* The decimal digits of v, unpadded, into o (room for 20 bytes); returns the end. */
+static inline char *cj_digits(char *o, uint64_t v) {
+    char tmp[20];
+    int k = 20;
     do { tmp[--k] = (char)('0' + v % 10); v /= 10; } while (v);
-    return cyk_buf_put(b, tmp + k, (size_t)(24 - k));
+    memcpy(o, tmp + k, (size_t)(20 - k));
+    return o + (20 - k);
+}
+
+static inline int cj_put_u64(cyk_buf *b, uint64_t v) {
+    CYK_RESERVE(b, 20);
+    b->len = (size_t)(cj_digits(b->p + b->len, v) - b->p);
+    return 0;
 }
 
 static inline int cj_put_i64(cyk_buf *b, int64_t v) {
@@ -291,11 +299,7 @@ static char *cj_date(char *o, int64_t z) {
         o = cj_2(o, y / 100);
         o = cj_2(o, y % 100);
     } else {
-        char tmp[20];
-        int k = 20;
-        while (y) { tmp[--k] = (char)('0' + y % 10); y /= 10; }
-        memcpy(o, tmp + k, (size_t)(20 - k));
-        o += 20 - k;
+        o = cj_digits(o, (uint64_t)y);
     }
     *o++ = '-';
     o = cj_2(o, m);
@@ -326,11 +330,7 @@ static char *cj_clock(char *o, int64_t v, int digits) {
     if (hours < 100) {
         o = cj_2(o, (int64_t)hours);
     } else {
-        char tmp[24];
-        int k = 24;
-        while (hours) { tmp[--k] = (char)('0' + hours % 10); hours /= 10; }
-        memcpy(o, tmp + k, (size_t)(24 - k));
-        o += 24 - k;
+        o = cj_digits(o, hours);
     }
     *o++ = ':';
     o = cj_2(o, (int64_t)(secs / 60 % 60));

@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ._codecs import (
-    AvroPlan,
+    AvroEncoder,
     Lines,
     arrow_json,
     csv_json,
@@ -53,7 +53,7 @@ else:
 
 __all__ = [
     "NONFINITE",
-    "AvroPlan",
+    "AvroEncoder",
     "Lines",
     "as_message_column",
     "csv_json",

@@ -1,15 +1,19 @@
 """The package's imports point one way: front doors -> producer -> core -> native.
 
 Every import statement of ``src/cykafka`` is read with ``ast`` (module level and inside
-functions; ``if TYPE_CHECKING:`` blocks aside, since they never run), so a lazy import
-inside a function cannot hide a circle.  Importing ``a.b.c`` runs ``a`` and ``a.b`` too,
-so an import of a module counts as one of each package above it, except the importer's
-own ancestors (Python has those initialised first).
+functions), so a lazy import inside a function cannot hide a circle.  Imports under
+``if TYPE_CHECKING:`` never run, but they are dependencies all the same (the module
+cannot be read, typed or moved without the other): the import graph counts them (for
+circles, layers, front doors and the C codecs' one face), and messages mark them
+``(type-only)``.  Importing ``a.b.c`` runs ``a`` and ``a.b``
+too, so an import of a module counts as one of each package above it, except the
+importer's own ancestors (Python has those initialised first).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import cykafka
@@ -36,13 +40,13 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
 ]
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = SRC, package: str = "cykafka") -> dict[str, Path]:
     mods = {}
     # The compiled modules count through their stubs (_native.pyi, _codecs.pyi).
-    for p in [*SRC.rglob("*.py"), *SRC.rglob("*.pyi")]:
+    for p in [*root.rglob("*.py"), *root.rglob("*.pyi")]:
         if p.suffix == ".pyi" and p.with_suffix(".py").exists():
             continue
-        parts = ["cykafka", *p.relative_to(SRC).with_suffix("").parts]
+        parts = [package, *p.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts = parts[:-1]
         mods[".".join(parts)] = p
@@ -50,26 +54,38 @@ def _modules() -> dict[str, Path]:
 
 
 class _Imports(ast.NodeVisitor):
+    """Every import statement of a module, each with whether only a type checker runs
+    it (it sits under ``if TYPE_CHECKING:``)."""
+
     def __init__(self) -> None:
-        self.nodes: list[ast.Import | ast.ImportFrom] = []
+        self.nodes: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+        self._type_only = False
 
     def visit_If(self, node: ast.If) -> None:
         if "TYPE_CHECKING" in ast.unparse(node.test):
+            outer, self._type_only = self._type_only, True
+            for n in node.body:
+                self.visit(n)
+            self._type_only = outer
             for n in node.orelse:
                 self.visit(n)
             return
         self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import) -> None:
-        self.nodes.append(node)
+        self.nodes.append((node, self._type_only))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.nodes.append(node)
+        self.nodes.append((node, self._type_only))
 
 
-def _graph() -> dict[str, set[str]]:
-    mods = _modules()
-    graph: dict[str, set[str]] = {}
+#: module -> {module it imports: True when every such import is type-only}
+Graph = dict[str, dict[str, bool]]
+
+
+def _graph(mods: dict[str, Path] | None = None) -> Graph:
+    mods = _modules() if mods is None else mods
+    graph: Graph = {}
     for mod, path in mods.items():
         is_pkg = path.name == "__init__.py"
         here = mod.split(".") if is_pkg else mod.split(".")[:-1]
@@ -78,8 +94,8 @@ def _graph() -> dict[str, set[str]]:
             ancestors.add(mod)
         visitor = _Imports()
         visitor.visit(ast.parse(path.read_text(), str(path)))
-        out: set[str] = set()
-        for node in visitor.nodes:
+        out: dict[str, bool] = {}
+        for node, type_only in visitor.nodes:
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             else:
@@ -96,9 +112,13 @@ def _graph() -> dict[str, set[str]]:
                 for i in range(1, len(parts) + 1):
                     target = ".".join(parts[:i])
                     if target in mods and target not in ancestors and target != mod:
-                        out.add(target)
+                        out[target] = out.get(target, True) and type_only
         graph[mod] = out
     return graph
+
+
+def _edge(graph: Graph, mod: str, dep: str) -> str:
+    return f"{mod} imports {dep}" + (" (type-only)" if graph[mod][dep] else "")
 
 
 def _layer(mod: str) -> int:
@@ -114,7 +134,7 @@ def _layer(mod: str) -> int:
     return best[0]
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def _cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iteratively)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -159,16 +179,25 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _circles(graph: Graph) -> list[str]:
+    """Each circle as its modules and the imports that tie them."""
+    return [
+        " <-> ".join(c)
+        + ": "
+        + "; ".join(_edge(graph, m, d) for m in c for d in sorted(graph[m]) if d in c)
+        for c in _cycles(graph)
+    ]
+
+
 def test_no_import_circle() -> None:
-    graph = _graph()
-    cycles = _cycles(graph)
-    assert not cycles, "import circles: " + "; ".join(" <-> ".join(c) for c in cycles)
+    circles = _circles(_graph())
+    assert not circles, "import circles:\n" + "\n".join(circles)
 
 
 def test_imports_only_point_down() -> None:
     graph = _graph()
     upward = sorted(
-        f"{mod} (layer {_layer(mod)}) imports {dep} (layer {_layer(dep)})"
+        f"{_edge(graph, mod, dep)}: layer {_layer(mod)} -> {_layer(dep)}"
         for mod, deps in graph.items()
         for dep in deps
         if _layer(dep) > _layer(mod)
@@ -189,9 +218,10 @@ def test_front_doors_do_not_import_each_other() -> None:
     the progress topic, reading a log back, the committed view) in ``cykafka.cluster``;
     the input files as rows, which verify reads as the import does, in
     ``cykafka.inputs``."""
+    graph = _graph()
     sideways = sorted(
-        f"{mod} imports {dep}"
-        for mod, deps in _graph().items()
+        _edge(graph, mod, dep)
+        for mod, deps in graph.items()
         for dep in deps
         if (a := _door(mod)) and (b := _door(dep)) and a != b
     )
@@ -235,8 +265,8 @@ def test_no_private_names_from_other_modules() -> None:
         here = mod.split(".") if is_pkg else mod.split(".")[:-1]
         visitor = _Imports()
         visitor.visit(ast.parse(path.read_text(), str(path)))
-        for node in visitor.nodes:
-            if not isinstance(node, ast.ImportFrom) or not node.level:
+        for node, type_only in visitor.nodes:
+            if type_only or not isinstance(node, ast.ImportFrom) or not node.level:
                 continue
             base = here[: len(here) - (node.level - 1)]
             source = ".".join(base + ([node.module] if node.module else []))
@@ -251,3 +281,27 @@ def test_the_graph_sees_a_real_circle() -> None:
     """The checker itself: a circle through a lazy import is found."""
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(g) == [["a", "b", "c"]]
+
+
+def test_the_graph_counts_type_only_imports(tmp_path: Path) -> None:
+    """The checker itself: a circle closed by an import under ``if TYPE_CHECKING:`` is
+    found and its message says which import is type-only; a run-time import of the
+    same module elsewhere makes the edge a run-time one."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import X\n"
+    )
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from . import a\nelse:\n    from . import b\n"
+        "def f():\n    from . import a\n"
+    )
+    graph = _graph(_modules(pkg, "pkg"))
+    assert graph["pkg.b"] == {"pkg.a": True}
+    assert graph["pkg.c"] == {"pkg.a": False, "pkg.b": False}
+    assert _circles(graph) == [
+        "pkg.a <-> pkg.b: pkg.a imports pkg.b; pkg.b imports pkg.a (type-only)"
+    ]

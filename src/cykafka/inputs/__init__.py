@@ -8,13 +8,14 @@ topic against, read by the same code so that both sides parse a row alike.
   (:class:`SourcePosition`), every chunk the position after it (``Chunk.end``), and a
   reader can start at such a position;
 * :mod:`.encode`: rows -> key, value, partition, timestamp and headers;
-* :mod:`.plan`: the check of the inputs before anything is read for sending.
+* :mod:`.check`: the check of the inputs before anything is read for sending (each
+  file's format, its fields), as :func:`plan_files`.
 """
 
 from __future__ import annotations
 
+from .check import DEFAULT_OPTIONS, NO_FIELDS, plan_files
 from .model import Chunk, Fields, ImportInputError, Problem, Report, SourcePosition
-from .plan import DEFAULT_OPTIONS, NO_FIELDS, plan_files
 from .readers import FORMATS, READERS, Reader, ReadOptions, check_columns, detect_format
 from .sources import Source, expand
 

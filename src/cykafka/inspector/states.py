@@ -8,10 +8,9 @@ states in rule order (most urgent first).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
-if TYPE_CHECKING:  # the snapshot types render with these states: no import at run time
-    from .snapshot import BrokerSnapshot
+from .figures import BrokerSnapshot
 
 __all__ = ["PARTITION_STATES", "RULES", "StateInputs", "StateRule", "partition_state"]
 

@@ -286,6 +286,38 @@ class Inspector:
         age: float,
         now: float,
     ) -> None:
+        broker_names = self._brokers_from_stats(snap, st, age)
+        idempotent = "eos" in st
+        for tname, t in st.get("topics", {}).items():
+            for p in t.get("partitions", {}).values():
+                key = (tname, int(p["partition"]))
+                ps = self._partition_from_stats(key, p, per_part, idempotent, age, now)
+                if ps is None:
+                    continue
+                ps.state = self._state(
+                    ps, p, snap.brokers, broker_names, self._retry_waiting(key, p, ps)
+                )
+                snap.partitions[key] = ps
+        snap.partitions = dict(sorted(snap.partitions.items()))
+        eos = st.get("eos")
+        if eos:
+            snap.eos = EosSnapshot(
+                producer_id=int(eos.get("producer_id", -1)),
+                producer_epoch=int(eos.get("producer_epoch", -1)),
+                idempotence_state=str(eos.get("idemp_state", "?")),
+                idempotence_state_age_s=int(eos.get("idemp_stateage", 0)) / 1000.0,
+                transaction_state=str(eos.get("txn_state", "?")),
+                transaction_state_age_s=int(eos.get("txn_stateage", 0)) / 1000.0,
+                txn_may_enqueue=bool(eos.get("txn_may_enq", False)),
+                epoch_count=int(eos.get("epoch_cnt", 0)),
+                age_s=age,
+            )
+
+    def _brokers_from_stats(
+        self, snap: AccumulatorSnapshot, st: dict[str, Any], age: float
+    ) -> dict[int, str]:
+        """Fill ``snap.brokers`` and ``snap.bootstrap_brokers``; returns each broker id's
+        name in the statistics."""
         brokers_by_id: dict[int, BrokerSnapshot] = {}
         broker_names: dict[int, str] = {}
         for name, b in st.get("brokers", {}).items():
@@ -318,74 +350,66 @@ class Inspector:
             else:
                 snap.bootstrap_brokers.append(bs)
         snap.brokers = dict(sorted(brokers_by_id.items()))
-        idempotent = "eos" in st
-        for tname, t in st.get("topics", {}).items():
-            for p in t.get("partitions", {}).values():
-                part = int(p["partition"])
-                key = (tname, part)
-                delivered, failed, last = per_part.get(key, (0, 0, -1))
-                msgq = int(p.get("msgq_cnt", 0))
-                inflight = int(p.get("msgs_inflight", 0))
-                enq = int(p.get("msgs", 0))
-                if part < 0:
-                    # The unassigned partition only holds messages until partitioning;
-                    # its "msgs" counts every message that passed through it.
-                    if msgq == 0:
-                        continue
-                    xmit = 0
-                    oldest, bracketed = None, False
-                else:
-                    # Statistics lag the exact outcomes: of the messages the statistics
-                    # saw enqueued, only those without an exact outcome can still be
-                    # queued or in flight (so after flush() nothing is).
-                    remaining = max(0, enq - delivered - failed)
-                    inflight = min(inflight, remaining)
-                    msgq = min(msgq, remaining - inflight)
-                    xmit = remaining - msgq - inflight
-                    oldest, bracketed = (
-                        self._oldest_age(key, delivered + failed, now)
-                        if msgq + xmit + inflight
-                        else (None, False)
-                    )
-                ps = PartitionSnapshot(
-                    topic=tname,
-                    partition=part,
-                    state="idle",
-                    leader=int(p.get("leader", -1)),
-                    queued_msgs=msgq,
-                    queued_bytes=int(p.get("msgq_bytes", 0)),
-                    xmit_msgs=xmit,
-                    in_flight_msgs=inflight,
-                    oldest_age_s=oldest,
-                    oldest_age_bracketed=bracketed,
-                    enqueued=enq,
-                    delivered=delivered,
-                    failed=failed,
-                    last_acked_offset=last,
-                    age_s=age,
-                )
-                if idempotent:
-                    ps.next_ack_seq = int(p.get("next_ack_seq", 0))
-                    ps.next_err_seq = int(p.get("next_err_seq", 0))
-                    ps.acked_msgid = int(p.get("acked_msgid", 0))
-                ps.state = self._state(
-                    ps, p, snap.brokers, broker_names, self._retry_waiting(key, p, ps)
-                )
-                snap.partitions[key] = ps
-        snap.partitions = dict(sorted(snap.partitions.items()))
-        eos = st.get("eos")
-        if eos:
-            snap.eos = EosSnapshot(
-                producer_id=int(eos.get("producer_id", -1)),
-                producer_epoch=int(eos.get("producer_epoch", -1)),
-                idempotence_state=str(eos.get("idemp_state", "?")),
-                idempotence_state_age_s=int(eos.get("idemp_stateage", 0)) / 1000.0,
-                transaction_state=str(eos.get("txn_state", "?")),
-                transaction_state_age_s=int(eos.get("txn_stateage", 0)) / 1000.0,
-                txn_may_enqueue=bool(eos.get("txn_may_enq", False)),
-                epoch_count=int(eos.get("epoch_cnt", 0)),
-                age_s=age,
+        return broker_names
+
+    def _partition_from_stats(
+        self,
+        key: tuple[str, int],
+        p: Mapping[str, Any],
+        per_part: Mapping[tuple[str, int], tuple[int, int, int]],
+        idempotent: bool,
+        age: float,
+        now: float,
+    ) -> Optional[PartitionSnapshot]:
+        """One partition's figures, its state not yet decided (None: the unassigned
+        partition, holding nothing)."""
+        tname, part = key
+        delivered, failed, last = per_part.get(key, (0, 0, -1))
+        msgq = int(p.get("msgq_cnt", 0))
+        inflight = int(p.get("msgs_inflight", 0))
+        enq = int(p.get("msgs", 0))
+        if part < 0:
+            # The unassigned partition only holds messages until partitioning;
+            # its "msgs" counts every message that passed through it.
+            if msgq == 0:
+                return None
+            xmit = 0
+            oldest, bracketed = None, False
+        else:
+            # Statistics lag the exact outcomes: of the messages the statistics
+            # saw enqueued, only those without an exact outcome can still be
+            # queued or in flight (so after flush() nothing is).
+            remaining = max(0, enq - delivered - failed)
+            inflight = min(inflight, remaining)
+            msgq = min(msgq, remaining - inflight)
+            xmit = remaining - msgq - inflight
+            oldest, bracketed = (
+                self._oldest_age(key, delivered + failed, now)
+                if msgq + xmit + inflight
+                else (None, False)
             )
+        ps = PartitionSnapshot(
+            topic=tname,
+            partition=part,
+            state="idle",
+            leader=int(p.get("leader", -1)),
+            queued_msgs=msgq,
+            queued_bytes=int(p.get("msgq_bytes", 0)),
+            xmit_msgs=xmit,
+            in_flight_msgs=inflight,
+            oldest_age_s=oldest,
+            oldest_age_bracketed=bracketed,
+            enqueued=enq,
+            delivered=delivered,
+            failed=failed,
+            last_acked_offset=last,
+            age_s=age,
+        )
+        if idempotent:
+            ps.next_ack_seq = int(p.get("next_ack_seq", 0))
+            ps.next_err_seq = int(p.get("next_err_seq", 0))
+            ps.acked_msgid = int(p.get("acked_msgid", 0))
+        return ps
 
     def _state(
         self,

@@ -14,7 +14,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvr
 from confluent_kafka.serialization import SerializationContext, SerializationError
 from fastavro.validation import ValidationError, validate
 
-from .._arrow import AvroPlan
+from .._arrow import AvroEncoder
 from ._common import (
     LIST_CHUNK,
     Chunk,
@@ -232,7 +232,7 @@ class AvroSerializer:
         self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
         self._derived: dict[str, _ConfluentAvro] = {}
         self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
-        self._plans: dict[tuple[str, bytes, pa.DataType], AvroPlan] = {}
+        self._encoders: dict[tuple[str, bytes, pa.DataType], AvroEncoder] = {}
 
     # -- schema and id ---------------------------------------------------------
 
@@ -266,12 +266,12 @@ class AvroSerializer:
             got = self._resolved[key] = (frame(schema_id), writer)
         return got
 
-    def _plan(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> AvroPlan:
+    def _encoder(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> AvroEncoder:
         key = (json.dumps(writer, sort_keys=True), prefix, arrow_type)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = AvroPlan(writer, arrow_type, prefix)
-        return plan
+        encoder = self._encoders.get(key)
+        if encoder is None:
+            encoder = self._encoders[key] = AvroEncoder(writer, arrow_type, prefix)
+        return encoder
 
     # -- batches ---------------------------------------------------------------
 
@@ -288,7 +288,7 @@ class AvroSerializer:
                 return self._record_chunks(data, prefix, writer)
             casts = text_casts(atype, writer)
             # refuses incompatible columns up front
-            self._plan(prefix, writer, cast_type(atype, casts) if casts else atype)
+            self._encoder(prefix, writer, cast_type(atype, casts) if casts else atype)
             return self._arrow_chunks(data, prefix, writer, casts)
         if isinstance(data, (str, bytes)) or not hasattr(data, "__len__"):
             raise TypeError(
@@ -320,7 +320,7 @@ class AvroSerializer:
         self, data: Any, prefix: bytes, writer: Any, casts: dict[int, pa.DataType]
     ) -> Iterator[Chunk]:
         for whole in arrow_chunks(data):
-            plan = None
+            encoder = None
             # Slices of ENCODE_ROWS: librdkafka sends one while the next is encoded, and
             # the encoded bytes in memory stay bounded.
             for start in range(0, max(len(whole), 1), ENCODE_ROWS):
@@ -328,9 +328,9 @@ class AvroSerializer:
                 unparsed: Rejected = []
                 if casts:
                     arr, unparsed = parse_text(arr, casts)
-                if plan is None:
-                    plan = self._plan(prefix, writer, arr.type)
-                out, bad = plan.encode(arr)
+                if encoder is None:
+                    encoder = self._encoder(prefix, writer, arr.type)
+                out, bad = encoder.encode(arr)
                 why = dict(unparsed)  # a text that did not parse says so, not "is null"
                 for row, path, what in bad:
                     why.setdefault(row, f"field {path!r} {what}")
@@ -343,7 +343,7 @@ class AvroSerializer:
             part = rows[start : start + LIST_CHUNK]
             ptype, part = _fill_defaults(writer, atype, part)
             arr, unfit = records_as_array(part, ptype)
-            out, bad = self._plan(prefix, writer, ptype).encode(arr)
+            out, bad = self._encoder(prefix, writer, ptype).encode(arr)
             why = {row: f"field {path!r} {what}" for row, path, what in bad}
             if unfit:
                 # A record Arrow cannot hold (a uuid.UUID, a value of another type

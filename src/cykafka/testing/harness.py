@@ -63,15 +63,15 @@ def _schedule(
                 fn(mock, n)
 
         return every
-    plan = sorted(((int(n), a) for n, a in faults), key=lambda x: x[0])
-    for n, a in plan:
+    schedule = sorted(((int(n), a) for n, a in faults), key=lambda x: x[0])
+    for n, a in schedule:
         if not callable(a):
             raise TypeError(f"fault action at {n} is not callable: {a!r}")
     idx = [0]
 
     def at(mock: MockCluster, n: int) -> None:
-        while idx[0] < len(plan) and plan[idx[0]][0] <= n:
-            plan[idx[0]][1](mock)
+        while idx[0] < len(schedule) and schedule[idx[0]][0] <= n:
+            schedule[idx[0]][1](mock)
             idx[0] += 1
 
     return at
@@ -258,24 +258,7 @@ def _analyse(
                 pr.duplicate_examples.append((key_list[k], seq, sorted(o for _, o in copies)))
 
     for p, recs in by_partition.items():
-        pr = part(p)
-        recs.sort()
-        highest: dict[int, int] = {}
-        seen: set[tuple[int, int]] = set()
-        last: dict[int, int] = {}
-        for off, k, seq in recs:
-            if (k, seq) in seen:
-                continue  # a duplicate copy: counted as a duplicate, not an inversion
-            seen.add((k, seq))
-            top = highest.get(k, -1)
-            if seq < top:
-                pr.reordered_messages += 1
-            if seq < last.get(k, -1):
-                pr.inversions += 1
-                if len(pr.inversion_examples) < 5:
-                    pr.inversion_examples.append((key_list[k], off, seq, last[k]))
-            last[k] = seq
-            highest[k] = max(top, seq)
+        _count_order(part(p), recs, key_list)
 
     return OrderingReport(
         topic=topic,
@@ -287,6 +270,30 @@ def _analyse(
         undelivered=undelivered,
         errors=errors,
     )
+
+
+def _count_order(
+    pr: PartitionReport, recs: list[tuple[int, int, int]], key_list: list[Optional[bytes]]
+) -> None:
+    """Count in ``pr`` the messages of one partition (``(offset, key index, seq)``) that
+    came after a later one of their key."""
+    recs.sort()
+    highest: dict[int, int] = {}
+    seen: set[tuple[int, int]] = set()
+    last: dict[int, int] = {}
+    for off, k, seq in recs:
+        if (k, seq) in seen:
+            continue  # a duplicate copy: counted as a duplicate, not an inversion
+        seen.add((k, seq))
+        top = highest.get(k, -1)
+        if seq < top:
+            pr.reordered_messages += 1
+        if seq < last.get(k, -1):
+            pr.inversions += 1
+            if len(pr.inversion_examples) < 5:
+                pr.inversion_examples.append((key_list[k], off, seq, last[k]))
+        last[k] = seq
+        highest[k] = max(top, seq)
 
 
 def _raw_identities(

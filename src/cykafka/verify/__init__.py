@@ -30,7 +30,7 @@ _Content = tuple[Optional[bytes], Optional[bytes], tuple[tuple[str, Optional[byt
 
 
 def _chunks(
-    plan: Sequence[tuple[Source, str]],
+    sources: Sequence[tuple[Source, str]],
     fields: Fields,
     options: ReadOptions,
     malformed: list[int],
@@ -41,7 +41,7 @@ def _chunks(
         if p.stage != "note":
             malformed[0] += 1
 
-    for index, (source, fmt) in enumerate(plan):
+    for index, (source, fmt) in enumerate(sources):
         for chunk in READERS[fmt].read(source, fields, options, report):
             yield index, chunk
 
@@ -108,8 +108,8 @@ def verify_files(
 
     fields = fields if fields is not None else Fields()
     options = options if options is not None else ReadOptions()
-    plan = plan_files(list(paths), fmt, fields, options)
-    files = [s.name for s, _ in plan]
+    sources = plan_files(list(paths), fmt, fields, options)
+    files = [s.name for s, _ in sources]
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
     # (a missing topic fails before reading the files)
     count = len(partitions_of(client, topic, timeout))
@@ -121,7 +121,7 @@ def verify_files(
     with Matcher(tmp_dir, splits_are_errors=not with_partition) as matcher:
         where = os.path.join(matcher.directory, "rows")
         with open(where, "wb") as rows_out:
-            for index, chunk in _chunks(plan, fields, options, malformed):
+            for index, chunk in _chunks(sources, fields, options, malformed):
                 n = len(chunk)
                 d = np.empty((n, 16), np.uint8)
                 k = np.empty(n, np.uint64)
@@ -151,7 +151,7 @@ def verify_files(
         found = matcher.finish()
         _report(report, found, np.memmap(where, _POS, mode="r") if found.expected else None)
         report.malformed = malformed[0]
-        _differences(report, found, client, topic, plan, fields, options, static, timeout)
+        _differences(report, found, client, topic, sources, fields, options, static, timeout)
     return report
 
 
@@ -185,7 +185,7 @@ def _differences(
     found: Found,
     client: Mapping[str, Any],
     topic: str,
-    plan: Sequence[tuple[Source, str]],
+    sources: Sequence[tuple[Source, str]],
     fields: Fields,
     options: ReadOptions,
     static: tuple[tuple[str, bytes], ...],
@@ -222,7 +222,7 @@ def _differences(
                     stands[at] = int(part["i"][hit].min())
                     del need[k]
         del mm
-    inputs = _inputs_at(set(stands.values()), plan, fields, options, static)
+    inputs = _inputs_at(set(stands.values()), sources, fields, options, static)
     ex = report.examples
     ex["extra"] = []
     for p, o, _ in found.extra_first:
@@ -244,7 +244,7 @@ def _differences(
 
 def _inputs_at(
     wanted: set[int],
-    plan: Sequence[tuple[Source, str]],
+    sources: Sequence[tuple[Source, str]],
     fields: Fields,
     options: ReadOptions,
     static: tuple[tuple[str, bytes], ...],
@@ -255,11 +255,11 @@ def _inputs_at(
     if not wanted:
         return out
     last, at = max(wanted), 0
-    for index, chunk in _chunks(plan, fields, options, [0]):
+    for index, chunk in _chunks(sources, fields, options, [0]):
         n = len(chunk)
         for i in sorted(w for w in wanted if at <= w < at + n):
             content = _content(chunk, i - at, static)
-            name = os.path.basename(plan[index][0].name)
+            name = os.path.basename(sources[index][0].name)
             out[i] = (content, f"{name} row {chunk.row_of(i - at)}")
         at += n
         if at > last:

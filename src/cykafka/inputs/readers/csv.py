@@ -27,6 +27,7 @@ from .encoding import prefixed, utf8_stream
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    import pyarrow as pa
     import pyarrow.csv as pcsv
 
 __all__ = ["READER"]
@@ -283,169 +284,262 @@ class CsvReader:
         row: int,
         line: int,
     ) -> tuple[Optional[Chunk], int, int, Optional[list[str]]]:
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.csv as pcsv
-
+        """The records of block ``b`` after offset ``skip`` as a chunk (None: no row
+        to send), and the row, line and column names the next block starts with."""
         first_line = line - line_ends(b.data, 0, skip, _CR)
         quote = self._q(options)
-        found: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = []
-
-        def positions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-            """(byte offset, physical line) of every non-blank record after the header:
-            one NumPy pass, made only when a row is reported or a position asked for."""
-            if not found:
-                starts, nls = record_starts(b.data, b.end, quote, _CR)
-                keep = starts >= skip
-                starts, nls = starts[keep], nls[keep]
-                ends = np.append(starts[1:], b.end)
-                length = ends - starts
-                a = np.frombuffer(b.data, np.uint8, b.end)
-                first = a[np.minimum(starts, b.end - 1)]
-                blank = (length == 1) | ((length == 2) & (first == 13))
-                found.append((b.start + starts[~blank], first_line + nls[~blank]))
-            return found[0]
-
-        fast = None
+        positions = _Positions(b, skip, quote, first_line)
         if names is not None:
             fast = fast_columns(
                 b.data, skip, b.end, names, _delimiter(source, options), quote, fields, options
             )
-        if fast is not None:
-            # One line end per record (no quotes, no lone CR): no count of the block.
-            n = len(fast[0])
-            if n == 0:
-                return None, row, line, names
-            chunk = Chunk(
-                fast[0],
-                keys=fast[1],
-                file=source.name,
-                first_row=row,
-                lines=lambda: positions()[1],
-                offsets=lambda: positions()[0],
-                end=SourcePosition(source.name, row + n, b.start + b.end, line + n),
-                bytes_done=b.start + b.end,
-            )
-            return chunk, row + n, line + n, names
+            if fast is not None:
+                chunk, n = _fast_chunk(source, b, fast, row, line, positions)
+                return chunk, row + n, line + n, names
         line_after = first_line + line_ends(b.data, 0, b.end, _CR)
-
         if names is None:  # --no-header without --column-names: c1, c2, ...
-            offsets0 = positions()[0]
-            if not len(offsets0):
-                return None, row, line_after, names
-            lo = int(offsets0[0]) - b.start
-            _, hi = next(first_records(b.data, b.end, quote, _CR, lo))
-            first = b.data[lo:hi].decode("utf-8", "replace")
-            count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
-            names = [f"c{i}" for i in range(1, count + 1)]
+            names = _numbered_names(source, b, options, quote, positions)
+            if names is None:
+                return None, row, line_after, None
             check_columns(source.name, names, fields)
-
-        bad_rows: list[tuple[int, str, str]] = []
-
-        def on_invalid(bad: pcsv.InvalidRow) -> str:
-            # bad.number counts the non-blank records of the buffer
-            msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
-            bad_rows.append((bad.number - 1, msg, bad.text))
-            return "skip"
-
-        # An empty field (unquoted) is null, as pandas and DuckDB read it: pandas writes
-        # NaN so.  A quoted one ("") is the empty string; --null-value names another
-        # spelling instead, and --csv-types string keeps every field as its text.
-        null = [options.null_value] if options.null_value is not None else []
-        if not null and options.csv_types != "string":
-            null = [""]
-        buf = pa.py_buffer(b.data)[skip : b.end]
-        # Text columns first (UTF-8 checked while parsing); bytes only for a block that
-        # holds a row that is not UTF-8, so that row alone can be found and dropped.
-        for typ in (pa.string(), pa.binary()):
-            bad_rows.clear()
-            try:
-                table = pcsv.read_csv(
-                    buf,
-                    read_options=pcsv.ReadOptions(
-                        column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
-                    ),
-                    parse_options=pcsv.ParseOptions(
-                        delimiter=_delimiter(source, options),
-                        quote_char=_quote(options) or False,
-                        double_quote=True,
-                        newlines_in_values=self._q(options) is not None,
-                        invalid_row_handler=on_invalid,
-                    ),
-                    convert_options=pcsv.ConvertOptions(
-                        column_types={c: typ for c in names},
-                        null_values=null,
-                        strings_can_be_null=bool(null),
-                        quoted_strings_can_be_null=False,
-                    ),
-                )
-                break
-            except pa.ArrowInvalid as e:
-                if typ == pa.string() and "UTF8" in str(e):
-                    continue
-                raise ImportInputError(
-                    f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
-                ) from None
+        null = _null_values(options)
+        table, bad_rows = _parse(source, b, skip, names, options, null, first_line, line_after)
         if null == [""] and any(c.null_count for c in table.columns):
             report(Problem(source.name, "note", EMPTY_IS_NULL))
-        invalid = [i for i, _, _ in bad_rows]
         if bad_rows:
-            offsets, lines = positions()
-            for i, msg, text in bad_rows:
-                report(
-                    Problem(
-                        source.name,
-                        "parse",
-                        msg,
-                        line=int(lines[i]),
-                        row=row + i,
-                        offset=int(offsets[i]),
-                        text=text,
-                    )
-                )
-        n = table.num_rows + len(invalid)  # non-blank records in the block
+            _report_refused(source, bad_rows, positions, row, report)
+        n = table.num_rows + len(bad_rows)  # non-blank records in the block
         if n == 0:
             return None, row, line_after, names
-        keep = np.arange(n, dtype=np.int64)
-        if invalid:
-            ok = np.ones(n, bool)
-            ok[invalid] = False
-            keep = keep[ok]
-        batch = table.combine_chunks().to_batches()
-        batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
-
-        def record(k: int) -> bytes:
-            """The bytes of record ``k`` of the block, newline excluded."""
-            offsets = positions()[0]
-            lo = int(offsets[k]) - b.start
-            hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
-            return b.data[lo:hi].rstrip(b"\r\n")
-
-        batch, keep = decode(batch, keep, row, positions, record, source, options, report)
-        next_row = row + n
-        if batch.num_rows == 0:
-            return None, next_row, line_after, names
-        chunk = Chunk(
-            None,
-            file=source.name,
-            first_row=row + int(keep[0]),
-            rows=None if len(keep) == n else row + keep,
-            lines=lambda: positions()[1][keep],
-            offsets=lambda: positions()[0][keep],
-            end=SourcePosition(source.name, next_row, b.start + b.end, line_after),
-            bytes_done=b.start + b.end,
-        )
-        infer = options.csv_types != "string"
-        chunk, problems = batch_chunk(
-            batch,
+        chunk = _parsed_chunk(
+            source,
+            b,
+            table,
+            [i for i, _, _ in bad_rows],
+            n,
             fields,
-            chunk,
-            record=lambda t: csv_record_json(t, infer),
-            encoders=options.encoders,
+            options,
+            report,
+            row,
+            line_after,
+            positions,
         )
-        for p in problems:
-            report(p)
-        return chunk, next_row, line_after, names
+        return chunk, row + n, line_after, names
+
+
+class _Positions:
+    """(byte offset, physical line) of every non-blank record of a block after its
+    header: one NumPy pass, made only when a row is reported or a position asked for."""
+
+    def __init__(self, b: Block, skip: int, quote: Optional[int], first_line: int) -> None:
+        self._b, self._skip, self._quote, self._first_line = b, skip, quote, first_line
+        self._found: Optional[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = None
+
+    def __call__(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        if self._found is None:
+            import numpy as np
+
+            b = self._b
+            starts, nls = record_starts(b.data, b.end, self._quote, _CR)
+            keep = starts >= self._skip
+            starts, nls = starts[keep], nls[keep]
+            ends = np.append(starts[1:], b.end)
+            length = ends - starts
+            a = np.frombuffer(b.data, np.uint8, b.end)
+            first = a[np.minimum(starts, b.end - 1)]
+            blank = (length == 1) | ((length == 2) & (first == 13))
+            self._found = (b.start + starts[~blank], self._first_line + nls[~blank])
+        return self._found
+
+    def record(self, k: int) -> bytes:
+        """The bytes of record ``k`` of the block, newline excluded."""
+        b = self._b
+        offsets = self()[0]
+        lo = int(offsets[k]) - b.start
+        hi = int(offsets[k + 1]) - b.start if k + 1 < len(offsets) else b.end
+        return b.data[lo:hi].rstrip(b"\r\n")
+
+
+def _fast_chunk(
+    source: Source,
+    b: Block,
+    fast: tuple[pa.Array, Optional[pa.Array]],
+    row: int,
+    line: int,
+    positions: _Positions,
+) -> tuple[Optional[Chunk], int]:
+    """The chunk ``csv_fast`` wrote (one line end per record: no quotes, no lone CR, so
+    no count of the block) and its number of records."""
+    n = len(fast[0])
+    if n == 0:
+        return None, 0
+    chunk = Chunk(
+        fast[0],
+        keys=fast[1],
+        file=source.name,
+        first_row=row,
+        lines=lambda: positions()[1],
+        offsets=lambda: positions()[0],
+        end=SourcePosition(source.name, row + n, b.start + b.end, line + n),
+        bytes_done=b.start + b.end,
+    )
+    return chunk, n
+
+
+def _numbered_names(
+    source: Source, b: Block, options: ReadOptions, quote: Optional[int], positions: _Positions
+) -> Optional[list[str]]:
+    """c1, c2, ... as many as the block's first record has fields (None: no record)."""
+    offsets = positions()[0]
+    if not len(offsets):
+        return None
+    lo = int(offsets[0]) - b.start
+    _, hi = next(first_records(b.data, b.end, quote, _CR, lo))
+    first = b.data[lo:hi].decode("utf-8", "replace")
+    count = len(_parse_record(first, _delimiter(source, options), _quote(options)))
+    return [f"c{i}" for i in range(1, count + 1)]
+
+
+def _report_refused(
+    source: Source,
+    bad_rows: list[tuple[int, str, str]],
+    positions: _Positions,
+    row: int,
+    report: Report,
+) -> None:
+    offsets, lines = positions()
+    for i, msg, text in bad_rows:
+        report(
+            Problem(
+                source.name,
+                "parse",
+                msg,
+                line=int(lines[i]),
+                row=row + i,
+                offset=int(offsets[i]),
+                text=text,
+            )
+        )
+
+
+def _null_values(options: ReadOptions) -> list[str]:
+    # An empty field (unquoted) is null, as pandas and DuckDB read it: pandas writes
+    # NaN so.  A quoted one ("") is the empty string; --null-value names another
+    # spelling instead, and --csv-types string keeps every field as its text.
+    null = [options.null_value] if options.null_value is not None else []
+    if not null and options.csv_types != "string":
+        null = [""]
+    return null
+
+
+def _parse(
+    source: Source,
+    b: Block,
+    skip: int,
+    names: list[str],
+    options: ReadOptions,
+    null: list[str],
+    first_line: int,
+    line_after: int,
+) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+    """The block's records after ``skip`` parsed by pyarrow, and the rows it refused:
+    (index among the block's non-blank records, why, the text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    bad_rows: list[tuple[int, str, str]] = []
+
+    def on_invalid(bad: pcsv.InvalidRow) -> str:
+        # bad.number counts the non-blank records of the buffer
+        msg = f"expected {bad.expected_columns} columns, got {bad.actual_columns}"
+        bad_rows.append((bad.number - 1, msg, bad.text))
+        return "skip"
+
+    quote = _quote(options)
+    buf = pa.py_buffer(b.data)[skip : b.end]
+    # Text columns first (UTF-8 checked while parsing); bytes only for a block that
+    # holds a row that is not UTF-8, so that row alone can be found and dropped.
+    for typ in (pa.string(), pa.binary()):
+        bad_rows.clear()
+        try:
+            table = pcsv.read_csv(
+                buf,
+                read_options=pcsv.ReadOptions(
+                    column_names=names, use_threads=False, block_size=max(b.end, 1 << 20)
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=_delimiter(source, options),
+                    quote_char=quote or False,
+                    double_quote=True,
+                    newlines_in_values=bool(quote),
+                    invalid_row_handler=on_invalid,
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={c: typ for c in names},
+                    null_values=null,
+                    strings_can_be_null=bool(null),
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+            break
+        except pa.ArrowInvalid as e:
+            if typ == pa.string() and "UTF8" in str(e):
+                continue
+            raise ImportInputError(
+                f"{source.name}: CSV parse error in lines {first_line}..{line_after - 1}: {e}"
+            ) from None
+    return table, bad_rows
+
+
+def _parsed_chunk(
+    source: Source,
+    b: Block,
+    table: pa.Table,
+    invalid: list[int],
+    n: int,
+    fields: Fields,
+    options: ReadOptions,
+    report: Report,
+    row: int,
+    line_after: int,
+    positions: _Positions,
+) -> Optional[Chunk]:
+    """The chunk of a parsed block's ``n`` records but the ``invalid`` ones, decoded
+    and encoded as messages (None: no row left)."""
+    import numpy as np
+    import pyarrow as pa
+
+    keep = np.arange(n, dtype=np.int64)
+    if invalid:
+        ok = np.ones(n, bool)
+        ok[invalid] = False
+        keep = keep[ok]
+    batch = table.combine_chunks().to_batches()
+    batch = batch[0] if batch else pa.RecordBatch.from_pylist([], schema=table.schema)
+    batch, keep = decode(batch, keep, row, positions, positions.record, source, options, report)
+    if batch.num_rows == 0:
+        return None
+    chunk = Chunk(
+        None,
+        file=source.name,
+        first_row=row + int(keep[0]),
+        rows=None if len(keep) == n else row + keep,
+        lines=lambda: positions()[1][keep],
+        offsets=lambda: positions()[0][keep],
+        end=SourcePosition(source.name, row + n, b.start + b.end, line_after),
+        bytes_done=b.start + b.end,
+    )
+    infer = options.csv_types != "string"
+    chunk, problems = batch_chunk(
+        batch,
+        fields,
+        chunk,
+        record=lambda t: csv_record_json(t, infer),
+        encoders=options.encoders,
+    )
+    for p in problems:
+        report(p)
+    return chunk
 
 
 READER = CsvReader()

@@ -1,7 +1,7 @@
-# avro_plan.pxi -- an Avro schema matched against an Arrow type, once (see avro.pxi).
+# avro_match.pxi -- an Avro schema matched against an Arrow type, once (see avro.pxi).
 #
 # Which Arrow types each Avro type accepts (anything else is refused when the
-# plan is built, naming the column):
+# encoder is built, naming the column):
 #   boolean                bool
 #   int, long              integers (uint64 is range-checked per row)
 #   float, double          float32, float64, integers

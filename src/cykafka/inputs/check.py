@@ -30,11 +30,11 @@ def plan_files(
     if fmt is not None and fmt not in FORMATS:
         raise ImportInputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     sources = [s.checked() for s in expand(list(paths))]
-    plan: list[tuple[Source, str]] = []
+    checked: list[tuple[Source, str]] = []
     for s in sources:
         # Standard input has no extension: lines, as kcat and kafka-console-producer read it.
-        plan.append((s, fmt or ("lines" if s.path is None else detect_format(s))))
-    for s, f in plan:
+        checked.append((s, fmt or ("lines" if s.path is None else detect_format(s))))
+    for s, f in checked:
         if fields.any and not READERS[f].has_fields:
             raise ImportInputError(
                 f"{s.name}: the {f} format has no fields; --key-field, --value-field, "
@@ -43,11 +43,11 @@ def plan_files(
             )
     if fields.headers and len(set(fields.headers)) != len(fields.headers):
         raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
-    for s, f in plan:
+    for s, f in checked:
         reader = READERS[f]
         names = reader.columns(s, options)
         if names is not None:
             # A reader may say how a missing field is put (records need not share fields).
             how = getattr(reader, "missing_field", "is not a column; columns are")
             check_columns(s.name, names, fields, how)
-    return plan
+    return checked
