@@ -3,7 +3,7 @@
 ``run(brokers, classpath, rows=1_000_000, size=100, repeat=3) -> dict``;
 ``python bench/java_anchor.py [TANSU_BOOTSTRAP] [--rows N] [--size B] [--repeat R]``
 prints it as JSON.  ``brokers`` maps a name to a bootstrap address; the command line
-starts one Apache Kafka node (:class:`cykafka.kafka_cluster.KafkaCluster`, jars from
+starts one Apache Kafka node (:class:`cykafka.launchers.kafka.KafkaCluster`, jars from
 Maven Central, cached) and uses the given Tansu (or starts a ``LocalBroker``).
 
 The Java side is ``org.apache.kafka.tools.ProducerPerformance`` (``kafka-tools``, what
@@ -265,7 +265,7 @@ def _java_version() -> str:
 @contextlib.contextmanager
 def apache_kafka() -> Iterator[tuple[str, str]]:
     """(bootstrap servers, the Kafka jars' classpath) of one fresh Apache Kafka node."""
-    from cykafka.kafka_cluster import KafkaCluster
+    from cykafka.launchers.kafka import KafkaCluster
 
     with KafkaCluster() as cluster:  # its jars hold kafka-tools' ProducerPerformance
         yield cluster.bootstrap_servers, cluster.classpath()

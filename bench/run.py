@@ -74,7 +74,7 @@ class Line:
         return name + KAFKA_SUFFIX if self.on == "kafka" else name
 
 
-#: Lines run on Apache Kafka too (one KRaft node of cykafka.kafka_cluster, in the same
+#: Lines run on Apache Kafka too (one KRaft node of cykafka.launchers.kafka, in the same
 #: rounds), named with this suffix: the headline figures on the broker users run.
 KAFKA_SUFFIX = "@kafka"
 KAFKA_LINES = ("c_floor", "cy_batch_list", "cy_futures", "c_floor_idem", "cy_batch_list_idem")
@@ -741,7 +741,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         broker.start()
         if any(ln.on == "kafka" for ln in lines):
-            from cykafka.kafka_cluster import KafkaCluster
+            from cykafka.launchers.kafka import KafkaCluster
 
             kafka = KafkaCluster(nodes=1).start()
             say(
@@ -818,7 +818,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             ("spark", "spark_sink.py", [f"--repeat={args.repeat}"]),
             ("schema_registry", "schema_registry_bench.py", [f"--repeat={args.repeat}"]),
             # What users would pick instead, each step on one Apache Kafka node of its
-            # own (cykafka.kafka_cluster) and on this Tansu.
+            # own (cykafka.launchers.kafka) and on this Tansu.
             ("java_anchor", "java_anchor.py", [f"--repeat={args.repeat}"]),
             ("spark_anchor", "spark_anchor.py", [f"--repeat={args.repeat}"]),
             (

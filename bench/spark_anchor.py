@@ -3,7 +3,7 @@
 ``run(brokers, rows=1_000_000, partitions=4, repeat=3) -> dict``;
 ``python bench/spark_anchor.py [TANSU_BOOTSTRAP] [--rows N] [--repeat R]`` prints it as
 JSON.  ``brokers`` maps a name to a bootstrap address; the command line starts one
-Apache Kafka node (``cykafka.kafka_cluster``) and uses the given Tansu (or starts a
+Apache Kafka node (``cykafka.launchers.kafka``) and uses the given Tansu (or starts a
 ``LocalBroker``).
 
 Spark's sink is ``df.write.format("kafka")`` from ``spark-sql-kafka-0-10_2.13`` at

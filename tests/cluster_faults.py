@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import cykafka
-from cykafka.kafka_cluster import KafkaCluster
+from cykafka.launchers.kafka import KafkaCluster
 
 KEYS = 13
 N = 3000

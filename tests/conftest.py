@@ -26,7 +26,7 @@ if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
 
 from brokers import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 from cykafka.broker import LocalBroker  # noqa: E402
-from cykafka.kafka_cluster import KafkaCluster  # noqa: E402
+from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
 
 #: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
 #: KRaft node started from Maven Central's jars), ``tansu`` (the embedded broker), or

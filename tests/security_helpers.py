@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cykafka.kafka_cluster import KafkaCluster, Listener, Security
+from cykafka.launchers.kafka import KafkaCluster, Listener, Security
 
 __all__ = [
     "PASSWORD",

@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 import cykafka
-from cykafka.kafka_cluster import KafkaCluster, KafkaStartError, kafka_classpath
+from cykafka.launchers.kafka import KafkaCluster, KafkaStartError, kafka_classpath
 
 
 def _produce(conf: dict, topic: str, n: int, start: int = 0) -> list[cykafka.DeliveryFuture]:

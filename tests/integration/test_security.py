@@ -41,7 +41,8 @@ from typing import Any
 import pytest
 
 import cykafka
-from cykafka.broker import find_tansu, free_port
+from cykafka.launchers.process import free_port
+from cykafka.launchers.tansu import find_tansu
 from reliability_log import record
 
 SECRET = "Zebra-S3cr3t-7731"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 import cykafka
-from cykafka.kafka_cluster import KafkaCluster
+from cykafka.launchers.kafka import KafkaCluster
 
 
 def test_the_first_transaction_on_a_fresh_cluster_is_not_refused(read_back) -> None:

@@ -22,7 +22,7 @@ def test_heavy_optional_imports_stay_lazy() -> None:
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("module", ["cykafka.cli", "cykafka.broker", "cykafka.kafka_cluster"])
+@pytest.mark.parametrize("module", ["cykafka.cli", "cykafka.broker", "cykafka.launchers.kafka"])
 def test_the_command_and_the_brokers_start_without_the_extension(module: str) -> None:
     """The package's face is lazy: what needs no producer does not load the compiled
     extension, the producer or the inspector (`cykafka --help`, the embedded broker and

@@ -10,7 +10,7 @@ from typing import Callable
 import pytest
 
 import cykafka
-from cykafka.broker import free_port
+from cykafka.launchers.process import free_port
 
 TIMEOUT = 1.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from cykafka.kafka_cluster import KafkaCluster, _cluster_id
+from cykafka.launchers.kafka.cluster import KafkaCluster, _cluster_id
 
 
 def test_cluster_ids_never_start_with_a_dash() -> None:

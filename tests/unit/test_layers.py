@@ -33,7 +33,10 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
         ),
     ),
     (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow")),
-    (3, ("cykafka.producer", "cykafka.serialized", "cykafka.broker", "cykafka.kafka_cluster")),
+    # A layer of its own, beside the core: what it may import and who may import it are
+    # narrower than a rank says (test_the_launchers_stand_apart).
+    (2, ("cykafka.launchers", "cykafka.broker")),
+    (3, ("cykafka.producer", "cykafka.serialized")),
     (4, ("cykafka.testing", "cykafka.schema_registry", "cykafka.inputs")),
     (5, ("cykafka.importer", "cykafka.spark", "cykafka.verify")),
     (6, ("cykafka.cli",)),
@@ -275,6 +278,51 @@ def test_no_private_names_from_other_modules() -> None:
                 if private and f"{source}.{a.name}" not in mods:
                     reach.append(f"{mod}: from {source} import {a.name}")
     assert not reach, "\n".join(sorted(reach))
+
+
+#: The launchers (and ``cykafka.broker``, the public face of the embedded one) stand on
+#: the base alone; only the front doors, the CLI and the test kit start them.
+LAUNCHERS = ("cykafka.launchers", "cykafka.broker")
+LAUNCHERS_USE = (*LAUNCHERS, "cykafka.config", "cykafka.cluster")
+LAUNCHERS_USED_BY = (*LAUNCHERS, *FRONT_DOORS, "cykafka.cli", "cykafka.testing")
+
+
+def _within(mod: str, prefixes: tuple[str, ...]) -> bool:
+    return any(mod == p or mod.startswith(p + ".") for p in prefixes)
+
+
+def _launcher_breaches(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{mod} imports {dep}"
+        for mod, deps in graph.items()
+        for dep in deps
+        if (_within(mod, LAUNCHERS) and not _within(dep, LAUNCHERS_USE))
+        or (_within(dep, LAUNCHERS) and not _within(mod, LAUNCHERS_USED_BY))
+    )
+
+
+def test_the_launchers_stand_apart() -> None:
+    """A launcher starts a process: it needs no producer, inspector or front door, and
+    the producer and the core need no launcher (a broker to run is the caller's
+    choice)."""
+    breaches = _launcher_breaches(_graph())
+    assert not breaches, "\n".join(breaches)
+
+
+def test_the_launchers_check_sees_a_breach() -> None:
+    """The checker itself: a launcher importing the producer or a front door, and the
+    producer importing a launcher, are each found."""
+    g = {
+        "cykafka.launchers.tansu": {"cykafka.cluster.admin", "cykafka.producer"},
+        "cykafka.launchers.kafka.cluster": {"cykafka.importer.job"},
+        "cykafka.producer": {"cykafka.launchers.tansu"},
+        "cykafka.cli.broker": {"cykafka.launchers.tansu"},
+    }
+    assert _launcher_breaches(g) == [
+        "cykafka.launchers.kafka.cluster imports cykafka.importer.job",
+        "cykafka.launchers.tansu imports cykafka.producer",
+        "cykafka.producer imports cykafka.launchers.tansu",
+    ]
 
 
 def test_the_graph_sees_a_real_circle() -> None:

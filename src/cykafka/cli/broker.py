@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from .options import UsageError
 
-__all__ = ["NAME", "setup"]
+__all__ = ["NAME", "serve_forever", "setup"]
 
 NAME = "broker"
 
@@ -49,8 +55,6 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run_broker(args: argparse.Namespace) -> int:
-    from ..broker import serve_forever
-
     if args.partitions < 1:
         raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
     if not 0 <= args.port <= 65535:
@@ -70,11 +74,7 @@ def _run_broker(args: argparse.Namespace) -> int:
 
 
 def _run_kafka(args: argparse.Namespace) -> int:
-    import signal
-    import sys
-    import threading
-
-    from ..kafka_cluster import KafkaCluster, KafkaClusterError
+    from ..launchers.kafka import KafkaCluster, KafkaClusterError
 
     if args.nodes < 1:
         raise UsageError(f"--nodes must be >= 1, not {args.nodes}")
@@ -110,3 +110,62 @@ def _run_kafka(args: argparse.Namespace) -> int:
         return 0
     finally:
         cluster.stop()
+
+
+def serve_forever(
+    port: int | None = 9092,
+    host: str = "127.0.0.1",
+    *,
+    storage: str = "memory://tansu/",
+    extra_args: Iterable[str] = (),
+    log_file: str | os.PathLike[str] | None = None,
+    topics: Iterable[str] = (),
+    partitions: int = 1,
+    out: TextIO | None = None,
+) -> int:
+    """Run a broker in the foreground until Ctrl-C or SIGTERM; return an exit code.
+
+    Prints where it listens (and the log path), optionally pre-creates ``topics``, and
+    returns 0 on a clean stop, 1 if the broker dies or fails to start.
+    """
+    from ..launchers.tansu import BrokerStartError, LocalBroker
+
+    out = out if out is not None else sys.stdout
+    stop = threading.Event()
+    restore: list[tuple[int, Any]] = []
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM → clean shutdown like Ctrl-C; signal handlers only exist in the main thread.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore.append((sig, signal.signal(sig, lambda *_: stop.set())))
+    broker = LocalBroker(
+        port=port, host=host, storage=storage, extra_args=tuple(extra_args), log_file=log_file
+    )
+    try:
+        try:
+            broker.start()
+        except (BrokerStartError, FileNotFoundError) as exc:
+            print(f"cykafka broker: {exc}", file=sys.stderr)
+            return 1
+        for name in topics:
+            broker.create_topic(name, partitions=partitions)
+        print(
+            f"Kafka-compatible broker (tansu) listening on {broker.bootstrap_servers} "
+            f"(pid {broker.pid}, storage {storage})",
+            file=out,
+        )
+        print(f"  bootstrap.servers={broker.bootstrap_servers}", file=out)
+        print(f"  log: {broker.log_path}", file=out)
+        print("Press Ctrl-C to stop.", file=out, flush=True)
+        while not stop.wait(0.25):
+            if not broker.is_running():
+                print(
+                    f"cykafka broker: tansu exited unexpectedly\n{broker.log_tail()}",
+                    file=sys.stderr,
+                )
+                return 1
+        print("stopping broker...", file=out, flush=True)
+        return 0
+    finally:
+        broker.stop()
+        for signum, handler in restore:
+            signal.signal(signum, handler)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Optional
 from .options import UsageError
 
 if TYPE_CHECKING:
-    from ..broker import LocalBroker
     from ..importer import ImportJob
+    from ..launchers.tansu import LocalBroker
 
 __all__ = ["run_import"]
 
@@ -69,7 +69,7 @@ def run_import(
     t = time.monotonic()
     try:
         if bootstrap is None:
-            from ..broker import LocalBroker
+            from ..launchers.tansu import LocalBroker
 
             partitions = args.partitions or 3
             try:

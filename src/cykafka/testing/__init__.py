@@ -30,7 +30,7 @@ API, SUBJECT TO CHANGE OR REMOVAL"); this module is for tests only.
 
 from __future__ import annotations
 
-from ..kafka_cluster import KafkaCluster, KafkaNode
+from ..launchers.kafka import KafkaCluster, KafkaNode
 from .harness import FaultAction, Faults, verify_ordering
 from .log import LogRecord, RawRecord, committed_view, read_log, read_raw_log
 from .mock import API_KEYS, MockCluster, error_code

@@ -21,494 +21,39 @@ to fill the cache (``$CYKAFKA_KAFKA_LIBS``, default ``~/.cache/cykafka/kafka-<ve
 Nothing is vendored and no tarball is downloaded: Maven resolves the same jars the
 Kafka distribution ships.
 
-This module imports only the standard library at import time; ``confluent_kafka`` is
-imported where a Kafka client is needed.
+This module imports only the standard library, the launchers' shared toolkit and
+:mod:`cykafka.cluster.admin` at import time; ``confluent_kafka`` is imported where a
+Kafka client is needed.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import fcntl
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from .broker import (
-    BrokerError,
-    TopicError,
-    delete_topic,
-    dies_with_this_process,
-    free_port,
-    poll_until,
-    tcp_open,
-    topic_names,
-)
+from ...cluster.admin import find_topic
+from ..errors import KafkaClusterError, KafkaStartError
+from ..process import free_port, poll_until, tcp_open, unregister
+from ..topics import admin_client, create_topic, delete_topic, topic_names
+from .jars import KAFKA_VERSION, java_executable, kafka_classpath
+from .node import KafkaNode
+from .security import Listener, Security
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
-__all__ = [
-    "KAFKA_VERSION",
-    "KafkaCluster",
-    "KafkaClusterError",
-    "KafkaNode",
-    "KafkaStartError",
-    "Listener",
-    "Security",
-    "kafka_classpath",
-]
-
-#: The Apache Kafka release the cluster runs (Maven coordinates ``org.apache.kafka``).
-KAFKA_VERSION = "4.4.0"
-#: log4j2 and the SLF4J 2 API it binds to: Kafka's own jars bring SLF4J 1.7, which
-#: finds no binding and logs nothing (``StaticLoggerBinder`` warning).
-_LOG4J_VERSION = "2.26.1"
-_SLF4J_VERSION = "2.0.17"
-LIBS_ENV = "CYKAFKA_KAFKA_LIBS"
-
-_INSTALL_HINT = (
-    "Apache Kafka runs on Java 17 and its jars are fetched once with Maven: "
-    "`apt-get install openjdk-17-jre-headless maven` (Debian), then retry."
-)
-
-
-class KafkaClusterError(BrokerError):
-    """Base class for errors raised by :class:`KafkaCluster` (a :class:`BrokerError`, as
-    the embedded broker's are)."""
-
-
-class KafkaStartError(KafkaClusterError):
-    """A node exited or never became ready; the message has its last log lines."""
-
-
-# ---------------------------------------------------------------------- the jars
-
-
-def _cache_root(version: str) -> Path:
-    override = os.environ.get(LIBS_ENV)
-    if override:
-        return Path(override)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "cykafka" / f"kafka-{version}"
-
-
-def _pom(version: str, extra: Sequence[str]) -> str:
-    deps = [
-        ("org.apache.kafka", "kafka_2.13", version),
-        ("org.apache.kafka", "kafka-tools", version),
-        ("org.apache.logging.log4j", "log4j-core", _LOG4J_VERSION),
-        ("org.apache.logging.log4j", "log4j-slf4j2-impl", _LOG4J_VERSION),
-        ("org.slf4j", "slf4j-api", _SLF4J_VERSION),
-    ]
-    for coord in extra:
-        g, a, v = coord.split(":")
-        deps.append((g, a, v))
-    body = "".join(
-        f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
-        f"<version>{v}</version></dependency>"
-        for g, a, v in deps
-    )
-    return (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-        "<groupId>cykafka</groupId><artifactId>kafka-runtime</artifactId><version>1</version>"
-        f"<packaging>pom</packaging><dependencies>{body}</dependencies></project>"
-    )
-
-
-def java_executable() -> str:
-    """``$JAVA_HOME/bin/java`` or ``java`` on PATH; :class:`KafkaStartError` if neither."""
-    home = os.environ.get("JAVA_HOME")
-    if home and os.access(Path(home, "bin", "java"), os.X_OK):
-        return str(Path(home, "bin", "java"))
-    found = shutil.which("java")
-    if found is None:
-        raise KafkaStartError(f"no `java` on PATH. {_INSTALL_HINT}")
-    return found
-
-
-def kafka_classpath(
-    version: str = KAFKA_VERSION,
-    *,
-    extra: Sequence[str] = (),
-    log: Callable[[str], None] | None = None,
-) -> str:
-    """The Java classpath (``dir/*``) of Apache Kafka ``version``'s jars, fetched with
-    Maven into the cache the first time.  ``extra`` adds ``group:artifact:version``
-    coordinates (they get a cache directory of their own).
-
-    Concurrent callers (several test processes) wait on one lock; the cache directory
-    appears whole or not at all.
-    """
-    root = _cache_root(version)
-    if extra:
-        root = root.with_name(
-            root.name + "-" + uuid.uuid5(uuid.NAMESPACE_URL, ",".join(extra)).hex[:10]
-        )
-    lib = root / "lib"
-    if (root / ".complete").exists():
-        return f"{lib}/*"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / f".{root.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # partner: released when `lock` closes
-        if (root / ".complete").exists():
-            return f"{lib}/*"
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise KafkaStartError(
-                f"no `mvn` on PATH to fetch Kafka {version}'s jars. {_INSTALL_HINT}"
-            )
-        if log is not None:
-            log(f"fetching Apache Kafka {version} jars with Maven into {root} (once)")
-        with tempfile.TemporaryDirectory(prefix="cykafka-mvn-") as tmp:
-            Path(tmp, "pom.xml").write_text(_pom(version, extra))
-            out = Path(tmp, "lib")
-            proc = subprocess.run(
-                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={out}"],
-                cwd=tmp,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-            )
-            if proc.returncode != 0:
-                tail = "\n    ".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-                raise KafkaStartError(
-                    f"Maven could not fetch Apache Kafka {version} (exit {proc.returncode}):\n    {tail}"
-                )
-            shutil.rmtree(root, ignore_errors=True)
-            root.mkdir(parents=True)
-            shutil.move(str(out), lib)
-        (root / ".complete").write_text(version + "\n")
-    return f"{lib}/*"
-
-
-# ---------------------------------------------------------------------- nodes
-
-
-@dataclass(frozen=True)
-class Listener:
-    """A client listener of every node: its Kafka listener name and security protocol
-    (``PLAINTEXT``, ``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``).
-
-    ``certificate``/``key``: PEM files (certificate chain, unencrypted private key) this
-    listener serves TLS with, instead of :class:`Security`'s (say a certificate made for
-    another host name, to see clients refuse it)."""
-
-    name: str
-    protocol: str = "PLAINTEXT"
-    certificate: str | os.PathLike[str] | None = None
-    key: str | os.PathLike[str] | None = None
-
-    @property
-    def tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
-
-    @property
-    def sasl(self) -> bool:
-        return self.protocol.startswith("SASL_")
-
-
-@dataclass(frozen=True)
-class Security:
-    """TLS, SASL and authorization of a :class:`KafkaCluster`.
-
-    Args:
-        certificate / key: PEM files (certificate chain, unencrypted PKCS#8 private key)
-            every ``SSL``/``SASL_SSL`` listener serves, unless the listener has its own.
-            Kafka reads them as a ``PEM`` keystore.
-        ca: the PEM CA file clients should trust (:meth:`KafkaCluster.listener_config`
-            passes it as ``ssl.ca.location``).
-        sasl_mechanisms: what the ``SASL_*`` listeners accept; SCRAM only (users are
-            added with :meth:`KafkaCluster.add_scram_user`).
-        acls: run Kafka's ``StandardAuthorizer``: nothing is allowed without an ACL
-            (:meth:`KafkaCluster.allow`), except to the first listener's principal
-            (``User:ANONYMOUS`` on PLAINTEXT), which is a super user so that the
-            cluster's own admin client, the brokers and the controllers keep working.
-    """
-
-    certificate: str | os.PathLike[str] | None = None
-    key: str | os.PathLike[str] | None = None
-    ca: str | os.PathLike[str] | None = None
-    sasl_mechanisms: tuple[str, ...] = ("SCRAM-SHA-512",)
-    acls: bool = False
-
-    def server_config(self, listeners: Sequence[Listener]) -> dict[str, str]:
-        """The ``server.properties`` lines for ``listeners`` (per listener name)."""
-        out: dict[str, str] = {}
-        for ln in listeners:
-            prefix = f"listener.name.{ln.name.lower()}."
-            if ln.tls:
-                cert = ln.certificate or self.certificate
-                key = ln.key or self.key
-                if cert is None or key is None:
-                    raise ValueError(
-                        f"listener {ln.name} ({ln.protocol}) needs a certificate and a key: "
-                        "give Security(certificate=..., key=...) or Listener(certificate=..., key=...)"
-                    )
-                # Inline PEM (a PEM keystore *file* needs an encrypted key).
-                out[prefix + "ssl.keystore.type"] = "PEM"
-                out[prefix + "ssl.keystore.certificate.chain"] = Path(cert).read_text().strip()
-                out[prefix + "ssl.keystore.key"] = Path(key).read_text().strip()
-            if ln.sasl:
-                out[prefix + "sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
-                for mech in self.sasl_mechanisms:
-                    if not mech.startswith("SCRAM-"):
-                        raise ValueError(f"sasl_mechanisms: only SCRAM-SHA-256/512, not {mech}")
-                    out[prefix + f"{mech.lower()}.sasl.jaas.config"] = (
-                        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-                    )
-        if any(ln.sasl for ln in listeners):
-            out["sasl.enabled.mechanisms"] = ",".join(self.sasl_mechanisms)
-        if self.acls:
-            first = listeners[0]
-            if first.protocol not in ("PLAINTEXT", "SSL"):
-                raise ValueError(
-                    "acls=True needs a PLAINTEXT (or SSL) first listener: its principal, "
-                    "User:ANONYMOUS, is the super user the brokers and the test admin use"
-                )
-            out["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-            out["super.users"] = "User:ANONYMOUS"
-        return out
-
-
-def _property(value: str) -> str:
-    # java.util.Properties: a backslash escapes, and a value is one line.
-    return value.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-_LOG4J2 = """\
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.state.name = state.change.logger
-logger.state.level = WARN
-logger.request.name = kafka.request.logger
-logger.request.level = WARN
-"""
-
-
-class KafkaNode:
-    """One combined broker+controller JVM of a :class:`KafkaCluster`."""
-
-    def __init__(self, cluster: KafkaCluster, node_id: int, ports: dict[str, int]) -> None:
-        self.cluster = cluster
-        self.node_id = node_id
-        self.ports = ports  # listener name -> port, CONTROLLER included
-        self.dir = cluster.data_dir / f"node-{node_id}"
-        self.log_dirs = self.dir / "data"
-        self.log_path = self.dir / "server.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._out: IO[bytes] | None = None
-        self.paused = False
-
-    # -- state
-    @property
-    def pid(self) -> int | None:
-        proc = self._proc
-        return proc.pid if proc is not None and proc.poll() is None else None
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def address(self, listener: str = "PLAINTEXT") -> str:
-        return f"{self.cluster.host}:{self.ports[listener]}"
-
-    # -- lifecycle
-    def _write_config(self) -> Path:
-        c = self.cluster
-        listeners = [*c.listeners, Listener("CONTROLLER")]
-        props: dict[str, str] = {
-            "process.roles": "broker,controller",
-            "node.id": str(self.node_id),
-            "controller.quorum.voters": ",".join(
-                f"{n.node_id}@{c.host}:{n.ports['CONTROLLER']}" for n in c.nodes
-            ),
-            "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": c.listeners[0].name,
-            "listeners": ",".join(
-                f"{ln.name}://{c.host}:{self.ports[ln.name]}" for ln in listeners
-            ),
-            "advertised.listeners": ",".join(
-                f"{ln.name}://{c.host}:{self.ports[ln.name]}" for ln in c.listeners
-            ),
-            "listener.security.protocol.map": ",".join(
-                f"{ln.name}:{'PLAINTEXT' if ln.name == 'CONTROLLER' else ln.protocol}"
-                for ln in listeners
-            ),
-            "log.dirs": str(self.log_dirs),
-            **c.default_config(),
-            **(c.security.server_config(c.listeners) if c.security is not None else {}),
-            **{k: str(v) for k, v in c.broker_config.items()},
-        }
-        path = self.dir / "server.properties"
-        path.write_text("".join(f"{k}={_property(v)}\n" for k, v in props.items()))
-        (self.dir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
-        return path
-
-    def _format(self, java: str, classpath: str, config: Path) -> None:
-        proc = subprocess.run(
-            [
-                java,
-                "-cp",
-                classpath,
-                "kafka.tools.StorageTool",
-                "format",
-                "-t",
-                self.cluster.cluster_id,
-                "-c",
-                str(config),
-                "--ignore-formatted",
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise KafkaStartError(
-                f"formatting node {self.node_id}'s storage failed (exit {proc.returncode}):\n"
-                + (proc.stdout + proc.stderr)[-2000:]
-            )
-
-    def start(self) -> None:
-        """Start the JVM (with the data it has: a restart keeps the log).  Does not wait;
-        :meth:`KafkaCluster.wait_ready` does."""
-        if self.is_running():
-            return
-        c = self.cluster
-        java = java_executable()
-        classpath = c.classpath()
-        config = self.dir / "server.properties"
-        if not (self.log_dirs / "meta.properties").exists():
-            self.dir.mkdir(parents=True, exist_ok=True)
-            config = self._write_config()
-            self._format(java, classpath, config)
-        cmd = [
-            java,
-            f"-Xmx{c.heap}",
-            f"-Xms{c.heap}",
-            "-XX:+UseG1GC",
-            "-XX:MaxGCPauseMillis=20",
-            "-Djava.awt.headless=true",
-            f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
-            f"-Dkafka.logs.dir={self.dir}",
-            "-cp",
-            classpath,
-            "kafka.Kafka",
-            str(config),
-        ]
-        cmd = dies_with_this_process(cmd)  # (the JVM: no orphan keeps the ports)
-        self._out = open(self.dir / "stdout.log", "ab")  # partner: closed in _reap()
-        self._proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=self._out,
-            stderr=subprocess.STDOUT,
-            close_fds=True,
-        )
-        self.paused = False
-        _LIVE.add(c)
-
-    def _reap(self, timeout: float | None) -> None:
-        proc = self._proc
-        if proc is not None:
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                proc.wait()
-        self._proc = None
-        self.paused = False
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """A clean shutdown (SIGTERM: controlled shutdown, leadership moved away), then
-        SIGKILL after ``timeout``.  The data stays for :meth:`start`."""
-        proc = self._proc
-        if proc is None:
-            return
-        if self.paused:
-            self.resume()
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-        self._reap(timeout)
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash or an OOM kill: no controlled shutdown."""
-        proc = self._proc
-        if proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        self._reap(None)
-
-    def pause(self) -> None:
-        """SIGSTOP: the node stays connected but answers nothing (a GC pause, a stalled VM)."""
-        if self._proc is not None and not self.paused:
-            os.kill(self._proc.pid, signal.SIGSTOP)
-            self.paused = True
-
-    def resume(self) -> None:
-        """SIGCONT after :meth:`pause`."""
-        if self._proc is not None and self.paused:
-            os.kill(self._proc.pid, signal.SIGCONT)
-            self.paused = False
-
-    def restart(self, *, kill: bool = False, downtime: float = 0.0, wait: bool = True) -> None:
-        """Stop (or SIGKILL) and start again on the same ports with the same data."""
-        self.kill() if kill else self.stop()
-        if downtime > 0:
-            time.sleep(downtime)
-        self.start()
-        if wait:
-            self.cluster.wait_ready()
-
-    def log_tail(self, lines: int = 20) -> str:
-        out: list[str] = []
-        for p in (self.dir / "stdout.log", self.log_path):
-            with contextlib.suppress(OSError):
-                out += p.read_text(errors="replace").splitlines()[-lines:]
-        return "\n".join(out[-lines:])
-
-    def __repr__(self) -> str:
-        state = "paused" if self.paused else (f"pid={self.pid}" if self.is_running() else "stopped")
-        return f"KafkaNode({self.node_id}, {self.address()}, {state})"
-
-
-# ---------------------------------------------------------------------- the cluster
-
-_LIVE: weakref.WeakSet[KafkaCluster] = weakref.WeakSet()
-
-
-@atexit.register
-def _stop_all() -> None:
-    for cluster in list(_LIVE):
-        # A forked child exiting must not stop its parent's nodes.
-        if cluster._pid != os.getpid():
-            continue
-        with contextlib.suppress(Exception):
-            cluster.stop(timeout=5.0)
+__all__ = ["KafkaCluster"]
 
 
 class KafkaCluster:
@@ -784,14 +329,12 @@ class KafkaCluster:
                         n._proc.terminate()
             for n in self.nodes:
                 n._reap(timeout)
-            _LIVE.discard(self)
+            unregister(self)
             if self._owns_dir:
                 shutil.rmtree(self.data_dir, ignore_errors=True)
 
     # -- admin
     def _admin(self) -> AdminClient:
-        from confluent_kafka.admin import AdminClient
-
         # A paused node keeps its connections open and answers nothing, and librdkafka
         # sends a metadata request to its least idle connected broker: the client that
         # was talking to a node before it paused would wait out every request on it.
@@ -801,17 +344,13 @@ class KafkaCluster:
         if self._admin_client is None or answering != self._admin_nodes:
             reach = [n for n in self.nodes if n.node_id in answering] or self.nodes
             self._admin_nodes = answering
-            self._admin_client = AdminClient(
+            self._admin_client = admin_client(
                 self.client_config(
-                    log_level=0,
                     **{
                         "bootstrap.servers": ",".join(
                             n.address(self.listeners[0].name) for n in reach
-                        ),
-                        "socket.connection.setup.timeout.ms": 2000,
-                        "reconnect.backoff.ms": 20,
-                        "reconnect.backoff.max.ms": 200,
-                    },
+                        )
+                    }
                 )
             )
         return self._admin_client
@@ -831,26 +370,13 @@ class KafkaCluster:
     ) -> str:
         """Create ``name`` (replication factor ``min(3, nodes)`` by default) and wait until
         every partition has a leader and a full ISR."""
-        from confluent_kafka.admin import NewTopic
-
         rf = replication_factor if replication_factor is not None else min(3, len(self.nodes))
-        fut = self._admin().create_topics(
-            [NewTopic(name, partitions, rf, config=dict(config or {}))],
-            operation_timeout=timeout,
-            request_timeout=timeout,
-        )[name]
-        try:
-            fut.result(timeout=timeout)
-        except Exception as exc:
-            raise TopicError(
-                f"creating topic {name!r} ({partitions} partitions, rf {rf}) failed: {exc}"
-            ) from exc
+        create_topic(self._admin(), name, partitions, rf, config, timeout, error=KafkaClusterError)
 
         def ready() -> bool:
-            t = self._admin().list_topics(timeout=5).topics.get(name)
+            t = find_topic(self._admin(), name, 5)
             return (
                 t is not None
-                and t.error is None
                 and len(t.partitions) == partitions
                 and all(p.leader >= 0 and len(p.isrs) == rf for p in t.partitions.values())
             )
@@ -859,9 +385,11 @@ class KafkaCluster:
         return name
 
     def delete_topic(self, name: str, timeout: float = 60.0) -> None:
-        delete_topic(self._admin(), name, timeout)
+        """Delete ``name`` and wait until it is gone from metadata."""
+        delete_topic(self._admin(), name, timeout, error=KafkaClusterError)
 
     def list_topics(self, timeout: float = 10.0) -> list[str]:
+        """Names of all topics the cluster reports."""
         return topic_names(self._admin(), timeout)
 
     def partitions(self, topic: str, timeout: float = 10.0) -> dict[int, Any]:
@@ -872,9 +400,9 @@ class KafkaCluster:
         found: list[Any] = []
 
         def known() -> bool:
-            t = self._admin().list_topics(timeout=timeout).topics.get(topic)
-            if t is None or t.error is not None:
-                raise KafkaClusterError(f"topic {topic!r} not found ({t.error if t else 'absent'})")
+            t = find_topic(self._admin(), topic, timeout)
+            if t is None:
+                raise KafkaClusterError(f"topic {topic!r} not found")
             found.append(t)
             return True
 
