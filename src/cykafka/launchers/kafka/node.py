@@ -9,18 +9,43 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Protocol
 
 from ..errors import KafkaStartError
 from ..process import log_tail, reap, start_process, stop_at_exit, stop_process
 from .jars import java_executable
-from .security import Listener
-
-if TYPE_CHECKING:
-    from .cluster import KafkaCluster
+from .security import Listener, Security
 
 __all__ = ["KafkaNode"]
+
+
+class _Cluster(Protocol):
+    """What a node needs of the cluster it belongs to (a :class:`KafkaCluster`): named as a
+    protocol so that the node does not import the cluster that imports it."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def heap(self) -> str: ...
+    @property
+    def cluster_id(self) -> str: ...
+    @property
+    def data_dir(self) -> Path: ...
+    @property
+    def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def nodes(self) -> Sequence[KafkaNode]: ...
+    @property
+    def security(self) -> Security | None: ...
+    @property
+    def broker_config(self) -> Mapping[str, object]: ...
+
+    def default_config(self) -> dict[str, str]: ...
+    def classpath(self) -> str: ...
+    def wait_ready(self, timeout: float | None = None) -> None: ...
+    def stop(self, timeout: float = 30.0) -> None: ...
 
 
 def _property(value: str) -> str:
@@ -49,7 +74,7 @@ logger.request.level = WARN
 class KafkaNode:
     """One combined broker+controller JVM of a :class:`KafkaCluster`."""
 
-    def __init__(self, cluster: KafkaCluster, node_id: int, ports: dict[str, int]) -> None:
+    def __init__(self, cluster: _Cluster, node_id: int, ports: dict[str, int]) -> None:
         self.cluster = cluster
         self.node_id = node_id
         self.ports = ports  # listener name -> port, CONTROLLER included
@@ -219,6 +244,6 @@ class KafkaNode:
         return f"KafkaNode({self.node_id}, {self.address()}, {state})"
 
 
-def _stop_quickly(cluster: KafkaCluster) -> None:
+def _stop_quickly(cluster: _Cluster) -> None:
     # At interpreter exit: no time for a slow controlled shutdown.
     cluster.stop(timeout=5.0)
