@@ -16,7 +16,7 @@ __all__ = ["add_exactly_once", "exactly_once_from_args"]
 
 #: The defaults as --help shows them, written out so that ``cykafka --help`` does not
 #: import the importer (tests check them against cykafka.importer.resume and
-#: cykafka.importer.progress_topic).
+#: cykafka.importer.progress_records).
 HELP_COMMIT_EVERY = "1000000,10s"
 HELP_PROGRESS_TOPIC = "cykafka-import-progress"
 

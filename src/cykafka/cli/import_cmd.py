@@ -98,10 +98,10 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..importer.interrupt import BeforeReading, StoppedBeforeReading, signal_name
+    from ..importer.signals import StartSignals, StoppedBeforeReading, signal_name
 
     try:
-        with BeforeReading():
+        with StartSignals():
             return _run(args)
     except StoppedBeforeReading as e:
         print(
@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from ..importer import ImportInputError, ImportJob
-    from ..importer.cluster import check_topic_name
+    from ..importer.topic_checks import check_topic_name
     from .import_run import run_import
 
     config = config_from_args(args, args.config_file)

@@ -50,7 +50,7 @@ def run_import(
     if _uses_arrow(job):
         threading.Thread(target=_load_arrow, name="cykafka-load-arrow").start()
     from ..importer import ImportInputError, import_files
-    from ..importer.cluster import ClusterError, check_partition, prepare_topic
+    from ..importer.topic_checks import TopicCheckError, check_partition, prepare_topic
     from ..importer.summary import plural
     from ..producer import Producer
 
@@ -74,7 +74,7 @@ def run_import(
             partitions = args.partitions or 3
             try:
                 check_partition(topic, job.partition, partitions)
-            except ClusterError as e:
+            except TopicCheckError as e:
                 raise UsageError(str(e)) from None
             broker = LocalBroker()
             broker.start()
@@ -113,7 +113,7 @@ def run_import(
                         "without duplicates)",
                         file=sys.stderr,
                     )
-            except ClusterError as e:
+            except TopicCheckError as e:
                 if e.usage:
                     raise UsageError(str(e)) from None
                 print(f"cykafka import: error: {e}", file=sys.stderr)

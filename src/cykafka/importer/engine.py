@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Optional, TextIO
 from ..inputs.model import ImportInputError, Problem, SourcePosition
 from ..inputs.readers import READERS
 from .deadletter import DeadLetter
-from .interrupt import Stop
+from .signals import StopSignals
 from .pipeline import pace, prefetch, rows_after, skipping
-from .progress import PlainProgress, RichProgress, isatty
+from .bar import PlainBar, RichBar, isatty
 from .sink import Sink
 from .summary import SHOW_PROBLEMS, ImportResult
 
@@ -113,13 +113,13 @@ def import_files(
         producer = Producer(job.resolved)
     live_view = getattr(producer, "inspect_live", None) if inspect else None
     total_bytes = sum(s.size for s, _ in plan)
-    bar: PlainProgress | RichProgress
+    bar: PlainBar | RichBar
     if progress if progress is not None else isatty(log):
         # The bar and (with --inspect) the accumulator view in one live display.
-        bar = RichProgress(log, total_bytes, console, producer if live_view else None)
+        bar = RichBar(log, total_bytes, console, producer if live_view else None)
         live_view = None
     else:
-        bar = PlainProgress(log, total_bytes)
+        bar = PlainBar(log, total_bytes)
     # The plain import's sink (an exactly-once import sends through one per transaction).
     plain: Optional[Sink] = None
     if producer is not None:
@@ -166,9 +166,9 @@ def import_files(
             producer.close(0)
 
     if exactly_once is None:
-        ctrl_c = Stop(log, purge, INTERRUPT_WAIT_S)
+        ctrl_c = StopSignals(log, purge, INTERRUPT_WAIT_S)
     else:
-        ctrl_c = Stop(log, what="the rows handed over are committed")
+        ctrl_c = StopSignals(log, what="the rows handed over are committed")
     if plain is not None:
         plain.stop = ctrl_c.requested
     input_done = False  # every row read and handed over (a later signal stops nothing)

@@ -2,7 +2,7 @@
 
 The rows go out in transactions of a transactional producer.  Each transaction also
 writes the position of the first row after it to the progress topic
-(:mod:`~cykafka.importer.progress_topic`), so rows and position commit or abort
+(:mod:`~cykafka.importer.progress_records`), so rows and position commit or abort
 together, as Kafka Connect does for exactly-once sources (KIP-618).
 
 A rerun with the same arguments uses the same ``transactional.id`` (derived from the
@@ -36,7 +36,7 @@ from ..cluster.committed import CommittedReader, partitions_of, transactional_wr
 from ..inputs.model import ImportInputError
 from .identity import content_digest
 from .pipeline import pace, prefetch, rows_after, skipping
-from .progress_topic import (
+from .progress_records import (
     DEFAULT_PROGRESS_TOPIC,
     committed_progress,
     last_progress,
@@ -64,8 +64,8 @@ if TYPE_CHECKING:
     from ..schema_registry.formats import ColumnEncoders
     from .deadletter import DeadLetter
     from .job import ImportJob
-    from .progress import PlainProgress, RichProgress
-    from .progress_topic import Progress
+    from .bar import PlainBar, RichBar
+    from .progress_records import Progress
     from .summary import ImportResult
 
 __all__ = [
@@ -261,7 +261,7 @@ def run_exactly_once(
     anything is produced when the saved progress cannot be resumed, and the last
     :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
     stop signal; the open transaction is then committed and
-    :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
+    :class:`~cykafka.importer.signals.StopRequested` raised.  ``outcome``: filled in
     as the run goes (what a stopped run did, too)."""
     from .._native import KafkaError
     from ..producer import Producer
@@ -413,7 +413,7 @@ def import_plan(
     *,
     result: ImportResult,
     report: Callable[[Problem], None],
-    bar: PlainProgress | RichProgress,
+    bar: PlainBar | RichBar,
     t0: float,
     dead_letter: Optional[DeadLetter] = None,
     log: Callable[[str], None] = lambda line: None,
