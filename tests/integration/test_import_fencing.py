@@ -93,7 +93,7 @@ def test_concurrent_runs_at_random_points(fresh_broker, tmp_path) -> None:
 _HELD_AFTER_RESUME_READ = """
 import pathlib, sys, time
 import cykafka.importer.progress_records as pt
-import cykafka.importer.resume, cykafka.importer.txn_sink
+import cykafka.importer.exactly_once, cykafka.importer.txn_sink
 from cykafka.cli.main import main
 
 real, marker, reads = pt.committed_progress, pathlib.Path(sys.argv[1]), []

@@ -366,7 +366,7 @@ def test_dead_letter_holds_each_rejected_row_once_across_kills(broker, topic, tm
 
 
 def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
-    from cykafka.importer.resume import parse_commit_every
+    from cykafka.importer.exactly_once_options import parse_commit_every
 
     assert parse_commit_every("5000") == (5000, 10.0)
     assert parse_commit_every("2s") == (1_000_000, 2.0)
@@ -391,8 +391,8 @@ def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
 
 def test_help_shows_the_real_defaults() -> None:
     from cykafka.cli import exactly_once
+    from cykafka.importer.exactly_once_options import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
     from cykafka.importer.progress_records import DEFAULT_PROGRESS_TOPIC
-    from cykafka.importer.resume import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
 
     assert exactly_once.HELP_COMMIT_EVERY == f"{DEFAULT_COMMIT_ROWS},{DEFAULT_COMMIT_SECONDS:g}s"
     assert exactly_once.HELP_PROGRESS_TOPIC == DEFAULT_PROGRESS_TOPIC

@@ -96,7 +96,9 @@ def prepare_topic(
     try:
         count, held = topic_probe(_admin_config(bootstrap, config), topic, timeout, count_records)
     except KafkaConfigError as e:
-        raise TopicCheckError(redact(f"cannot connect to {bootstrap}: {e.message}", config)) from None
+        raise TopicCheckError(
+            redact(f"cannot connect to {bootstrap}: {e.message}", config)
+        ) from None
     except KafkaError as e:
         raise TopicCheckError(
             redact(
