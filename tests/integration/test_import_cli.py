@@ -355,7 +355,7 @@ def test_one_import_decides_each_thing_once(broker, topic, tmp_path, monkeypatch
     import cykafka.config
     import cykafka.producer
 
-    for name in ("cli.import_cmd", "cli.import_run", "importer.job", "importer.resume"):
+    for name in ("cli.import_cmd", "cli.import_run", "importer.job", "importer.exactly_once"):
         importlib.import_module(f"cykafka.{name}")
     calls: dict[str, int] = {}
 
@@ -391,10 +391,55 @@ def test_one_import_decides_each_thing_once(broker, topic, tmp_path, monkeypatch
     extra = ["--exactly-once", "--commit-every", "1"] if exactly_once else []
     assert _import(broker, "-t", topic(), "--key-field", "user", *extra, str(f)) == 0
     assert calls == {"resolve": 1, "explain": 1, "plan_files": 1}, calls
-    # Every producer the command made (librdkafka's check of the configuration, then
-    # the import's: one plain, one per exactly-once attempt) ran that one resolution.
-    assert len(resolved_seen) == 2, resolved_seen
+    # The producer the command made (one plain, one per exactly-once attempt) ran that
+    # one resolution.
+    assert len(resolved_seen) == 1, resolved_seen
     assert all(isinstance(c, cykafka.config.ResolvedConfig) for c in resolved_seen)
+
+
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["plain", "exactly-once"])
+def test_librdkafka_judges_the_configuration_once_and_one_place_makes_producers(
+    broker, topic, tmp_path, monkeypatch, exactly_once
+):
+    """One import asks librdkafka for its verdict on the configuration once, before a
+    broker starts (the explanation and a bad -X's refusal read that verdict), and then
+    makes its producer from the same resolution, in one place: the runner.  (The
+    explanation, the command and the producer each asked librdkafka, from three
+    modules.)  The spies count calls and run the real functions."""
+    import traceback
+
+    import cykafka._native
+    import cykafka.producer
+
+    verdicts: list[tuple[str, str]] = []
+    made: list[tuple[str, str]] = []
+
+    def caller() -> tuple[str, str]:
+        frame = traceback.extract_stack(limit=3)[0]  # (the spy's caller)
+        return frame.filename, frame.name
+
+    real_refusal = cykafka._native.config_refusal
+
+    def config_refusal(*args, **kwargs):
+        verdicts.append(caller())
+        return real_refusal(*args, **kwargs)
+
+    real_init = cykafka.producer.Producer.__init__
+
+    def producer_init(self, *args, **kwargs):
+        made.append(caller())
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(cykafka._native, "config_refusal", config_refusal)
+    monkeypatch.setattr(cykafka.producer.Producer, "__init__", producer_init)
+    f = tmp_path / "a.csv"
+    f.write_text("id,user\n1,a\n2,b\n")
+    extra = ["--exactly-once", "--commit-every", "1"] if exactly_once else []
+    assert _import(broker, "-t", topic(), "--key-field", "user", *extra, str(f)) == 0
+    assert len(verdicts) == 1, verdicts
+    assert len(made) == 1, made
+    (where,) = set(made)
+    assert where[0].endswith("cykafka/importer/run.py"), made
 
 
 def test_counts_of_one_are_singular(tmp_path):

@@ -92,8 +92,8 @@ def test_concurrent_runs_at_random_points(fresh_broker, tmp_path) -> None:
 #: the moment another run can commit in, made wide enough to hit every time.
 _HELD_AFTER_RESUME_READ = """
 import pathlib, sys, time
-import cykafka.importer.progress_topic as pt
-import cykafka.importer.resume, cykafka.importer.txn_sink
+import cykafka.importer.progress_records as pt
+import cykafka.importer.exactly_once, cykafka.importer.txn_sink
 from cykafka.cli.main import main
 
 real, marker, reads = pt.committed_progress, pathlib.Path(sys.argv[1]), []
@@ -118,7 +118,7 @@ sys.exit(main(sys.argv[2:]))
 def _progress(bootstrap: str, tid: str) -> list[bytes]:
     """The committed progress records of transactional.id ``tid``."""
     from cykafka.cluster.committed import committed_messages
-    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
+    from cykafka.importer.progress_records import DEFAULT_PROGRESS_TOPIC
 
     try:
         msgs = committed_messages({"bootstrap.servers": bootstrap}, DEFAULT_PROGRESS_TOPIC)
@@ -131,7 +131,7 @@ def _twin_commits(bootstrap: str, tid: str, value: bytes) -> None:
     """A committed progress record under ``tid``'s key from another transactional.id:
     what a fenced run's commit is on a broker that does not fence."""
     from cykafka import Producer
-    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
+    from cykafka.importer.progress_records import DEFAULT_PROGRESS_TOPIC
 
     twin = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{tid}-other"},
                     preset="exactly_once")  # fmt: skip
@@ -189,7 +189,7 @@ def test_a_commit_the_committed_log_does_not_confirm_stops_the_import(broker, to
     fenced twin would on such a broker); the import must notice it from the committed
     log, stop with a clear error and exit non-zero, not report OK."""
     from cykafka import Producer
-    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC as PROGRESS
+    from cykafka.importer.progress_records import DEFAULT_PROGRESS_TOPIC as PROGRESS
 
     def progress() -> list[bytes]:  # this import's committed progress records
         from cykafka.cluster.committed import committed_messages

@@ -273,18 +273,19 @@ def test_interrupt_writes_unconfirmed_rows_to_dead_letter(tmp_path, monkeypatch)
     _PURGE_QUEUE), the batch the Ctrl-C stopped "unknown" (no proof either way)."""
     from cykafka import importer
 
-    monkeypatch.setattr(importer.engine, "INTERRUPT_WAIT_S", 0.2)
+    monkeypatch.setattr(importer.run, "INTERRUPT_WAIT_S", 0.2)
     f = _lines_file(tmp_path, 40)
     dead = tmp_path / "dead.jsonl"
-    cfg = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}  # nothing listens there
     job = importer.ImportJob.build(
         [str(f)],
         "t",
-        cfg,
+        {"log_level": 0},
         options=importer.ReadOptions(block_bytes=40),  # 5 lines a chunk
         dead_letter=str(dead),
     )
-    real = cykafka.Producer(job.resolved)
+    # The producer is the caller's, on brokers the job does not name (nothing listens
+    # there): the import checks no topic and starts no broker of its own.
+    real = cykafka.Producer(job.on_cluster("127.0.0.1:1", None).resolved)
     try:
         result = importer.import_files(
             job,

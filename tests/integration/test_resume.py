@@ -159,7 +159,7 @@ def test_resume_summary_names_the_next_file_when_the_last_one_was_done(tmp_path)
     """Stopped between a file's last commit and the next file's first: the summary
     says where the run goes on, as for a file stopped midway."""
     from cykafka.importer.identity import FileIdentity
-    from cykafka.importer.progress_topic import FileProgress, Progress
+    from cykafka.importer.progress_records import FileProgress, Progress
     from cykafka.importer.resume_state import Input, Outcome, note_start
 
     def ident(name: str) -> FileIdentity:
@@ -366,7 +366,7 @@ def test_dead_letter_holds_each_rejected_row_once_across_kills(broker, topic, tm
 
 
 def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
-    from cykafka.importer.resume import parse_commit_every
+    from cykafka.importer.exactly_once_options import parse_commit_every
 
     assert parse_commit_every("5000") == (5000, 10.0)
     assert parse_commit_every("2s") == (1_000_000, 2.0)
@@ -391,8 +391,8 @@ def test_commit_every_rows_and_seconds(broker, topic, tmp_path) -> None:
 
 def test_help_shows_the_real_defaults() -> None:
     from cykafka.cli import exactly_once
-    from cykafka.importer.progress_topic import DEFAULT_PROGRESS_TOPIC
-    from cykafka.importer.resume import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+    from cykafka.importer.exactly_once_options import DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
+    from cykafka.importer.progress_records import DEFAULT_PROGRESS_TOPIC
 
     assert exactly_once.HELP_COMMIT_EVERY == f"{DEFAULT_COMMIT_ROWS},{DEFAULT_COMMIT_SECONDS:g}s"
     assert exactly_once.HELP_PROGRESS_TOPIC == DEFAULT_PROGRESS_TOPIC

@@ -314,7 +314,7 @@ def test_exactly_once_import_without_the_transactional_id_is_refused_before_read
 def test_the_write_check_lets_a_cluster_without_acls_through(kafka, tmp_path, capsys) -> None:
     """No authorizer: the broker reports every operation as allowed, and the import's
     check must not refuse (nor on Tansu, which reports none: the check is skipped)."""
-    from cykafka.importer.cluster import check_write_access
+    from cykafka.importer.topic_checks import check_write_access
 
     topic = kafka.create_topic(f"open-{uuid.uuid4().hex[:8]}")
     check_write_access(kafka.bootstrap_servers, {}, topic)

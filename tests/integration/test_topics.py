@@ -84,15 +84,15 @@ def test_a_progress_topic_that_is_not_compacted_is_refused_by_name(
 
 
 def _records_in(servers: str, name: str) -> object:
-    from cykafka.importer.cluster import records_in
+    from cykafka.importer.topic_checks import records_in
 
     return records_in(servers, {}, name)
 
 
 def _prepare_topic(servers: str, name: str) -> object:
-    from cykafka.importer.cluster import ClusterError, prepare_topic
+    from cykafka.importer.topic_checks import TopicCheckError, prepare_topic
 
-    with pytest.raises(ClusterError, match="does not exist"):
+    with pytest.raises(TopicCheckError, match="does not exist"):
         prepare_topic(servers, {}, name)
     return None
 
@@ -141,7 +141,7 @@ def test_asking_about_a_topic_does_not_create_it(
 def test_the_import_cluster_check_says_the_partition_count(broker: LocalBroker, topic) -> None:
     """What the import sizes its producer's queue by: the count of a topic it found,
     or of the one it created."""
-    from cykafka.importer.cluster import prepare_topic
+    from cykafka.importer.topic_checks import prepare_topic
 
     servers = broker.bootstrap_servers
     assert prepare_topic(servers, {}, topic(partitions=4)).partitions == 4

@@ -1,4 +1,4 @@
-"""The ``--exactly-once`` options of ``cykafka import`` (see cykafka.importer.resume)."""
+"""The ``--exactly-once`` options of ``cykafka import`` (see cykafka.importer.exactly_once)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ __all__ = ["add_exactly_once", "exactly_once_from_args"]
 
 
 #: The defaults as --help shows them, written out so that ``cykafka --help`` does not
-#: import the importer (tests check them against cykafka.importer.resume and
-#: cykafka.importer.progress_topic).
+#: import the importer (tests check them against cykafka.importer.exactly_once_options and
+#: cykafka.importer.progress_records).
 HELP_COMMIT_EVERY = "1000000,10s"
 HELP_PROGRESS_TOPIC = "cykafka-import-progress"
 
@@ -64,7 +64,7 @@ def add_exactly_once(p: argparse.ArgumentParser) -> None:
 def exactly_once_from_args(
     args: argparse.Namespace, config: Mapping[str, Any]
 ) -> Optional[ExactlyOnce]:
-    """The :class:`~cykafka.importer.resume.ExactlyOnce` options, or None without
+    """The :class:`~cykafka.importer.ExactlyOnce` options, or None without
     ``--exactly-once`` (then its other options are refused)."""
     if not args.exactly_once:
         for flag, given in (
@@ -76,7 +76,7 @@ def exactly_once_from_args(
             if given:
                 raise UsageError(f"{flag} needs --exactly-once")
         return None
-    from ..importer.resume import ExactlyOnce, parse_commit_every
+    from ..importer.exactly_once_options import ExactlyOnce, parse_commit_every
 
     if config.get("transactional.id"):
         raise UsageError("--exactly-once sets transactional.id; use --transactional-id")

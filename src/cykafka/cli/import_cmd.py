@@ -21,8 +21,8 @@ from .options import (
     add_overrides,
     add_preset,
     bootstrap_from,
-    check_config,
     config_from_args,
+    config_refused,
 )
 
 if TYPE_CHECKING:
@@ -98,10 +98,10 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..importer.interrupt import BeforeReading, StoppedBeforeReading, signal_name
+    from ..importer.signals import StartSignals, StoppedBeforeReading, signal_name
 
     try:
-        with BeforeReading():
+        with StartSignals():
             return _run(args)
     except StoppedBeforeReading as e:
         print(
@@ -116,7 +116,6 @@ def _run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from ..importer import ImportInputError, ImportJob
-    from ..importer.cluster import check_topic_name
     from .import_run import run_import
 
     config = config_from_args(args, args.config_file)
@@ -124,27 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     preset = None if args.preset in ("", "none") else args.preset
     fields = fields_from(args)
     options = read_options_from(args)
-    if args.key_delimiter is not None and args.key_field:
-        raise UsageError("-K (key from each line) and --key-field cannot be combined")
-    if args.partitions is not None and args.partitions < 1:
-        raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
-    if args.partition is not None and (args.partition < 0 or args.partition_field):
-        raise UsageError("-p N needs N >= 0 and no --partition-field")
-    if args.skip_rows < 0:
-        raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
-    if args.skip_rows and args.exactly_once:
-        raise UsageError(
-            "--exactly-once resumes by itself after the rows it committed: run the same "
-            "command again, without --skip-rows"
-        )
-    if args.rate is not None and args.rate <= 0:
-        raise UsageError(f"--rate must be > 0, not {args.rate}")
-    if args.keep_broker and bootstrap:
-        raise UsageError("--keep-broker only applies to the embedded broker")
-    try:
-        check_topic_name(args.topic)
-    except ImportInputError as e:
-        raise UsageError(str(e)) from None
+    _check_args(args, bootstrap)
     files = list(args.files)
     fmt = args.format
     if args.sample is not None:
@@ -193,6 +172,7 @@ def _run(args: argparse.Namespace) -> int:
                 exactly_once=exactly_once,
                 skip_rows=args.skip_rows,
                 dead_letter=args.dead_letter,
+                partitions=args.partitions,
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
@@ -200,7 +180,8 @@ def _run(args: argparse.Namespace) -> int:
             from ..config import redact
 
             raise UsageError(redact(str(e), config)) from None
-        check_config(job.resolved)  # librdkafka's verdict on a bad -X, before a broker starts
+        if job.refusal is not None:  # librdkafka's verdict on a bad -X, before a broker starts
+            raise config_refused(job.refusal, job.resolved.librdkafka())
         if job.explanation.refused:
             raise UsageError(job.guarantees)
         if args.dry_run:
@@ -214,6 +195,34 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if sample is not None:
             os.unlink(sample)
+
+
+def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
+    """The arguments that contradict each other or Kafka's rules, refused by name."""
+    from ..importer import ImportInputError
+    from ..importer.topic_checks import check_topic_name
+
+    if args.key_delimiter is not None and args.key_field:
+        raise UsageError("-K (key from each line) and --key-field cannot be combined")
+    if args.partitions is not None and args.partitions < 1:
+        raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
+    if args.partition is not None and (args.partition < 0 or args.partition_field):
+        raise UsageError("-p N needs N >= 0 and no --partition-field")
+    if args.skip_rows < 0:
+        raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
+    if args.skip_rows and args.exactly_once:
+        raise UsageError(
+            "--exactly-once resumes by itself after the rows it committed: run the same "
+            "command again, without --skip-rows"
+        )
+    if args.rate is not None and args.rate <= 0:
+        raise UsageError(f"--rate must be > 0, not {args.rate}")
+    if args.keep_broker and bootstrap:
+        raise UsageError("--keep-broker only applies to the embedded broker")
+    try:
+        check_topic_name(args.topic)
+    except ImportInputError as e:
+        raise UsageError(str(e)) from None
 
 
 def _with_registry(

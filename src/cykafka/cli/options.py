@@ -20,6 +20,7 @@ __all__ = [
     "add_preset",
     "check_config",
     "config_from_args",
+    "config_refused",
     "load_config_file",
     "parse_assignments",
 ]
@@ -97,13 +98,21 @@ def check_config(
             warnings.simplefilter("ignore", ConfigWarning)
             Producer(probe, preset=preset).close(0)
     except KafkaConfigError as e:
-        # "config property 'KEY': reason": the key name is shown as is (redact() would
-        # take "secret': No" for an assignment), the reason with secret values masked.
-        head, sep, reason = e.message.partition("': ")
-        text = head + sep + redact(reason, shown) if sep else redact(e.message, shown)
-        raise UsageError(f"{text} (from -X or the config file)") from None
+        raise config_refused(e.message, shown) from None
     except (ValueError, TypeError) as e:
         raise UsageError(redact(str(e), shown)) from None
+
+
+def config_refused(message: str, shown: Mapping[str, Any]) -> UsageError:
+    """librdkafka's refusal of a configuration, as the one line a user reads, with the
+    secret values of ``shown`` masked."""
+    from ..config import redact
+
+    # "config property 'KEY': reason": the key name is shown as is (redact() would
+    # take "secret': No" for an assignment), the reason with secret values masked.
+    head, sep, reason = message.partition("': ")
+    text = head + sep + redact(reason, shown) if sep else redact(message, shown)
+    return UsageError(f"{text} (from -X or the config file)")
 
 
 def add_overrides(p: argparse.ArgumentParser, help: str = "producer property (repeatable)") -> None:

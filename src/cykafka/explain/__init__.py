@@ -9,13 +9,13 @@ translation changed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from .. import presets as _presets
 from ..config import LIBRDKAFKA_DEFAULTS, ResolvedConfig, resolve
 from .measured import MEASURED_INFLIGHT1_INVERSIONS, MEASURED_INFLIGHT1_REORDER
 from .report import Guarantees
-from .rules import NULL_KEYS, RULES, Draft, Facts
+from .rules import NULL_KEYS, RULES, UNASKED, Draft, Facts, Unasked
 
 __all__ = [
     "DEFAULTS",
@@ -52,16 +52,20 @@ def _scalar_items(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def explain(
-    config: Union[Mapping[str, Any], ResolvedConfig], *, preset: _presets.PresetSpec = None
+    config: Union[Mapping[str, Any], ResolvedConfig],
+    *,
+    preset: _presets.PresetSpec = None,
+    refusal: Union[Optional[str], Unasked] = UNASKED,
 ) -> Guarantees:
     """Explain ``config`` (Java or librdkafka names, or a :class:`ResolvedConfig`) with
-    optional preset(s) applied.
+    optional preset(s) applied.  ``refusal``: librdkafka's verdict on it, when the
+    caller asked already (``rules.librdkafka_refusal``): librdkafka is not asked again.
 
     Raises ValueError for unknown/incompatible presets and untranslatable Java keys;
     everything else, including configs librdkafka would refuse, is reported as warnings.
     """
     r = config if isinstance(config, ResolvedConfig) else resolve(_scalar_items(config), preset)
-    facts = Facts(r)
+    facts = Facts(r, refusal)
     draft = Draft()
     for rule in RULES:
         rule(facts, draft)

@@ -9,7 +9,7 @@ tests/integration/test_explain_matrix.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Union
 
 from .. import presets as _presets
 from ..config import INT32_MAX, ResolvedConfig, canonical, same_value
@@ -19,6 +19,13 @@ from .measured import MEASURED_INFLIGHT1_REORDER, MEASURED_RETRIES0_REORDER
 from .report import REFUSED
 
 __all__ = ["RULES", "Draft", "Facts"]
+
+
+class Unasked:
+    """No verdict given: :class:`Facts` asks librdkafka itself."""
+
+
+UNASKED = Unasked()
 
 
 def _fmt(x: float) -> str:
@@ -47,6 +54,9 @@ class Facts:
     """The effective values the rules read (explicit, preset or librdkafka default)."""
 
     r: ResolvedConfig
+    #: librdkafka's verdict when the caller asked it already (:func:`librdkafka_refusal`
+    #: with ``whole``); else asked here.
+    asked: Union[Optional[str], Unasked] = UNASKED
 
     def __post_init__(self) -> None:
         r = self.r
@@ -65,7 +75,7 @@ class Facts:
         self.partitioner = r.effective("partitioner").value.strip()
         self.queuing = r.effective("queuing.strategy").value.strip().lower()
         self.retrying = self.retries > 0 and self.acks != 0
-        self.refusal = librdkafka_refusal(r)
+        self.refusal = librdkafka_refusal(r) if isinstance(self.asked, Unasked) else self.asked
 
     def _num(self, name: str, fallback: float) -> float:
         v = _number(self.r.effective(name).value)
@@ -114,12 +124,15 @@ _OUTSIDE = ("metadata.broker.list", "bootstrap.servers", "security.protocol", "c
 _OUTSIDE_PREFIXES = ("ssl", "sasl.", "https.", "plugin.", "interceptors")
 
 
-def librdkafka_refusal(r: ResolvedConfig) -> Optional[str]:
+def librdkafka_refusal(r: ResolvedConfig, whole: bool = False) -> Optional[str]:
     """Why librdkafka refuses to build a producer from ``r``, in its own words; None
     when it builds one.  librdkafka itself is asked (the same properties the Producer
     hands it, then ``rd_kafka_new``), so explain cannot disagree with it on ranges and
     cross-checks it documents loosely (linger.ms is adjusted below an unset
-    message.timeout.ms, message.timeout.ms follows transaction.timeout.ms...)."""
+    message.timeout.ms, message.timeout.ms follows transaction.timeout.ms...).
+
+    ``whole``: every property but the brokers, as a front door about to build the
+    producer asks (its files are read, its plugins loaded, its unknown keys refused)."""
     from .._native import config_refusal
 
     # A key librdkafka does not know is the translation rule's warning: a plugin (left
@@ -127,7 +140,10 @@ def librdkafka_refusal(r: ResolvedConfig) -> Optional[str]:
     lib = {
         k: v
         for k, v in r.librdkafka().items()
-        if k in LIBRDKAFKA_PROPERTIES and k not in _OUTSIDE and not k.startswith(_OUTSIDE_PREFIXES)
+        if (whole and k not in ("bootstrap.servers", "metadata.broker.list"))
+        or (
+            k in LIBRDKAFKA_PROPERTIES and k not in _OUTSIDE and not k.startswith(_OUTSIDE_PREFIXES)
+        )
     }
     return config_refusal({**lib, "log_level": "0"}, tuple(secret_values(r.librdkafka())))
 

@@ -4,10 +4,11 @@
   rows, their sources, formats and encoding into message columns;
 * :mod:`.sink`: chunks into ``produce_batch``, every row's outcome into the result
   (``Sink.on_delivered`` sees each chunk once settled, in input order);
-* :mod:`.cluster`: the cluster answers and the topic exists, before input is read;
-* :mod:`.deadletter`, :mod:`.progress`, :mod:`.summary`, :mod:`.dryrun`;
-  :mod:`.job` decides an import once (``ImportJob.build``), :mod:`.engine` runs it
-  (``import_files``).
+* :mod:`.job` decides an import once (``ImportJob.build``); :mod:`.run` runs it
+  (``import_files``): the broker, :mod:`.topic_checks` (the cluster answers and the
+  topic exists, before input is read), the one producer, then :mod:`.plain` or
+  :mod:`.exactly_once` (with :mod:`.exactly_once_options`, :mod:`.progress_records`);
+* :mod:`.deadletter`, :mod:`.bar`, :mod:`.signals`, :mod:`.summary`, :mod:`.dryrun`.
 
 Nothing is lost silently: every row is delivered, or counted as failed, listed in the
 summary and written to the dead-letter file when one is given.
@@ -31,21 +32,22 @@ from ..inputs import (
     detect_format,
     plan_files,
 )
-from .engine import import_files
 from .job import ImportJob
 from .pipeline import IMPORT_DEFAULTS, resolve_import
+from .run import import_files
 from .sink import Sink
 from .summary import ImportResult
 
 if TYPE_CHECKING:
-    from .resume import ExactlyOnce, ResumeRefused
+    from .exactly_once_options import ExactlyOnce
+    from .resume_state import ResumeRefused
     from .sample import write_sample_csv
 
 #: Loaded when first asked for: a plain import needs neither, and every import's
 #: start-up paid for them (hashlib, the progress topic, tempfile).
 _LAZY = {
-    "ExactlyOnce": "resume",
-    "ResumeRefused": "resume",
+    "ExactlyOnce": "exactly_once_options",
+    "ResumeRefused": "resume_state",
     "write_sample_csv": "sample",
 }
 

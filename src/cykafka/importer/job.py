@@ -26,7 +26,7 @@ from .pipeline import bound_queue, resolve_import, with_max_record
 if TYPE_CHECKING:
     from ..explain import Guarantees
     from ..presets import PresetSpec
-    from .resume import ExactlyOnce
+    from .exactly_once_options import ExactlyOnce
 
 __all__ = ["ImportJob"]
 
@@ -69,6 +69,13 @@ class ImportJob:
     dead_letter: Optional[str] = None
     #: The topic's partition count, once known (:meth:`on_cluster`).
     topic_partitions: Optional[int] = None
+    #: Create the topic with this many partitions when it is missing (an embedded
+    #: broker's topic: 3 unless given); None: a missing topic is refused.
+    partitions: Optional[int] = None
+    #: librdkafka's refusal of :attr:`resolved` in its own words, None when it builds a
+    #: producer from it: asked once, before anything starts (:attr:`explanation` says
+    #: the same, and the import's producer is then made from the same resolution).
+    refusal: Optional[str] = None
 
     @classmethod
     def build(
@@ -88,6 +95,7 @@ class ImportJob:
         skip_rows: int = 0,
         dead_letter: Optional[str] = None,
         topic_partitions: Optional[int] = None,
+        partitions: Optional[int] = None,
     ) -> ImportJob:
         """Check and decide an import of ``inputs`` into ``topic``.
 
@@ -98,14 +106,17 @@ class ImportJob:
         send in transactions that also commit the input position, resuming a run that
         stopped.  ``skip_rows``: start after this many rows of the inputs, as a stopped
         import's summary says (:attr:`~cykafka.importer.ImportResult.settled_rows`).
+        ``partitions``: create a missing topic with that many partitions.
 
         Raises :class:`~cykafka.importer.ImportInputError` for bad input (a missing file,
         an unknown format or field; an input an exactly-once import cannot resume), and
-        ValueError for presets or Java names the resolver refuses, each naming the
-        culprit, before anything is sent (a value librdkafka refuses is in
-        ``explanation.refused``, and fails the producer).
+        ValueError for presets or Java names the resolver refuses (or a preset's
+        required key missing), each naming the culprit, before anything is sent (a
+        value librdkafka refuses is in :attr:`refusal` and ``explanation.refused``, and
+        fails the producer).
         """
         from ..explain import explain
+        from ..explain.rules import librdkafka_refusal
         from ..presets import parse
 
         inputs = tuple(inputs)
@@ -113,11 +124,14 @@ class ImportJob:
         presets = tuple(parse(preset))
         key = None
         if exactly_once is not None:
-            from .resume import check_resumable, derive_transactional_id
+            from .exactly_once_options import check_resumable, derive_transactional_id
 
             check_resumable(plan, exactly_once)  # before a topic or a record is made
             key = exactly_once.transactional_id or derive_transactional_id(topic, inputs)
-        resolved = resolve_import(config, presets, topic_partitions, key)
+        resolved = resolve_import(config, presets, topic_partitions, key).require()
+        # librdkafka asked once, with every property but the brokers: the explanation
+        # reads the same verdict.
+        refusal = librdkafka_refusal(resolved, whole=True)
         return cls(
             topic=topic,
             inputs=inputs,
@@ -125,7 +139,7 @@ class ImportJob:
             config=dict(config),
             presets=presets,
             resolved=resolved,
-            explanation=explain(resolved),
+            explanation=explain(resolved, refusal=refusal),
             fields=fields,
             options=with_max_record(options, resolved.librdkafka()),
             static_headers=tuple(static_headers),
@@ -136,6 +150,8 @@ class ImportJob:
             skip_rows=skip_rows,
             dead_letter=dead_letter,
             topic_partitions=topic_partitions,
+            partitions=partitions,
+            refusal=refusal,
         )
 
     def on_cluster(self, bootstrap_servers: str, partitions: Optional[int]) -> ImportJob:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..cluster.admin import RECONNECT_BACKOFF_MS
 from ..inputs import Chunk, Problem, ReadOptions, Report
-from .interrupt import Stop
+from .signals import StopSignals
 
 if TYPE_CHECKING:
     from ..config import Properties, ResolvedConfig
@@ -46,7 +46,7 @@ IMPORT_DEFAULTS: Mapping[str, str] = {
 
 
 def prefetch(
-    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[Stop] = None
+    chunks: Iterator[Chunk], depth: int = 2, ctrl_c: Optional[StopSignals] = None
 ) -> Iterator[Chunk]:
     """Read the next chunks in a thread while the current one is being queued: the
     readers (pyarrow) and produce_batch's C loop both run mostly without the GIL, so

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ..config.types import JSONValue
 from ..inputs.model import Chunk, ImportInputError, Report, SourcePosition
 from .identity import FileIdentity, block_digest, file_identity, same_file_problem
-from .progress_topic import FileProgress, Progress
+from .progress_records import FileProgress, Progress
 
 if TYPE_CHECKING:
     from .deadletter import DeadLetter

@@ -58,7 +58,7 @@ class Sink:
         #: Read and handed to produce_batch, which raised without saying which rows it
         #: queued: their fate is unknown.
         self.unsent: Optional[Chunk] = None
-        #: Set by a stop signal (:class:`~cykafka.importer.interrupt.Stop`): stop waiting.
+        #: Set by a stop signal (:class:`~cykafka.importer.signals.StopSignals`): stop waiting.
         self.stop: Optional[threading.Event] = None
         #: Headers added to every message (``-H``).
         self.static_headers: list[tuple[str, bytes]] = []

@@ -276,7 +276,7 @@ class ImportResult:
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")
         if self.interrupted:
-            from .interrupt import signal_name
+            from .signals import signal_name
 
             by = signal_name(self.signal or 2)
             by = "interrupted (Ctrl-C)" if by == "Ctrl-C" else by

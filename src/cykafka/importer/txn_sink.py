@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from ..inputs.model import Chunk, ImportInputError, Problem, SourcePosition
 from .identity import block_digest
-from .interrupt import StopRequested
-from .progress_topic import Progress, committed_progress
+from .progress_records import Progress, committed_progress
+from .signals import StopRequested
 from .sink import Sink
 from .summary import ImportResult
 

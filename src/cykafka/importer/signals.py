@@ -8,7 +8,7 @@ summary is printed, the dead letters written, and the process exits with 128+sig
 A ``KeyboardInterrupt`` raised at an arbitrary bytecode (Python's default) can land
 after ``produce_batch`` queued a batch and before its future was kept: those rows would
 be in the topic with no report.  So the first signal only asks the import to stop; the
-import looks at :attr:`Stop.requested` between batches (and while it waits), then
+import looks at :attr:`StopSignals.requested` between batches (and while it waits), then
 drains and purges the producer (an exactly-once import commits its open transaction
 instead).  A ``produce_batch`` blocked waiting for room in librdkafka's queue (a broker
 that stopped answering) is not such a point, so ``purge_after`` seconds after the signal
@@ -30,7 +30,7 @@ import threading
 from types import FrameType, TracebackType
 from typing import Callable, Optional, TextIO, Union
 
-__all__ = ["STOP_SIGNALS", "BeforeReading", "Stop", "StopRequested", "signal_name"]
+__all__ = ["STOP_SIGNALS", "StartSignals", "StopSignals", "StopRequested", "signal_name"]
 
 #: The signals that stop an import.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -49,9 +49,11 @@ def signal_name(signum: int) -> str:
     return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
-class Stop:
-    """A context manager that installs the handlers (main thread only: elsewhere
-    signals are not delivered to Python and nothing changes)."""
+class StopSignals:
+    """The stop signals while an import reads: the first sets :attr:`requested` (and
+    purges after ``purge_after`` s), a second raises at once.  A context manager that
+    installs the handlers (main thread only: elsewhere signals are not delivered to
+    Python and nothing changes)."""
 
     def __init__(
         self,
@@ -86,7 +88,7 @@ class Stop:
                 flush=True,
             )
 
-    def __enter__(self) -> Stop:
+    def __enter__(self) -> StopSignals:
         _ENGAGED.set()
         if threading.current_thread() is threading.main_thread():
             for sig in STOP_SIGNALS:
@@ -121,7 +123,7 @@ class Stop:
             raise StopRequested
 
 
-#: Set once an import's :class:`Stop` took over the signals (reading has begun).
+#: Set once an import's :class:`StopSignals` took over the signals (reading has begun).
 _ENGAGED = threading.Event()
 
 
@@ -134,11 +136,12 @@ class StoppedBeforeReading(Exception):
         self.signum = signum
 
 
-class BeforeReading:
-    """The stop signals while an import starts: before :class:`Stop` takes over, a
+class StartSignals:
+    """The stop signals while an import starts: before :class:`StopSignals` takes over, a
     signal raises :class:`StoppedBeforeReading` (the caller says nothing was sent and
-    exits 128+signal).  Once reading has begun and :class:`Stop` has finished, a signal
-    (during the summary) takes its default course.  Main thread only, like Stop."""
+    exits 128+signal).  Once reading has begun and :class:`StopSignals` has finished, a signal
+    (during the summary) takes its default course.  Main thread only,
+    like StopSignals."""
 
     def __init__(self) -> None:
         self._old: dict[int, _Handler] = {}
@@ -149,7 +152,7 @@ class BeforeReading:
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
 
-    def __enter__(self) -> BeforeReading:
+    def __enter__(self) -> StartSignals:
         _ENGAGED.clear()
         if threading.current_thread() is threading.main_thread():
             for sig in STOP_SIGNALS:

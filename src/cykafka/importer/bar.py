@@ -1,4 +1,6 @@
-"""Progress while an import runs: a rich bar on a terminal, log lines elsewhere."""
+"""The bar a person watching an import sees: a rich bar on a terminal, log lines
+elsewhere (the committed positions of an exactly-once import are
+:mod:`.progress_records`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ if TYPE_CHECKING:
 
     from ..producer import Producer
 
-__all__ = ["PlainProgress", "RichProgress", "isatty"]
+__all__ = ["PlainBar", "RichBar", "isatty"]
 
 
 def isatty(stream: TextIO) -> bool:
@@ -22,7 +24,7 @@ def isatty(stream: TextIO) -> bool:
         return False
 
 
-class PlainProgress:
+class PlainBar:
     """Log lines on a non-terminal: one per file and one every ``every`` seconds."""
 
     def __init__(self, out: TextIO, total_bytes: int, every: float = 5.0) -> None:
@@ -54,7 +56,7 @@ class PlainProgress:
         pass
 
 
-class RichProgress:
+class RichBar:
     """A rich progress bar (rows, MB, rows/s, ETA from the file sizes); with
     ``producer`` (``--inspect``) the producer's accumulator view is drawn under it,
     in the same live display (two rich Lives cannot share a terminal)."""

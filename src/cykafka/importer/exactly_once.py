@@ -2,7 +2,7 @@
 
 The rows go out in transactions of a transactional producer.  Each transaction also
 writes the position of the first row after it to the progress topic
-(:mod:`~cykafka.importer.progress_topic`), so rows and position commit or abort
+(:mod:`~cykafka.importer.progress_records`), so rows and position commit or abort
 together, as Kafka Connect does for exactly-once sources (KIP-618).
 
 A rerun with the same arguments uses the same ``transactional.id`` (derived from the
@@ -22,25 +22,20 @@ aborts it or starts a new producer, rereads the committed position and goes on.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ..cluster.admin import connection_config, ensure_progress_topic
 from ..cluster.committed import CommittedReader, partitions_of, transactional_writes
 from ..inputs.model import ImportInputError
+from .exactly_once_options import cannot_resume
 from .identity import content_digest
 from .pipeline import pace, prefetch, rows_after, skipping
-from .progress_topic import (
-    DEFAULT_PROGRESS_TOPIC,
-    committed_progress,
-    last_progress,
-)
+from .progress_records import committed_progress, last_progress
 from .resume_state import (
     Input,
     Outcome,
@@ -61,94 +56,19 @@ if TYPE_CHECKING:
     from ..config.types import JSONValue
     from ..inputs.model import Chunk, Problem, Report, SourcePosition
     from ..inputs.sources import Source
+    from ..producer import Producer
     from ..schema_registry.formats import ColumnEncoders
+    from .bar import PlainBar, RichBar
     from .deadletter import DeadLetter
+    from .exactly_once_options import ExactlyOnce
     from .job import ImportJob
-    from .progress import PlainProgress, RichProgress
-    from .progress_topic import Progress
+    from .progress_records import Progress
     from .summary import ImportResult
 
-__all__ = [
-    "DEFAULT_COMMIT_ROWS",
-    "DEFAULT_COMMIT_SECONDS",
-    "ExactlyOnce",
-    "ResumeRefused",
-    "Input",
-    "derive_transactional_id",
-    "check_resumable",
-    "parse_commit_every",
-    "run_exactly_once",
-]
+__all__ = ["check_no_orphans", "import_plan", "run_exactly_once"]
 
-#: Rows per transaction unless ``--commit-every`` says otherwise ...
-DEFAULT_COMMIT_ROWS = 1_000_000
-#: ... or seconds, whichever comes first (well under librdkafka's default
-#: transaction.timeout.ms of 60 s).
-DEFAULT_COMMIT_SECONDS = 10.0
 # Failed transactions in a row (no commit in between) before the import gives up.
 _MAX_RETRIES = 5
-
-
-@dataclass(frozen=True)
-class ExactlyOnce:
-    """The ``--exactly-once`` options."""
-
-    transactional_id: Optional[str] = None  # None: derived from topic + inputs
-    progress_topic: str = DEFAULT_PROGRESS_TOPIC
-    commit_rows: int = DEFAULT_COMMIT_ROWS
-    commit_seconds: float = DEFAULT_COMMIT_SECONDS
-    restart: bool = False  # ignore saved progress, begin at the first row
-    timeout: float = 60.0  # init/commit/abort and reading the progress topic
-
-
-def parse_commit_every(text: str) -> tuple[int, float]:
-    """``"100000"``, ``"5s"``, ``"100000,5s"`` -> (rows, seconds); a part not given
-    keeps its default."""
-    rows, secs = DEFAULT_COMMIT_ROWS, DEFAULT_COMMIT_SECONDS
-    for part in (p.strip() for p in text.split(",")):
-        try:
-            if part.endswith(("ms", "s")):
-                n = float(part[:-2]) / 1000 if part.endswith("ms") else float(part[:-1])
-                if not n > 0:
-                    raise ValueError
-                secs = n
-            else:
-                rows = int(part.replace("_", ""))
-                if rows < 1:
-                    raise ValueError
-        except ValueError:
-            raise ValueError(
-                f"--commit-every {text!r}: give rows (100000), seconds (5s) or both "
-                f"(100000,5s), each > 0"
-            ) from None
-    return rows, secs
-
-
-def derive_transactional_id(topic: str, names: Sequence[str]) -> str:
-    """Stable across reruns of the same import, different for other topics or inputs.
-    ``names``: the inputs as given (a glob or a directory, not the files found in it:
-    a file that appears there later continues the same import)."""
-    ident = "\0".join([topic] + [os.path.abspath(n) if n != "<stdin>" else n for n in names])
-    return f"cykafka-import-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
-
-
-def _cannot_resume(name: str, what: str) -> str:
-    return (
-        f"{name}: --exactly-once resumes by reading the input again from a position, and "
-        f"{what} cannot be read from a position; pass --restart to import it in "
-        f"transactions from the first row (a rerun then starts over)"
-    )
-
-
-def check_resumable(plan: Sequence[tuple[Source, str]], eo: ExactlyOnce) -> None:
-    """Refuse, before anything is created (a topic, a progress record), inputs an
-    ``--exactly-once`` import cannot read again: standard input and pipes."""
-    if eo.restart:
-        return
-    for source, _ in plan:
-        if not source.is_regular:
-            what = "standard input" if source.path is None else "a pipe"
-            raise ResumeRefused(_cannot_resume(source.name, what))
 
 
 def _run_inputs(
@@ -235,6 +155,32 @@ def check_no_orphans(
     )
 
 
+@dataclass
+class _Resume:
+    """What the attempts of one exactly-once run share: the cluster's clients, the
+    records' description, and what the earlier attempts saw committed."""
+
+    job: ImportJob
+    inputs: Sequence[Input]
+    fmt: str
+    fields: dict[str, JSONValue]
+    client: dict[str, object]
+    created: bool  # the progress topic did not exist: this run created it
+    reader: CommittedReader
+    digests: ContentDigests
+    commit_seconds: float
+    slice_rows: Optional[int]
+    #: Rows refused for good, by (input, row): a rewound transaction does not retry them.
+    skip: dict[tuple[str, int], tuple[int, Optional[Problem]]] = field(default_factory=dict)
+    first: bool = True
+    #: The progress records seen committed.
+    known: Optional[list[Optional[bytes]]] = None
+    #: After this run's producer was fenced: the committed row counts its own commits
+    #: can explain (the last one confirmed, or its open transaction's, had that commit
+    #: landed).  Any other count means another run of the import committed meanwhile.
+    ours: Optional[tuple[int, int]] = None
+
+
 def run_exactly_once(
     job: ImportJob,
     inputs: Sequence[Input],
@@ -243,6 +189,7 @@ def run_exactly_once(
     spec: dict[str, JSONValue],
     result: ImportResult,
     report: Callable[[Problem], None],
+    new_producer: Callable[[], Producer],
     on_file: Callable[[int], None] = lambda index: None,
     on_rewind: Callable[[int], None] = lambda rows: None,
     dead_letter: Optional[DeadLetter] = None,
@@ -253,145 +200,43 @@ def run_exactly_once(
     """Import ``inputs`` (the readers of ``job``'s plan) in transactions, resuming from
     the committed progress; rows count into ``result`` as their transaction commits,
     problems go to ``report`` then.  ``fmt`` and ``spec``: what the records are made
-    of (a resume must not change it).  ``on_rewind(n)``: an aborted transaction's ``n``
-    rows will be read again (the job's rate paces rows by ``Input.on_rows``).
-    ``dead_letter``: the import's
+    of (a resume must not change it).  ``new_producer()``: the job's transactional
+    producer, one an attempt (made by the runner, :mod:`.run`).  ``on_rewind(n)``: an
+    aborted transaction's ``n`` rows will be read again (the job's rate paces rows by
+    ``Input.on_rows``).  ``dead_letter``: the import's
     :class:`~cykafka.importer.deadletter.DeadLetter` (opened to append), kept in step with
     the commits.  Raises :class:`ResumeRefused` before
     anything is produced when the saved progress cannot be resumed, and the last
     :class:`~cykafka.KafkaError` when transactions keep failing.  ``stop``: set by a
     stop signal; the open transaction is then committed and
-    :class:`~cykafka.importer.interrupt.StopRequested` raised.  ``outcome``: filled in
+    :class:`~cykafka.importer.signals.StopRequested` raised.  ``outcome``: filled in
     as the run goes (what a stopped run did, too)."""
     from .._native import KafkaError
-    from ..producer import Producer
 
-    eo, topic, key = job.exactly_once, job.topic, job.transactional_id
+    eo, key = job.exactly_once, job.transactional_id
     assert eo is not None and key is not None, "an exactly-once job (ImportJob.build)"
     if not eo.restart:
         for inp in inputs:
             if not inp.seekable:
-                raise ResumeRefused(_cannot_resume(inp.name, unseekable(inp)))
+                raise ResumeRefused(cannot_resume(inp.name, unseekable(inp)))
     outcome = outcome if outcome is not None else Outcome()
     outcome.transactional_id = key
-    client = connection_config(job.config)
-    created = ensure_progress_topic(client, eo.progress_topic, eo.timeout)
-    resolved = job.resolved
-    topic_partitions = job.topic_partitions
-    if topic_partitions is None:
-        topic_partitions = len(partitions_of(client, topic, eo.timeout))
-    # What decides each row's partition besides its key: a resume must keep it.
-    fields = {
-        **spec,
-        "placement": {
-            "presets": list(job.presets),
-            "partitioner": str(resolved.effective("partitioner").value),
-            "partitions": topic_partitions,
-        },
-    }
-    digests = ContentDigests()
-    txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
-    commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
-    # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
-    slice_rows = max(1, int(job.rate * commit_seconds / 4)) if job.rate else None
-    skip: dict[tuple[str, int], tuple[int, Optional[Problem]]] = {}  # rows refused for good
-
-    failures, last_commits, first = 0, 0, True
-    known: Optional[list[Optional[bytes]]] = None  # the progress records seen committed
-    #: After this run's producer was fenced: the committed row counts its own commits
-    #: can explain (the last one confirmed, or its open transaction's, had that commit
-    #: landed).  Any other count means another run of the import committed meanwhile.
-    ours: Optional[tuple[int, int]] = None
-    # One consumer reads the progress topic when each attempt starts and after each of
-    # its commits (a fresh admin client and consumer cost 30-40 ms a read).
-    reader = CommittedReader(client, eo.progress_topic, eo.timeout)
+    run = _start(job, inputs, fmt, spec)
+    failures, last_commits = 0, 0
     try:
         while True:
-            restart = eo.restart and outcome.transactions == 0  # only until the first commit
-            producer = Producer(resolved)
-            tx: Optional[TransactionalSink] = None
+            producer = new_producer()
+            tx: list[TransactionalSink] = []  # the attempt's sink, once it has one
             try:
-                producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
-                # One read gives both where to resume from and the log each commit is
-                # confirmed against: a commit of another run after it (a broker that does not
-                # fence lets one through) then shows up at this run's first commit.  Read
-                # twice, that commit would be taken for the baseline and its rows sent again.
-                try:
-                    seen = committed_progress(
-                        client, eo.progress_topic, key, eo.timeout, reader=reader
-                    )
-                except LookupError:
-                    if known is None:
-                        raise
-                    raise progress_lost(eo.progress_topic, False) from None
-                if known and known[-1] not in seen:
-                    raise progress_lost(eo.progress_topic, True)
-                saved = None if restart else last_progress(seen)
-                new: list[str] = []
-                if saved is None:
-                    if first and not eo.restart:
-                        check_no_orphans(client, topic, eo.progress_topic, key, created, eo)
-                    state = fresh_state(topic, fmt, fields, inputs)
-                else:
-                    state, new = check_saved(saved, topic, fmt, fields, inputs)
-                if ours is not None and (saved.rows if saved else 0) not in ours:
-                    raise ImportInputError(
-                        f"this run was fenced by another run of this import (transactional.id "
-                        f"{key!r}), which committed up to row {saved.rows if saved else 0:,} "
-                        f"since this run's last commit (row {ours[0]:,}): this run stops, its "
-                        "open transaction aborted.  Run one import of an input at a time"
-                    )
-                ours = None
-                if first:
-                    first = False
-                    outcome.earlier = state.rows
-                    if new:
-                        outcome.notes.append(
-                            f"new since the earlier run, imported from their first row: "
-                            f"{', '.join(new)}"
-                        )
-                    note_start(state, inputs, restart, outcome)
-                sync_dead_letter(dead_letter, state, saved is not None, outcome)
-                if state.done:
-                    return outcome
-                tx = TransactionalSink(
-                    producer,
-                    topic,
-                    eo.progress_topic,
-                    key,
-                    state,
-                    result,
-                    report,
-                    skip,
-                    commit_rows=eo.commit_rows,
-                    commit_seconds=commit_seconds,
-                    timeout=eo.timeout,
-                    partition=job.partition,
-                    static_headers=list(job.static_headers),
-                    dead_letter=dead_letter,
-                    names=[i.name for i in inputs],
-                    slice_rows=slice_rows,
-                    client=client,
-                    seen=seen,
-                    reader=reader,
-                    stop=stop,
-                )
-                tx.before_commit = functools.partial(digests.fill, inputs)
-                known = tx.seen
-                try:
-                    _run_inputs(tx, inputs, on_file)
-                finally:
-                    known = tx.seen
-                    outcome.transactions += tx.transactions
-                    outcome.committed = result.delivered
+                _attempt(run, producer, tx, result, report, on_file, dead_letter, stop, outcome)
                 return outcome
             except KafkaError as e:
                 failures = 1 if outcome.transactions > last_commits else failures + 1
                 last_commits = outcome.transactions
-                if tx is not None and e.name == "_FENCED":
-                    ours = (tx.state.rows, tx.state.rows + tx.open_rows)
-                if tx is not None and tx.open_rows:
-                    on_rewind(tx.open_rows)
+                if tx and e.name == "_FENCED":
+                    run.ours = (tx[0].state.rows, tx[0].state.rows + tx[0].open_rows)
+                if tx and tx[0].open_rows:
+                    on_rewind(tx[0].open_rows)
                 # A refusal by the brokers' ACLs comes back on every retry: say it now.
                 if failures > _MAX_RETRIES or e.name.endswith("_AUTHORIZATION_FAILED"):
                     raise
@@ -404,8 +249,147 @@ def run_exactly_once(
                 abandon = isinstance(sys.exc_info()[1], KeyboardInterrupt)
                 producer.close(0.5 if abandon else eo.timeout)
     finally:
-        reader.close()
-        digests.close()
+        run.reader.close()
+        run.digests.close()
+
+
+def _start(
+    job: ImportJob, inputs: Sequence[Input], fmt: str, spec: dict[str, JSONValue]
+) -> _Resume:
+    """The progress topic (made when missing), and what a resume must keep."""
+    eo = job.exactly_once
+    assert eo is not None
+    client = connection_config(job.config)
+    created = ensure_progress_topic(client, eo.progress_topic, eo.timeout)
+    resolved = job.resolved
+    topic_partitions = job.topic_partitions
+    if topic_partitions is None:
+        topic_partitions = len(partitions_of(client, job.topic, eo.timeout))
+    # What decides each row's partition besides its key: a resume must keep it.
+    fields: dict[str, JSONValue] = {
+        **spec,
+        "placement": {
+            "presets": list(job.presets),
+            "partitioner": str(resolved.effective("partitioner").value),
+            "partitions": topic_partitions,
+        },
+    }
+    txn_timeout = float(resolved.effective("transaction.timeout.ms").value) / 1000
+    commit_seconds = min(eo.commit_seconds, txn_timeout / 2)
+    return _Resume(
+        job=job,
+        inputs=inputs,
+        fmt=fmt,
+        fields=fields,
+        client=client,
+        created=created,
+        # One consumer reads the progress topic when each attempt starts and after each
+        # of its commits (a fresh admin client and consumer cost 30-40 ms a read).
+        reader=CommittedReader(client, eo.progress_topic, eo.timeout),
+        digests=ContentDigests(),
+        commit_seconds=commit_seconds,
+        # Paced rows (``rate``) are sent in slices, so that a commit falls due on time.
+        slice_rows=max(1, int(job.rate * commit_seconds / 4)) if job.rate else None,
+    )
+
+
+def _committed_state(
+    run: _Resume, restart: bool, outcome: Outcome
+) -> tuple[Progress, Optional[Progress], list[Optional[bytes]]]:
+    """Where this attempt resumes from, and the progress log its commits are confirmed
+    against.  One read gives both: a commit of another run after it (a broker that
+    does not fence lets one through) then shows up at this run's first commit.  Read
+    twice, that commit would be taken for the baseline and its rows sent again."""
+    job, eo, key = run.job, run.job.exactly_once, run.job.transactional_id
+    assert eo is not None and key is not None
+    try:
+        seen = committed_progress(run.client, eo.progress_topic, key, eo.timeout, reader=run.reader)
+    except LookupError:
+        if run.known is None:
+            raise
+        raise progress_lost(eo.progress_topic, False) from None
+    if run.known and run.known[-1] not in seen:
+        raise progress_lost(eo.progress_topic, True)
+    saved = None if restart else last_progress(seen)
+    new: list[str] = []
+    if saved is None:
+        if run.first and not eo.restart:
+            check_no_orphans(run.client, job.topic, eo.progress_topic, key, run.created, eo)
+        state = fresh_state(job.topic, run.fmt, run.fields, run.inputs)
+    else:
+        state, new = check_saved(saved, job.topic, run.fmt, run.fields, run.inputs)
+    committed = saved.rows if saved else 0
+    if run.ours is not None and committed not in run.ours:
+        raise ImportInputError(
+            f"this run was fenced by another run of this import (transactional.id "
+            f"{key!r}), which committed up to row {committed:,} since this run's last "
+            f"commit (row {run.ours[0]:,}): this run stops, its open transaction aborted.  "
+            "Run one import of an input at a time"
+        )
+    run.ours = None
+    if run.first:
+        run.first = False
+        outcome.earlier = state.rows
+        if new:
+            outcome.notes.append(
+                f"new since the earlier run, imported from their first row: {', '.join(new)}"
+            )
+        note_start(state, run.inputs, restart, outcome)
+    return state, saved, seen
+
+
+def _attempt(
+    run: _Resume,
+    producer: Producer,
+    tx_out: list[TransactionalSink],
+    result: ImportResult,
+    report: Callable[[Problem], None],
+    on_file: Callable[[int], None],
+    dead_letter: Optional[DeadLetter],
+    stop: Optional[threading.Event],
+    outcome: Outcome,
+) -> None:
+    """One producer's go: fence the earlier one, resume from the committed state, send
+    the rest (its sink goes into ``tx_out``, for the caller's retry to read)."""
+    job, eo, key = run.job, run.job.exactly_once, run.job.transactional_id
+    assert eo is not None and key is not None
+    restart = eo.restart and outcome.transactions == 0  # only until the first commit
+    producer.init_transactions(eo.timeout)  # fences an earlier run, aborts its txn
+    state, saved, seen = _committed_state(run, restart, outcome)
+    sync_dead_letter(dead_letter, state, saved is not None, outcome)
+    if state.done:
+        return
+    tx = TransactionalSink(
+        producer,
+        job.topic,
+        eo.progress_topic,
+        key,
+        state,
+        result,
+        report,
+        run.skip,
+        commit_rows=eo.commit_rows,
+        commit_seconds=run.commit_seconds,
+        timeout=eo.timeout,
+        partition=job.partition,
+        static_headers=list(job.static_headers),
+        dead_letter=dead_letter,
+        names=[i.name for i in run.inputs],
+        slice_rows=run.slice_rows,
+        client=run.client,
+        seen=seen,
+        reader=run.reader,
+        stop=stop,
+    )
+    tx_out.append(tx)
+    tx.before_commit = functools.partial(run.digests.fill, run.inputs)
+    run.known = tx.seen
+    try:
+        _run_inputs(tx, run.inputs, on_file)
+    finally:
+        run.known = tx.seen
+        outcome.transactions += tx.transactions
+        outcome.committed = result.delivered
 
 
 def import_plan(
@@ -413,13 +397,14 @@ def import_plan(
     *,
     result: ImportResult,
     report: Callable[[Problem], None],
-    bar: PlainProgress | RichProgress,
+    bar: PlainBar | RichBar,
     t0: float,
+    new_producer: Callable[[], Producer],
     dead_letter: Optional[DeadLetter] = None,
     log: Callable[[str], None] = lambda line: None,
     stop: Optional[threading.Event] = None,
 ) -> None:
-    """The exactly-once run of :func:`~cykafka.importer.engine.import_files` over the
+    """The exactly-once run of :func:`~cykafka.importer.run.import_files` over the
     ``job``'s checked plan: the readers, rate, progress bar and result of the import."""
     import dataclasses
     import json
@@ -500,6 +485,7 @@ def import_plan(
             spec=json.loads(json.dumps(spec)),
             result=result,
             report=report,
+            new_producer=new_producer,
             on_file=lambda i: bar.file(plan[i][0].name, plan[i][1], plan[i][0].size),
             on_rewind=rewind,
             dead_letter=dead_letter,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..config import Properties
 
 __all__ = [
-    "ClusterError",
+    "TopicCheckError",
     "TopicCheck",
     "check_partition",
     "check_topic_name",
@@ -29,7 +29,7 @@ CONNECT_TIMEOUT_S = 6.0
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 
-class ClusterError(Exception):
+class TopicCheckError(Exception):
     """The cluster cannot be used (unreachable, or the topic is missing)."""
 
     def __init__(self, message: str, usage: bool = False) -> None:
@@ -58,7 +58,7 @@ def check_partition(topic: str, partition: Optional[int], count: int) -> None:
     """``-p N`` names a partition ``topic`` has (else every row would fail with
     _UNKNOWN_PARTITION, after the whole input was read)."""
     if partition is not None and not 0 <= partition < count:
-        raise ClusterError(
+        raise TopicCheckError(
             f"-p {partition}: topic {topic!r} has {count} partition{'s' if count != 1 else ''} "
             f"(0..{count - 1}); nothing was sent",
             usage=True,
@@ -96,9 +96,11 @@ def prepare_topic(
     try:
         count, held = topic_probe(_admin_config(bootstrap, config), topic, timeout, count_records)
     except KafkaConfigError as e:
-        raise ClusterError(redact(f"cannot connect to {bootstrap}: {e.message}", config)) from None
+        raise TopicCheckError(
+            redact(f"cannot connect to {bootstrap}: {e.message}", config)
+        ) from None
     except KafkaError as e:
-        raise ClusterError(
+        raise TopicCheckError(
             redact(
                 f"cannot reach the Kafka cluster at {bootstrap} within {timeout:g} s "
                 f"({e.message}); check --bootstrap-servers",
@@ -114,7 +116,7 @@ def prepare_topic(
     # say that, rather than "does not exist".
     check_write_access(bootstrap, config, topic, timeout)
     if partitions is None:
-        raise ClusterError(
+        raise TopicCheckError(
             f"topic {topic!r} does not exist on {bootstrap}; create it, or pass "
             "--partitions N to create it with N partitions",
             usage=True,
@@ -134,7 +136,7 @@ def prepare_topic(
         if not created:  # made meanwhile by another client: its own partition count
             t = find_topic(admin, topic, timeout)
     except (KafkaError, TimeoutError, TopicMismatchError) as e:
-        raise ClusterError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
+        raise TopicCheckError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
     return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
 
 
@@ -142,7 +144,7 @@ def prepare_topic(
 def check_write_access(
     bootstrap: str, config: Properties, topic: str, timeout: float = CONNECT_TIMEOUT_S
 ) -> None:
-    """Raise :class:`ClusterError` when the brokers' ACLs would refuse this principal
+    """Raise :class:`TopicCheckError` when the brokers' ACLs would refuse this principal
     writing ``topic`` (the topic's authorized operations, KIP-430), before any input is
     read; every row would fail otherwise.  Says nothing when the topic is missing or the
     broker does not tell its authorized operations."""
@@ -164,7 +166,7 @@ def check_write_access(
         desc = fut.result(timeout=timeout)
     except KafkaException as e:
         if error_code(e) == ConfluentError.TOPIC_AUTHORIZATION_FAILED:
-            raise ClusterError(
+            raise TopicCheckError(
                 f"{who} may not write to topic {topic!r} on {bootstrap}: the brokers refuse "
                 "it even DESCRIBE; an ACL must allow it WRITE on the topic. Nothing was read "
                 "or sent"
@@ -175,7 +177,7 @@ def check_write_access(
         return
     if AclOperation.WRITE not in ops and AclOperation.ALL not in ops:
         allowed = ", ".join(sorted(op.name for op in ops)) or "nothing"
-        raise ClusterError(
+        raise TopicCheckError(
             f"{who} may not write to topic {topic!r} on {bootstrap} (its ACLs allow "
             f"{allowed}): an ACL must allow it WRITE on the topic. Nothing was read or sent"
         )

@@ -1,0 +1,96 @@
+"""The plain import's loop: every input's rows read ahead, paced (``--rate``), after
+``--skip-rows``, and handed to the sink.  The runner (:mod:`.run`) made the producer
+and the sink, and settles the rows once this returns."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Optional, Union
+
+from ..inputs.readers import READERS
+from .pipeline import pace, prefetch, rows_after, skipping
+
+if TYPE_CHECKING:
+    from ..inputs.model import Chunk, Report, SourcePosition
+    from .bar import PlainBar, RichBar
+    from .job import ImportJob
+    from .signals import StopSignals
+    from .sink import Sink
+    from .summary import ImportResult
+
+__all__ = ["send_all"]
+
+
+def _rows_to(end: Optional[SourcePosition]) -> int:
+    """The rows of an input before ``end`` (a chunk's end: the next row's number)."""
+    return end.row - 1 if end is not None else 0
+
+
+def send_all(
+    job: ImportJob,
+    sink: Sink,
+    result: ImportResult,
+    report: Report,
+    bar: Union[PlainBar, RichBar],
+    signals: StopSignals,
+    t0: float,
+) -> bool:
+    """Hand every row of ``job``'s plan to ``sink``; False when the import stopped
+    because the dead-letter file cannot be written (the rows read so far still get
+    their fate).  A stop signal raises at the next safe point; the phases
+    ``input_wait`` and ``hand_over`` go into ``result``."""
+    loop_t = time.monotonic()
+    hand_over = 0.0
+    done_bytes = 0
+    rows_before = 0  # rows of the inputs before this one
+    for source, fmt in job.plan:
+        bar.file(source.name, fmt, source.size)
+        skip = max(0, job.skip_rows - rows_before)  # of this input's rows
+        reader = READERS[fmt].read(
+            source, job.fields, job.options, skipping(report, skip) if skip else report
+        )
+        end = None
+        for chunk in prefetch(reader, ctrl_c=signals):
+            if result.dead_letter_error:
+                return False
+            end = chunk.end
+            kept = rows_after(chunk, skip) if skip else chunk
+            if kept is None or len(kept) == 0:
+                continue
+            hand_over += _send_chunk(job, sink, result, kept, rows_before, signals, t0)
+            result.bytes_read = done_bytes + chunk.bytes_done
+            signals.check()
+            bar.update(result.rows_read, result.bytes_read, result.delivered)
+        done_bytes += source.size or result.bytes_read - done_bytes
+        result.bytes_read = done_bytes
+        rows_before += _rows_to(end)
+    result.phases["input_wait"] = time.monotonic() - loop_t - hand_over
+    result.phases["hand_over"] = hand_over
+    return True
+
+
+def _send_chunk(
+    job: ImportJob,
+    sink: Sink,
+    result: ImportResult,
+    chunk: Chunk,
+    rows_before: int,
+    signals: StopSignals,
+    t0: float,
+) -> float:
+    """Hand ``chunk`` over (paced by ``--rate`` in slices of a tenth of a second);
+    returns the seconds spent handing over."""
+    took = 0.0
+    step = max(1, int(job.rate / 10)) if job.rate else len(chunk)
+    for lo in range(0, len(chunk), step):
+        part = chunk if step == len(chunk) else chunk.slice(lo, min(lo + step, len(chunk)))
+        if job.rate:
+            pace(result.rows_read + len(part), job.rate, t0)
+            signals.check()
+        result.rows_read += len(part)
+        result.read_to = part.end  # these rows get a fate now
+        result.settled_rows = rows_before + _rows_to(part.end)
+        sent_t = time.monotonic()
+        sink.send(part, job.partition)
+        took += time.monotonic() - sent_t
+    return took
