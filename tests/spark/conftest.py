@@ -25,15 +25,11 @@ from typing import Any
 
 import pytest
 
+from cykafka.broker import free_port
+
 DEPLOYMENTS = ("local", "standalone", "connect")
 #: What PySpark sets in os.environ once a process has been a Spark Connect client.
 CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _spark_home() -> Path:
@@ -141,7 +137,7 @@ def _standalone(tmp: Path) -> Iterator[Any]:
 def _connect(tmp: Path) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    port = _free_port()
+    port = free_port("127.0.0.1")
     server = _Proc(
         [
             str(_spark_home() / "bin" / "spark-submit"),
@@ -184,7 +180,7 @@ def start_cluster(tmp: Path, hosts: list[str], cores: int = 1) -> tuple[str, lis
     runs a speculative copy on the host of the attempt it copies).  Returns the master
     URL and the processes, master first, for :func:`stop_cluster`."""
     spark_class = str(_spark_home() / "bin" / "spark-class")
-    port, ui = _free_port(), _free_port()
+    port, ui = free_port("127.0.0.1"), free_port("127.0.0.1")
     env = _env()
     master = _Proc(
         [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -200,7 +196,7 @@ def start_cluster(tmp: Path, hosts: list[str], cores: int = 1) -> tuple[str, lis
             procs.append(
                 _Proc(
                     [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", host,
-                     "--webui-port", str(_free_port()), "--cores", str(cores), "--memory", "1g",
+                     "--webui-port", str(free_port("127.0.0.1")), "--cores", str(cores), "--memory", "1g",
                      "--work-dir", str(tmp / f"work{i}")],
                     tmp / f"worker{i}.log",
                     {**env, "SPARK_LOCAL_IP": host},
