@@ -1,4 +1,5 @@
-"""The bulk path: produce_batch and produce_many against the real broker."""
+"""The bulk path with no broker: close() racing a blocked produce_batch, and a batch
+that timed out."""
 
 from __future__ import annotations
 

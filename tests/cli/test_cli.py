@@ -1,3 +1,6 @@
+"""The cykafka command's own face: its subcommands, what it imports lazily, and the
+presets and explain commands."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,5 @@
-"""`cykafka import` against the cluster and the user: unreachable brokers, missing and
-invalid topics, Ctrl-C, dead-letter hazards, and the flags kcat and
-kafka-console-producer users already know.  Real broker, real processes."""
+"""`cykafka import`'s arguments, checked before any broker is reached: --version, and
+-X errors that never echo a secret value."""
 
 from __future__ import annotations
 

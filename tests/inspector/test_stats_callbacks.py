@@ -1,8 +1,5 @@
-"""The accumulator inspector, against librdkafka's mock cluster and a real broker.
-
-Waiting is always "until the condition holds or a generous deadline passes": no
-assertion depends on how fast anything is.
-"""
+"""The inspector's statistics plumbing with no broker: the throttled statistics
+callback and the count of produce calls refused for a full buffer."""
 
 from __future__ import annotations
 

@@ -1,3 +1,6 @@
+"""What explain says about NULL keys under java_compatible, measured on librdkafka's
+mock cluster."""
+
 from __future__ import annotations
 
 from cykafka.explain import explain

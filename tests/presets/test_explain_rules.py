@@ -1,3 +1,5 @@
+"""explain's rules, one guarantee each, from configs alone (and librdkafka's acceptance)."""
+
 from __future__ import annotations
 
 import itertools

@@ -1,4 +1,5 @@
-"""cykafka.partitioning against librdkafka's own choice on the real broker."""
+"""cykafka.partitioning with no broker: murmur2 as Java computes it, and bad arguments
+named (against librdkafka's own choice on a broker: test_partitioning.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The core producer against the real broker: futures, asyncio, callbacks,
-blocking when full, logging, errors, and bad input."""
+"""The core producer with no broker to reach: the librdkafka it runs, blocking when
+its queue is full, a future's size, and bad arguments and configs named."""
 
 from __future__ import annotations
 

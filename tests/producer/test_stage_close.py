@@ -1,6 +1,5 @@
-"""produce() hands plain messages to librdkafka in groups (ext/stage.pxi): what a
-user relies on must not change - order, timeliness, and an outcome for every
-message (backpressure: test_producer.py, test_inspector.py)."""
+"""produce()'s staging (ext/stage.pxi) with no broker: what close() does to the messages
+it could not hand to librdkafka."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """cykafka.schema_registry.AvroSerializer against confluent-kafka's AvroSerializer (the
-reference): the same bytes for generated schemas and records, the same registry
-behaviour, and a round trip through the broker and confluent's AvroDeserializer."""
+reference), with a mock registry: the same bytes for generated schemas and records, and
+the same registry behaviour (through the broker: test_avro_broker.py)."""
 
 from __future__ import annotations
 

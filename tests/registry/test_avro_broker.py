@@ -1,6 +1,6 @@
-"""cykafka.schema_registry.AvroSerializer against confluent-kafka's AvroSerializer (the
-reference): the same bytes for generated schemas and records, the same registry
-behaviour, and a round trip through the broker and confluent's AvroDeserializer."""
+"""cykafka.schema_registry.AvroSerializer through the broker: generated tables and
+batches read back with confluent's AvroDeserializer, and registry errors before anything
+is produced."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""serializer_for / serializers_for: the front doors' way to a registry serializer."""
+"""serializer_for / serializers_for: the front doors' way to a registry serializer, and
+the errors naming the culprit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""serializer_for / serializers_for: the front doors' way to a registry serializer."""
+"""Registry serializers through the broker: a Parquet file to registry Avro, confluent's
+serializers in produce_batch, and what a serialized batch keeps per row."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""cykafka.schema_registry.JSONSerializer against confluent-kafka's: the same bytes for
-generated records, validation failures per record, a broker round trip."""
+"""cykafka.schema_registry.JSONSerializer against confluent-kafka's, with a mock
+registry: the same bytes for generated records, validation failures per record."""
 
 from __future__ import annotations
 

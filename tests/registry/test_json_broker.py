@@ -1,5 +1,5 @@
-"""cykafka.schema_registry.JSONSerializer against confluent-kafka's: the same bytes for
-generated records, validation failures per record, a broker round trip."""
+"""cykafka.schema_registry.JSONSerializer through the broker: an Arrow table round
+trip."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""cykafka.schema_registry.ProtobufSerializer against confluent-kafka's: the same framing
-(magic byte, schema id, message indexes) and bytes for generated messages; records that
-do not fit fail alone; a round trip through the broker and confluent's deserializer."""
+"""cykafka.schema_registry.ProtobufSerializer against confluent-kafka's, with a mock
+registry: the same framing (magic byte, schema id, message indexes) and bytes for
+generated messages; records that do not fit fail alone."""
 
 from __future__ import annotations
 

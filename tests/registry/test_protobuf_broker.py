@@ -1,6 +1,5 @@
-"""cykafka.schema_registry.ProtobufSerializer against confluent-kafka's: the same framing
-(magic byte, schema id, message indexes) and bytes for generated messages; records that
-do not fit fail alone; a round trip through the broker and confluent's deserializer."""
+"""cykafka.schema_registry.ProtobufSerializer through the broker: an Arrow table round
+trip read with confluent's deserializer."""
 
 from __future__ import annotations
 
