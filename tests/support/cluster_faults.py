@@ -1,5 +1,5 @@
-"""Shared by the fault tests on a three-node Apache Kafka cluster (tests/integration,
-tests/spark and the soaks): keyed rows, the leader of a partition killed at a chosen
+"""Shared by the fault tests on a three-node Apache Kafka cluster (tests/cluster_faults
+and the soaks): keyed rows, the leader of a partition killed at a chosen
 point, an import run as a real process, and the checks of what a ``read_committed``
 reader gets back."""
 
