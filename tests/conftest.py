@@ -20,13 +20,30 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-_SRC = Path(__file__).resolve().parent.parent / "src"
+_TESTS = Path(__file__).resolve().parent
+_SRC = _TESTS.parent / "src"
 if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
     sys.path.insert(0, str(_SRC))
+# Every test folder imports the shared modules as ``support.<module>``.
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
 
-from brokers import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
+from support.consume import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
+
+#: What a test needs running, by the fixtures that start it (directly or through
+#: another fixture): such a test gets the marker, so ``./run tests unit`` leaves it out.
+#: A module that starts one itself (``LocalBroker()``, ``KafkaCluster(...)``, a CLI run
+#: with the embedded broker, a Spark driver) says so with ``pytestmark``.
+NEEDS = {
+    "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic"},
+    "kafka3": {"kafka3", "_kafka3_session"},
+    "spark": {"spark", "deployment", "two_host_cluster"},
+}
+#: The markers of a test that needs something running; one without them must not start a
+#: broker (``_unmarked_tests_start_no_broker``).
+RUNNING = ("broker", "kafka3", "spark", "slow")
 
 #: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
 #: KRaft node started from Maven Central's jars), ``tansu`` (the embedded broker), or
@@ -77,6 +94,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("broker", kinds, indirect=True, scope="session")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with what the fixtures it uses start (:data:`NEEDS`)."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for marker, fixtures in NEEDS.items():
+            if used & fixtures and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+
+
+def _refuse_to_start(*_: Any, **__: Any) -> Any:
+    raise RuntimeError(
+        "this test starts a broker but is not marked as needing one: add "
+        "`pytestmark = pytest.mark.broker` (or kafka3) to its module, so that "
+        "`./run tests unit` leaves it out"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_start_no_broker(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test not marked as needing something running fails when it starts a broker: in
+    this process (the launchers' ``start``) or in a child it runs (the embedded broker's
+    binary, looked up through ``$CYKAFKA_TANSU_BIN``, points nowhere)."""
+    if any(request.node.get_closest_marker(m) is not None for m in RUNNING):
+        return
+    monkeypatch.setattr(LocalBroker, "start", _refuse_to_start)
+    monkeypatch.setattr(KafkaCluster, "start", _refuse_to_start)
+    monkeypatch.setenv(
+        "CYKAFKA_TANSU_BIN", "/this-test-starts-a-broker-but-is-not-marked-broker/tansu"
+    )
+
+
 @pytest.fixture(scope="session")
 def tansu() -> Iterator[LocalBroker]:
     """One Tansu broker for the whole session (memory storage; do not restart it)."""
@@ -121,8 +171,8 @@ def kafka3(_kafka3_session: KafkaCluster) -> Iterator[KafkaCluster]:
 
 @pytest.fixture(scope="session")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Test certificates made with ``openssl`` (tests/security_helpers.py)."""
-    from security_helpers import make_certs
+    """Test certificates made with ``openssl`` (tests/support/security.py)."""
+    from support.security import make_certs
 
     return make_certs(tmp_path_factory.mktemp("certs"))
 
@@ -130,8 +180,8 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(scope="session")
 def secure(certs: Any) -> Iterator[KafkaCluster]:
     """One Apache Kafka node with TLS, SCRAM and ACLs enforced, for the session
-    (listeners and users: tests/security_helpers.py)."""
-    from security_helpers import secure_cluster
+    (listeners and users: tests/support/security.py)."""
+    from support.security import secure_cluster
 
     with secure_cluster(certs) as cluster:
         yield cluster
@@ -154,7 +204,7 @@ def broker_kind(broker: Any) -> str:
 @pytest.fixture
 def committed() -> Callable[..., list[Any]]:
     """``committed(bootstrap, topic, partitions=None)``: the records a ``read_committed``
-    consumer sees, in partition then offset order (:func:`brokers.committed_records`)."""
+    consumer sees, in partition then offset order (:func:`support.consume.committed_records`)."""
     return committed_records
 
 

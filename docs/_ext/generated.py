@@ -10,7 +10,7 @@ item by its index) or two
 joined by `` / `` for a ratio, ``FORMAT`` a Python format spec (``.2f``, ``,.0f``), as after the colon of an f-string
 (a ``|`` would split a Markdown table's cell).  A
 path the run does not have fails the build.  Prose then cannot state a speed the
-published run does not show (``tests/unit/test_docs.py`` refuses a figure written by
+published run does not show (``tests/docs/test_docs.py`` refuses a figure written by
 hand)."""
 
 from __future__ import annotations

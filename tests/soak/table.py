@@ -8,7 +8,7 @@
 
 Each reliability/fuzz/security test appends a JSON row (item, tried, lost,
 failed_reported, extras) to $CYKAFKA_RELIABILITY_LOG (see
-tests/reliability_log.py:record); this script sets that, runs the tests, and
+tests/support/reliability_log.py:record); this script sets that, runs the tests, and
 prints a Markdown table with the command that produced each row.  "lost" counts
 messages that vanished: neither refused with an exception, nor failed through
 their future, nor found (delivered) in the broker's log where it is checked.
@@ -39,16 +39,16 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 
 SUITES = [
-    ("tests/integration/test_reliability.py", {}),
-    ("tests/integration/test_fuzz.py", {}),
-    ("tests/integration/test_security.py", {}),
+    ("tests/producer/test_reliability.py", {}),
+    ("tests/producer/test_fuzz.py", {}),
+    ("tests/security/test_security.py", {}),
 ]
 SOAK_SUITES = [
     (
-        "tests/integration/test_reliability.py -k mock_all_brokers",
+        "tests/producer/test_reliability.py -k mock_all_brokers",
         {"CYKAFKA_RELIABILITY_N": "1000000"},
     ),
-    ("tests/integration/test_fuzz.py -k fuzz_", {"CYKAFKA_FUZZ_EXAMPLES": "2000"}),
+    ("tests/producer/test_fuzz.py -k fuzz_", {"CYKAFKA_FUZZ_EXAMPLES": "2000"}),
 ]
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from cluster_faults import (
+from support.cluster_faults import (
     IMPORTS,
     check_once_in_order,
     import_killing_leader,

@@ -10,7 +10,7 @@ Every run must show no inversion, no loss, no misreported offset and no failure
 (every fault is retriable and the cluster heals); a duplicate is allowed only
 where a real broker would have dropped it: a copy with the same producer id,
 epoch and sequence as the first (librdkafka's mock appends such retries again,
-see tests/integration/test_testing.py).  Anything else is printed with its plan and seed.
+see tests/testing/test_testing.py).  Anything else is printed with its plan and seed.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 # attributed to CPython or librdkafka are listed, not failed on.
 #
 #   tests/soak/valgrind.sh                             # ~10-20 min; too slow for CI
-#   TESTS=tests/integration/test_producer_batch.py SELECT=arrow tests/soak/valgrind.sh
+#   TESTS=tests/batch/test_produce_batch.py SELECT=arrow tests/soak/valgrind.sh
 #
 # Python defaults to the repository's .venv (what ./run creates); set PYTHON to
 # use another.  Extra arguments go to pytest.  The full valgrind log is kept in
@@ -30,7 +30,7 @@ export CYKAFKA_FUZZ_EXAMPLES=${CYKAFKA_FUZZ_EXAMPLES:-25}
 # The package installed in $PY's environment is what runs (set PYTHONPATH to
 # test an in-place build instead).
 
-read -r -a TESTS <<< "${TESTS:-tests/integration/test_producer.py tests/integration/test_producer_batch.py tests/integration/test_fuzz.py}"
+read -r -a TESTS <<< "${TESTS:-tests/producer/test_producer.py tests/batch/test_produce_batch.py tests/producer/test_fuzz.py}"
 SELECT=${SELECT:-"not million and not many_threads and not ten_thousand"}
 
 valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \

@@ -7,7 +7,7 @@ uninitialised-value reports).  Exit status 1 if any invalid read/write, bad
 free, uninitialised use or definite leak is attributed to cykafka.
 
 With ``--row FILE`` it also writes one reliability-table row (JSON, the format
-of tests/reliability_log.py:record) that ``tests/soak/table.py --valgrind DIR``
+of tests/support/reliability_log.py:record) that ``tests/soak/table.py --valgrind DIR``
 includes: "tried" is the number of tests that ran under valgrind (from
 ``--pytest-output``), and the notes give the error blocks in cykafka's extension
 by kind.  "lost" is "-": memcheck counts memory errors, not messages.

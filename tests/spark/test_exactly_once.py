@@ -21,8 +21,8 @@ from typing import Any, Optional
 
 import pytest
 
-from brokers import committed_records
 from cykafka.testing import committed_view, read_raw_log
+from support.consume import committed_records
 
 # What PySpark leaves in os.environ once this process was a Spark Connect client (the
 # connect deployment's fixture restores it; a subprocess must not inherit it either).

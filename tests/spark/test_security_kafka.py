@@ -1,5 +1,5 @@
 """write_kafka against an Apache Kafka node that enforces security (TLS with hostname
-verification, SCRAM users, ACLs; tests/security_helpers.py): what the broker refuses
+verification, SCRAM users, ACLs; tests/support/security.py): what the broker refuses
 is a report that is not ok, says why, names no secret, and counts no row delivered."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cykafka.spark import KafkaWriteError, WriteReport, write_kafka
-from security_helpers import (
+from support.security import (
     PASSWORD,
     new_topic,
     no_secret,

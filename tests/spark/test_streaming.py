@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from brokers import committed_records
 from cykafka.spark import WriteReport, kafka_batch_writer
+from support.consume import committed_records
 
 
 def _run_once(spark: Any, src: Path, chk: Path, writer: Any) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_faults import job_result, new_topic, start_job, wait_until
+from support.cluster_faults import job_result, new_topic, start_job, wait_until
 
 #: The driver gives an executor up after 15 s without a heartbeat (default 120 s;
 #: checked every second, default 60 s); the Master keeps a silent Worker 60 s.  The

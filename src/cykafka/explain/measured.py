@@ -1,5 +1,5 @@
 """Measurements that explain's warnings quote.  Each is re-measured by a test that reads
-the range back out of the warning text (tests/test_testing.py, tests/test_explain_matrix.py).
+the range back out of the warning text (tests/testing/test_testing.py, tests/presets/test_explain_matrix.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``Facts`` holds the effective values once; each rule adds its warnings, notes and loss
 conditions to a ``Draft``.  Acceptance is librdkafka's own answer (``librdkafka_refusal``);
 the other rules' claims are checked against librdkafka's mock cluster in
-tests/integration/test_explain_matrix.py.
+tests/presets/test_explain_matrix.py.
 """
 
 from __future__ import annotations
