@@ -208,12 +208,6 @@ class ResolvedConfig:
             raise KeyError(f"{name}: not set and no librdkafka default recorded for it")
         return Setting(LIBRDKAFKA_DEFAULTS[canon], "default", "librdkafka")
 
-    @property
-    def wants_transactions(self) -> bool:
-        """Whether the producer is to be transactional: a ``transactional.id`` is set, or a
-        chosen preset requires one (``exactly_once``; a front door then supplies the id)."""
-        return self.transactional or _presets.needs_transactional_id(list(self.presets))
-
     def missing_required(self) -> list[tuple[str, str]]:
         """(preset, key) for each key a chosen preset needs and the config lacks (a
         preset cannot choose a ``transactional.id``: it must be the caller's)."""
