@@ -282,7 +282,7 @@ def test_a_task_builds_its_producer_from_the_drivers_resolution(
     batch = pa.RecordBatch.from_pydict({"key": ["a", "b"], "value": ["1", "2"]})
     # The driver's notes on the config travel with it: the task's producer warns them.
     with pytest.warns(ConfigWarning, match="batch.size=65536 kept"):
-        rows = [r for b in write_task(plan.to_wire(), iter([batch])) for r in b.to_pylist()]
+        rows = [r for b in write_task(plan.to_json(), iter([batch])) for r in b.to_pylist()]
     (row,) = rows
     report = json.loads(next(iter(row.values())))
     assert report["delivered"] == 2 and report["failed"] == 0, report

@@ -114,9 +114,9 @@ class ResolvedConfig:
     notes: tuple[Note, ...]
     max_block_ms: float
 
-    def to_wire(self) -> dict[str, JSONValue]:
+    def to_json(self) -> dict[str, JSONValue]:
         """Plain JSON, for a process that must not resolve again (Spark's executors
-        build their producers from the driver's resolution): :meth:`from_wire`."""
+        build their producers from the driver's resolution): :meth:`from_json`."""
         return {
             "settings": {k: [s.value, s.source, s.origin] for k, s in self.settings.items()},
             "presets": list(self.presets),
@@ -125,7 +125,7 @@ class ResolvedConfig:
         }
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, JSONValue]) -> ResolvedConfig:
+    def from_json(cls, d: Mapping[str, JSONValue]) -> ResolvedConfig:
         sources = {"user", "translated", "preset", "default"}
         settings = {}
         for k, (value, source, origin) in dict(d["settings"]).items():

@@ -170,16 +170,16 @@ def _registry_kwargs(
 
     # registry_fields refused value_format/key_format without a registry on the driver
     assert plan.schema_registry is not None
-    wire = (
+    same = (
         plan.value_format,
         json.dumps(plan.schema_registry, sort_keys=True),
         plan.value_schema,
         plan.key_format,
         plan.key_schema,
     )
-    sers = _SERIALIZERS.get(wire)
+    sers = _SERIALIZERS.get(same)
     if sers is None:
-        sers = _SERIALIZERS[wire] = serializers_for(
+        sers = _SERIALIZERS[same] = serializers_for(
             plan.value_format,
             plan.schema_registry,
             plan.value_schema,
@@ -205,7 +205,7 @@ def _registry_kwargs(
 
 
 def write_task(
-    wire: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
+    shipped_plan: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: one producer for this task, every batch through
     produce_batch, one JSON report row out."""
@@ -215,13 +215,13 @@ def write_task(
     from ..config import ResolvedConfig
     from ..producer import Producer
 
-    plan = WritePlan.from_wire(wire)
+    plan = WritePlan.from_json(shipped_plan)
     ctx = TaskContext.get()
     task = ctx.partitionId() if ctx is not None else 0
     attempt = ctx.attemptNumber() if ctx is not None else 0
     # The driver resolved the config once (presets, Java names, defaults): built from
     # that, a task's producer is the one the driver explained.
-    resolved = ResolvedConfig.from_wire(plan.resolved)
+    resolved = ResolvedConfig.from_json(plan.resolved)
     txn_id = None
     if plan.transactional:
         txn_id = f"{plan.txn_prefix}-{task}"

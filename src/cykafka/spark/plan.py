@@ -4,7 +4,7 @@ arguments of ``write_kafka`` or ``kafka_batch_writer``, checked and resolved onc
 
 Every check that can fail here does (bad columns, options, presets), so a mistake is
 one clear error on the driver, not a failed Spark job.  The plan travels to the
-executors as a plain dict (:meth:`WritePlan.to_wire`): unpickling it must not need
+executors as a plain dict (:meth:`WritePlan.to_json`): unpickling it must not need
 cykafka, so that an executor without cykafka can still say so clearly."""
 
 from __future__ import annotations
@@ -86,16 +86,16 @@ class WritePlan:
     key_schema: Optional[str] = None
     #: what the config guarantees, in one sentence (:meth:`Guarantees.summary`), for the report
     guarantees: str = ""
-    #: the driver's resolution of the producer config (:meth:`ResolvedConfig.to_wire`),
+    #: the driver's resolution of the producer config (:meth:`ResolvedConfig.to_json`),
     #: without ``transactional.id``: each task's producer is built from it, not resolved
     #: again
     resolved: dict[str, JSONValue] = dataclasses.field(default_factory=dict)
 
-    def to_wire(self) -> dict[str, JSONValue]:
+    def to_json(self) -> dict[str, JSONValue]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, JSONValue]) -> WritePlan:
+    def from_json(cls, d: Mapping[str, JSONValue]) -> WritePlan:
         return cls(
             **{
                 **d,
@@ -467,7 +467,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
         progress_topic=progress_topic if transactional else None,
         query=req.query,
         guarantees=req.guarantees.summary(),
-        resolved=req.resolved.to_wire(),
+        resolved=req.resolved.to_json(),
         value_format=req.value_format,
         key_format=req.key_format,
         schema_registry=req.schema_registry,

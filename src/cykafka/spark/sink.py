@@ -162,7 +162,7 @@ def run_plan(df: DataFrame, plan: WritePlan) -> WriteReport:
         units=plan.units,
         guarantees=plan.guarantees,
     )
-    fn = shipped("cykafka.spark.executor", "write_task", plan.to_wire())
+    fn = shipped("cykafka.spark.executor", "write_task", plan.to_json())
     t0 = time.monotonic()
     # Without transactions a retried task writes its rows again: the topic's ends
     # before and after the write tell how many records the failed attempts left.
