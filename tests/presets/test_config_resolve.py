@@ -97,8 +97,8 @@ def test_a_resolution_travels_as_json_unchanged() -> None:
         "ordered",
     )
     assert r.notes and r.presets == ("ordered",)
-    back = ResolvedConfig.from_wire(json.loads(json.dumps(r.to_wire())))
+    back = ResolvedConfig.from_json(json.loads(json.dumps(r.to_json())))
     assert back == r
     assert back.effective("acks") == r.effective("acks")
     with pytest.raises(ValueError, match="no source"):
-        ResolvedConfig.from_wire({**r.to_wire(), "settings": {"acks": ["1", "guessed", "x"]}})
+        ResolvedConfig.from_json({**r.to_json(), "settings": {"acks": ["1", "guessed", "x"]}})

@@ -263,17 +263,20 @@ def test_a_task_builds_its_producer_from_the_drivers_resolution(
 
     import cykafka.producer
     from cykafka.config import ConfigWarning
+    from cykafka.spark import WriteOptions
     from cykafka.spark.executor import write_task
-    from cykafka.spark.plan import make_plan, write_request
+    from cykafka.spark.plan import make_plan
 
     name = topic()
     df = spark.createDataFrame([("k", "v")], "key string, value string")
-    request = write_request(
-        name, broker.bootstrap_servers, "ordered", {"linger_ms": 5, "batch.size": 65536},
-        key="key", value="value", headers=None, partition=None, on_error="raise",
-        repartition=False, writers=None, order_by=None, progress_topic=None,
-    )  # fmt: skip
-    plan = make_plan(df, request)
+    options = WriteOptions(
+        name,
+        broker.bootstrap_servers,
+        "ordered",
+        repartition=False,
+        producer_config={"linger_ms": 5, "batch.size": 65536},
+    )
+    plan = make_plan(df, options)
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"resolved again: {args}")
@@ -282,7 +285,7 @@ def test_a_task_builds_its_producer_from_the_drivers_resolution(
     batch = pa.RecordBatch.from_pydict({"key": ["a", "b"], "value": ["1", "2"]})
     # The driver's notes on the config travel with it: the task's producer warns them.
     with pytest.warns(ConfigWarning, match="batch.size=65536 kept"):
-        rows = [r for b in write_task(plan.to_wire(), iter([batch])) for r in b.to_pylist()]
+        rows = [r for b in write_task(plan.to_json(), iter([batch])) for r in b.to_pylist()]
     (row,) = rows
     report = json.loads(next(iter(row.values())))
     assert report["delivered"] == 2 and report["failed"] == 0, report

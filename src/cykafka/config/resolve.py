@@ -114,9 +114,9 @@ class ResolvedConfig:
     notes: tuple[Note, ...]
     max_block_ms: float
 
-    def to_wire(self) -> dict[str, JSONValue]:
+    def to_json(self) -> dict[str, JSONValue]:
         """Plain JSON, for a process that must not resolve again (Spark's executors
-        build their producers from the driver's resolution): :meth:`from_wire`."""
+        build their producers from the driver's resolution): :meth:`from_json`."""
         return {
             "settings": {k: [s.value, s.source, s.origin] for k, s in self.settings.items()},
             "presets": list(self.presets),
@@ -125,7 +125,7 @@ class ResolvedConfig:
         }
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, JSONValue]) -> ResolvedConfig:
+    def from_json(cls, d: Mapping[str, JSONValue]) -> ResolvedConfig:
         sources = {"user", "translated", "preset", "default"}
         settings = {}
         for k, (value, source, origin) in dict(d["settings"]).items():
@@ -207,12 +207,6 @@ class ResolvedConfig:
         if canon not in LIBRDKAFKA_DEFAULTS:
             raise KeyError(f"{name}: not set and no librdkafka default recorded for it")
         return Setting(LIBRDKAFKA_DEFAULTS[canon], "default", "librdkafka")
-
-    @property
-    def wants_transactions(self) -> bool:
-        """Whether the producer is to be transactional: a ``transactional.id`` is set, or a
-        chosen preset requires one (``exactly_once``; a front door then supplies the id)."""
-        return self.transactional or _presets.needs_transactional_id(list(self.presets))
 
     def missing_required(self) -> list[tuple[str, str]]:
         """(preset, key) for each key a chosen preset needs and the config lacks (a

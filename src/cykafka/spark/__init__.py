@@ -57,6 +57,7 @@ readers; a unit an earlier attempt committed counts once, as delivered
 (``TaskResult.skipped``), and ``report.ok`` needs every unit committed once.
 """
 
+from .options import WriteOptions
 from .plan import WritePlan
 from .report import KafkaWriteError, TaskResult, WriteReport
 from .sink import write_kafka
@@ -65,6 +66,7 @@ from .streaming import kafka_batch_writer
 __all__ = [
     "KafkaWriteError",
     "TaskResult",
+    "WriteOptions",
     "WritePlan",
     "WriteReport",
     "kafka_batch_writer",

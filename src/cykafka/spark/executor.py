@@ -119,25 +119,25 @@ def _messages(
         def c(name: Optional[str]) -> Optional[pa.Array]:
             return None if name is None else b.column(b.schema.get_field_index(name))
 
-        if plan.value_format or plan.key_format:
+        value = plan.options.value
+        if plan.options.value_format or plan.options.key_format:
             return _registry_kwargs(b, plan, c)
-        values = (
-            c(plan.value) if plan.value else record_json(b, plan.not_json, nonfinite="string")[0]
-        )
-        kw: Kwargs = {"values": values, "keys": c(plan.key)}
-        if plan.partition:
-            kw["partitions"] = c(plan.partition)
-        if plan.headers:
-            kw["headers"] = _headers_list(c(plan.headers))
+        values = c(value) if value else record_json(b, plan.not_json, nonfinite="string")[0]
+        kw: Kwargs = {"values": values, "keys": c(plan.key_col)}
+        if plan.partition_col:
+            kw["partitions"] = c(plan.partition_col)
+        if plan.headers_col:
+            kw["headers"] = _headers_list(c(plan.headers_col))
         return kw
 
+    topic = plan.options.topic
     if plan.topic_col is None:
-        assert plan.topic is not None  # make_plan wants a topic or a topic column
-        yield plan.topic, kwargs(batch), batch.num_rows
+        assert topic is not None  # make_plan wants a topic or a topic column
+        yield topic, kwargs(batch), batch.num_rows
         return
     tcol = batch.column(batch.schema.get_field_index(plan.topic_col))
-    if plan.topic is not None:
-        tcol = pc.fill_null(tcol, plan.topic)
+    if topic is not None:
+        tcol = pc.fill_null(tcol, topic)
     elif tcol.null_count:
         # Not sendable anywhere: counted as failed with this error, never dropped quietly.
         msg = f"{tcol.null_count} rows have a null topic and write_kafka() was given no topic"
@@ -168,64 +168,58 @@ def _registry_kwargs(
     helper/headers/partition/topic columns) or the value column, the key column."""
     from ..schema_registry import serializers_for
 
+    o = plan.options
     # registry_fields refused value_format/key_format without a registry on the driver
-    assert plan.schema_registry is not None
-    wire = (
-        plan.value_format,
-        json.dumps(plan.schema_registry, sort_keys=True),
-        plan.value_schema,
-        plan.key_format,
-        plan.key_schema,
+    assert o.schema_registry is not None
+    same = (
+        o.value_format,
+        json.dumps(o.schema_registry, sort_keys=True),
+        o.value_schema,
+        o.key_format,
+        o.key_schema,
     )
-    sers = _SERIALIZERS.get(wire)
+    sers = _SERIALIZERS.get(same)
     if sers is None:
-        sers = _SERIALIZERS[wire] = serializers_for(
-            plan.value_format,
-            plan.schema_registry,
-            plan.value_schema,
-            plan.key_format,
-            plan.key_schema,
+        sers = _SERIALIZERS[same] = serializers_for(
+            o.value_format, o.schema_registry, o.value_schema, o.key_format, o.key_schema
         )
-    if plan.value:
-        values = c(plan.value)
+    if o.value:
+        values = c(o.value)
     else:
         values = b.drop_columns([n for n in plan.not_json if n in b.schema.names])
-    kw: Kwargs = {"values": values, "keys": c(plan.key)}
+    kw: Kwargs = {"values": values, "keys": c(plan.key_col)}
     if sers[0] is not None:
         kw["value_serializer"] = sers[0]
-    elif plan.value is None:
+    elif o.value is None:
         raise ValueError("key_format without value_format needs a value column")
     if sers[1] is not None:
         kw["key_serializer"] = sers[1]
-    if plan.partition:
-        kw["partitions"] = c(plan.partition)
-    if plan.headers:
-        kw["headers"] = _headers_list(c(plan.headers))
+    if plan.partition_col:
+        kw["partitions"] = c(plan.partition_col)
+    if plan.headers_col:
+        kw["headers"] = _headers_list(c(plan.headers_col))
     return kw
 
 
 def write_task(
-    wire: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
+    shipped_plan: dict[str, JSONValue], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: one producer for this task, every batch through
     produce_batch, one JSON report row out."""
     import pyarrow as pa
     from pyspark import TaskContext
 
-    from ..config import ResolvedConfig
     from ..producer import Producer
 
-    plan = WritePlan.from_wire(wire)
+    plan = WritePlan.from_json(shipped_plan)
     ctx = TaskContext.get()
     task = ctx.partitionId() if ctx is not None else 0
     attempt = ctx.attemptNumber() if ctx is not None else 0
     # The driver resolved the config once (presets, Java names, defaults): built from
     # that, a task's producer is the one the driver explained.
-    resolved = ResolvedConfig.from_wire(plan.resolved)
-    txn_id = None
-    if plan.transactional:
-        txn_id = f"{plan.txn_prefix}-{task}"
-        resolved = resolved.with_default("transactional.id", txn_id, "cykafka.spark")
+    resolved = plan.producer_config(task)
+    found = resolved.explicit("transactional.id") if plan.transactional else None
+    txn_id = None if found is None else found[1].value
     result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
     key = None if txn_id else _keep_key(resolved)
     producer = _take_kept(key)
@@ -277,7 +271,7 @@ def write_task(
             _KEPT[key] = (producer, time.monotonic())
         else:
             producer.close()
-    if result.failed and plan.on_error == "raise":
+    if result.failed and plan.options.on_error == "raise":
         raise RuntimeError(
             f"{TASK_MARK} task {task} (attempt {attempt}): {result.failed:,} of {result.rows:,} "
             f"rows not delivered ({result.delivered:,} delivered"

@@ -39,92 +39,59 @@ preset:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional
 
-from .plan import make_plan, write_request
+from .options import OptionArguments, WriteOptions, check_job_name
+from .plan import make_plan
 from .report import WriteReport
 from .sink import run_plan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from ..presets import PresetSpec
-    from ..schema_registry.formats import RegistryLike
-
 __all__ = ["kafka_batch_writer"]
 
+# As before: the topic, the brokers and the preset by position too; query names the job.
+_ARGUMENTS = OptionArguments(positional=3, leave_out=("job_id",))
 
+
+@_ARGUMENTS.document
 def kafka_batch_writer(
-    topic: Optional[str] = None,
-    bootstrap_servers: Optional[str] = None,
-    preset: PresetSpec = "ordered",
-    *,
+    *args: object,
     query: Optional[str] = None,
-    progress_topic: Optional[str] = None,
     on_batch: Optional[Callable[[WriteReport], object]] = None,
-    key: Optional[str] = "key",
-    value: Optional[str] = "value",
-    headers: Optional[str] = None,
-    partition: Optional[str] = None,
-    on_error: str = "raise",
-    repartition: Optional[bool] = None,
-    writers: Optional[int] = None,
-    order_by: Union[str, Sequence[str], None] = None,
-    value_format: Optional[str] = None,
-    key_format: Optional[str] = None,
-    schema_registry: Optional[RegistryLike] = None,
-    value_schema: Optional[str] = None,
-    key_schema: Optional[str] = None,
-    **producer_config: object,
+    options: Optional[WriteOptions] = None,
+    **given: object,
 ) -> Callable[[DataFrame, int], WriteReport]:
     """A ``foreachBatch`` function writing each micro-batch with :func:`write_kafka`.
 
-    The arguments are checked and the producer config resolved here, once: a bad one
+    The options are checked and the producer config resolved here, once: a bad one
     fails when the writer is made, not at the query's first micro-batch.
 
     Args:
-        topic, bootstrap_servers, preset: as for :func:`write_kafka`, and so are the
-            other keyword arguments (``key`` ... ``key_schema``, and the producer
-            config).
         query: a stable name for this streaming query (required with
             ``exactly_once``): it names the transactional ids and the progress
             records, so it must stay the same across restarts of the query.
-        progress_topic: where ``exactly_once`` records the units it committed (default
-            ``"<topic>.cykafka-progress"``, or ``"cykafka-spark-progress"`` with a
-            ``topic`` column; created compacted, with one partition, if missing).
         on_batch: called with each micro-batch's :class:`WriteReport`, where
             foreachBatch runs (with Spark Connect: in the server's Python process).
+        options: the options below made ahead, as a :class:`WriteOptions` (then
+            give none of them beside it), as for :func:`write_kafka`.
     """
-    request = write_request(
-        topic,
-        bootstrap_servers,
-        preset,
-        producer_config,
-        key=key,
-        value=value,
-        headers=headers,
-        partition=partition,
-        on_error=on_error,
-        repartition=repartition,
-        writers=writers,
-        order_by=order_by,
-        progress_topic=progress_topic,
-        value_format=value_format,
-        key_format=key_format,
-        schema_registry=schema_registry,
-        value_schema=value_schema,
-        key_schema=key_schema,
-        query=query,
-    )
-    if request.transactional and not query:
-        raise ValueError(
-            "preset='exactly_once' in foreachBatch needs query='<stable name>': it fences "
-            "re-runs of a micro-batch across restarts"
-        )
+    opts = _ARGUMENTS.options(args, given, options)
+    if opts.transactional:
+        if not query:
+            raise ValueError(
+                "preset='exactly_once' in foreachBatch needs query='<stable name>': it "
+                "fences re-runs of a micro-batch across restarts"
+            )
+        check_job_name(query)
+        if opts.job_id is not None:
+            raise ValueError("kafka_batch_writer names its write by query=, not job_id=")
+    # What write_kafka checks per call is checked here once, for every micro-batch.
+    opts.guarantees(query if opts.transactional else None)
 
     def write_batch(df: DataFrame, batch_id: int) -> WriteReport:
-        report = run_plan(df, make_plan(df, request).with_batch(batch_id=batch_id))
+        report = run_plan(df, make_plan(df, opts, query=query, batch_id=batch_id))
         if on_batch is not None:
             on_batch(report)
         return report

@@ -79,7 +79,7 @@ def run_unit(
         # Refused (an ACL on the transactional id, say): one line for the driver, not a
         # worker traceback; nothing of the unit was written.
         raise RuntimeError(f"{TASK_MARK} unit {unit}: init_transactions failed: {e}") from None
-    client = connection_config(plan.config)
+    client = connection_config(plan.options.config)
     pool = ThreadPoolExecutor(1, thread_name_prefix="cykafka-look")
     try:
         look = pool.submit(progress.read_job, client, plan.progress_topic, plan.job)  # 2.
