@@ -28,6 +28,7 @@ if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
 
+import cykafka._native  # noqa: E402
 from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
 from support.consume import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
@@ -37,7 +38,9 @@ from support.consume import KAFKA_SERVERS, Record, committed_records, read_back 
 #: A module that starts one itself (``LocalBroker()``, ``KafkaCluster(...)``, a CLI run
 #: with the embedded broker, a Spark driver) says so with ``pytestmark``.
 NEEDS = {
-    "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic"},
+    # librdkafka's mock cluster runs in this process, but it is a broker all the same, and
+    # the tests over it take minutes: they are not unit tests.
+    "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic", "mock", "cluster"},
     "kafka3": {"kafka3", "_kafka3_session"},
     "spark": {"spark", "deployment", "two_host_cluster"},
 }
@@ -105,7 +108,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _refuse_to_start(*_: Any, **__: Any) -> Any:
     raise RuntimeError(
-        "this test starts a broker but is not marked as needing one: add "
+        "this test starts a broker (librdkafka's mock cluster counts) but is not marked as needing one: add "
         "`pytestmark = pytest.mark.broker` (or kafka3) to its module, so that "
         "`./run tests unit` leaves it out"
     )
@@ -122,6 +125,7 @@ def _unmarked_tests_start_no_broker(
         return
     monkeypatch.setattr(LocalBroker, "start", _refuse_to_start)
     monkeypatch.setattr(KafkaCluster, "start", _refuse_to_start)
+    monkeypatch.setattr(cykafka._native, "_MockCluster", _refuse_to_start)
     monkeypatch.setenv(
         "CYKAFKA_TANSU_BIN", "/this-test-starts-a-broker-but-is-not-marked-broker/tansu"
     )

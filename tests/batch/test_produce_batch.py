@@ -440,6 +440,7 @@ def test_refused_messages_in_a_grouped_batch_keep_their_index(broker, topic) -> 
     assert {i: e.name for i, e in report.errors} == dict.fromkeys(big, "MSG_SIZE_TOO_LARGE")
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None:
     """The queue fills mid-batch and max.block.ms runs out: what was handed over is,
     per partition, a prefix of that partition's messages (no gaps), and every other
@@ -488,6 +489,7 @@ def test_max_block_in_a_grouped_batch_fails_a_suffix_of_each_partition() -> None
             assert handed == msgs[: len(handed)], f"partition {part} has a gap"
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_one_failing_report_does_not_abandon_the_rest_of_a_batch() -> None:
     # Logging a raising on_delivery can itself raise (a broken logging filter); the
     # report loop used to stop there, so the batch never completed.

@@ -26,6 +26,9 @@ from cykafka.inspector import (
 )
 from cykafka.testing import MockCluster
 
+# librdkafka's mock cluster (in this process) or a real broker: not a unit test.
+pytestmark = pytest.mark.broker
+
 DEADLINE_S = 60.0
 
 

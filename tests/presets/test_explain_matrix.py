@@ -20,6 +20,9 @@ import pytest
 from cykafka import KafkaConfigError, Producer, explain
 from cykafka.testing import MockCluster, verify_ordering
 
+# librdkafka's mock cluster (in this process) or a real broker: not a unit test.
+pytestmark = pytest.mark.broker
+
 DIMENSIONS: dict[str, list[Any]] = {
     "acks": [None, "0", "1", "all"],
     "enable.idempotence": [None, True, False],

@@ -3,7 +3,12 @@ mock cluster."""
 
 from __future__ import annotations
 
+import pytest
+
 from cykafka.explain import explain
+
+# librdkafka's mock cluster (in this process) or a real broker: not a unit test.
+pytestmark = pytest.mark.broker
 
 
 def test_null_key_partitioning_is_stated_as_measured() -> None:

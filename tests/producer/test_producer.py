@@ -372,6 +372,7 @@ def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
     assert sys.getrefcount(f2) == 2  # f2 and getrefcount's argument: librdkafka's is gone
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_one_failing_report_does_not_abandon_the_rest_of_the_event() -> None:
     # Even logging a raising callback can raise (here: a logging filter).  That used to
     # abort the whole delivery-report event: the other futures never resolved.
@@ -419,6 +420,7 @@ def _hold_event_thread(p: cykafka.Producer, topic: str, seconds: float) -> cykaf
 
 
 @pytest.mark.slow
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
     # A callback blocks the event thread past close()'s 10 s grace period; the reports
     # queued behind it used to be dropped with the queue (futures pending forever).
@@ -438,6 +440,7 @@ def test_close_serves_reports_left_when_the_event_thread_was_stuck() -> None:
             assert exc is None or exc.name in ("_PURGE_QUEUE", "_PURGE_INFLIGHT"), exc
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
     # Callbacks run on the event thread, the only thread that serves delivery reports:
     # waiting there for a report (result(), flush(), close()) used to hang for good.
@@ -479,6 +482,7 @@ def test_waiting_calls_in_a_callback_raise_instead_of_deadlocking() -> None:
     assert seen["own result"] == fut.result(0)
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_librdkafka_freed_without_close_warns() -> None:
     # close() interrupted by Ctrl-C after it stopped the event thread, and a Producer
     # whose __del__ does not close: the core is freed at garbage collection.  It used
@@ -537,6 +541,7 @@ def test_many_threads_one_producer(broker, topic) -> None:
         assert [md.offset for md in mds] == sorted(md.offset for md in mds)
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_transaction_aborts_when_its_commit_fails() -> None:
     # librdkafka: an abortable commit error "requires abort_transaction()"; the block
     # must not leave the transaction open, or every later transaction is refused.

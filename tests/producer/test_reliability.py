@@ -92,6 +92,7 @@ def mock_import(
 MOCK_N = int(os.environ.get("CYKAFKA_RELIABILITY_N", "100000"))
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_mock_all_brokers_down_then_up_mid_import(read_back) -> None:
     """Broker restart mid-import, ordered preset: Tansu here has no durable storage
     (docs/tansu.md), so the restart is the mock cluster's brokers going down and
@@ -119,6 +120,7 @@ def test_mock_all_brokers_down_then_up_mid_import(read_back) -> None:
     record("all brokers down 2 s, then up, mid-import (mock, ordered)", n, n - got)
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_mock_leader_moves_keep_order(read_back) -> None:
     n = MOCK_N
     with MockCluster(3) as mc:
@@ -136,6 +138,7 @@ def test_mock_leader_moves_keep_order(read_back) -> None:
     record("leader moves x19 (mock, ordered)", n, n - got)
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_mock_rtt_spikes_and_retriable_errors_keep_order(read_back) -> None:
     n = MOCK_N
     with MockCluster(3) as mc:
@@ -467,6 +470,7 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
     )
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_interrupted_batch_with_nothing_accepted_resolves() -> None:
     with MockCluster(1) as mc:
         mc.create_topic("t", 1, 1)
@@ -623,6 +627,7 @@ def test_stuck_idempotent_producer_says_why_and_what_to_do(fresh_broker) -> None
 # ------------------------------------------------- the event thread never waits on itself
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_produce_from_a_done_callback_with_a_full_queue_never_stalls() -> None:
     """produce() inside a done-callback runs on the event thread, the only thread that
     frees librdkafka's queue: waiting there for room would wait for itself.  It must
@@ -710,6 +715,7 @@ def _blocked_produce(max_block: Any) -> tuple[bool, str]:
 @pytest.mark.parametrize(
     "max_block", [2**63 - 1, "9223372036854775807", 9.3e12, 1e300, 9_223_372_036_854]
 )
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_huge_max_block_ms_waits_forever(max_block: Any) -> None:
     # Java's Long.MAX_VALUE is a common "never give up" value: it must mean that,
     # not overflow into "never wait".
@@ -718,6 +724,7 @@ def test_huge_max_block_ms_waits_forever(max_block: Any) -> None:
     assert then == "ProducerClosedError"
 
 
+@pytest.mark.broker  # librdkafka's mock cluster
 def test_zero_and_small_max_block_ms_raise_queue_full() -> None:
     assert _blocked_produce(0) == (False, "QueueFullError")
     assert _blocked_produce(300) == (False, "QueueFullError")

@@ -37,6 +37,9 @@ from cykafka.testing import (
     verify_ordering,
 )
 
+# librdkafka's mock cluster (in this process) or a real broker: not a unit test.
+pytestmark = pytest.mark.broker
+
 # -- helpers -------------------------------------------------------------------
 
 
