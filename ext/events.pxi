@@ -305,8 +305,11 @@ cdef _serve(_Core core):
     buf.tss = NULL
     buf.n = buf.cap = 0
     _event_tls.core = core
+    cdef int wake
     try:
         while not core.stopping:
+            wake = 0
+            ev = NULL
             with nogil:
                 # The event served last is destroyed here, in the same release of
                 # the GIL as the wait for the next one: destroying frees its
@@ -315,10 +318,15 @@ cdef _serve(_Core core):
                 if done != NULL:
                     rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
                     done = NULL
-                    _room_bump(core)   # its messages were freed: wake wait_room
-                ev = _next_event(core)   # stage.pxi: also wakes for a due stage
-                if ev != NULL:
-                    _dr_read(ev, &buf)
+                    wake = _room_bump(core)   # its messages were freed: wake wait_room
+                if wake == 0:
+                    ev = _next_event(core)   # stage.pxi: also wakes for a due stage
+                    if ev != NULL:
+                        _dr_read(ev, &buf)
+            if wake:
+                # aproduce calls wait on their loops: woken now, not after the next
+                # event (which a frozen broker may hold back for long).
+                _room_wake_async(core)
             if ev != NULL:
                 _serve_event(core, ev, &buf)
                 done = ev
@@ -364,6 +372,7 @@ cdef _drain(_Core core):
     """Serve what is left on the main queue, from the closing thread once the
     event thread has stopped: rd_kafka_queue_poll with timeout 0 does not wait."""
     cdef rd_kafka_event_t *ev
+    cdef int wake
     while True:
         with nogil:
             ev = rd_kafka_queue_poll(core.mainq, 0)
@@ -374,7 +383,9 @@ cdef _drain(_Core core):
         finally:
             with nogil:
                 rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
-                _room_bump(core)
+                wake = _room_bump(core)
+            if wake:
+                _room_wake_async(core)
 
 
 cdef _serve_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
