@@ -75,6 +75,7 @@ cdef class _Core:
     cdef _partitioner_fn part_fn   # librdkafka's partitioner
     cdef int part_kind
     cdef tuple secrets
+    cdef object latency_cb       # (delivered [s], failed [(s, error name)]) per report, or None
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
     cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
     cdef bint txn_open           # begin_transaction() succeeded, no commit/abort since

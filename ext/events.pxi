@@ -137,12 +137,35 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
                     _handle_dr_msg(core, msgs[i], tss[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
+            if core.latency_cb is not None:   # an exporter asked (inspector/exporters)
+                _latencies(core, msgs, n)
             msgs, tss = chunk, chunk_ts   # what the event holds beyond buf
         run.flush()
     finally:
         _notify_waiters()
         if wake:
             _schedule_wakeups(wake)
+
+
+cdef _latencies(_Core core, const rd_kafka_message_t **msgs, size_t n):
+    """Hand the latency_cb each message's delivery latency in seconds, delivered ones
+    apart from failed ones (with their error's name)."""
+    cdef list ok = []
+    cdef list failed = []
+    cdef size_t i
+    cdef int64_t us
+    for i in range(n):
+        us = rd_kafka_message_latency(msgs[i])
+        if us < 0:
+            continue
+        if msgs[i].err:
+            failed.append((us / 1e6, rd_kafka_err2name(msgs[i].err).decode()))
+        else:
+            ok.append(us / 1e6)
+    try:
+        core.latency_cb(ok, failed)
+    except BaseException:
+        _log_internal("cykafka: the latency callback raised")
 
 
 cdef class _DrState:

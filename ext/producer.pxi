@@ -409,6 +409,16 @@ cdef class NativeProducer:
         c.size_max = -1
         return peak
 
+    def _set_latency_cb(self, cb):
+        """``cb(delivered, failed)`` is called on the event thread after each delivery
+        report with its messages' latencies in seconds (failed: (seconds, error name));
+        None stops it.  For exporters (cykafka.inspector.exporters.otel)."""
+        cdef _Core c = self._core
+        if cb is not None and not callable(cb):
+            raise TypeError(f"the latency callback must be callable, not {type(cb).__name__}")
+        if c is not None:
+            c.latency_cb = cb
+
     def _set_delivery_hint(self, hint):
         """Text added to _MSG_TIMED_OUT delivery errors from now on (None: none); the
         epoch watch (cykafka.inspector.watchdog) sets it while the broker refuses
