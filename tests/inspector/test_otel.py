@@ -49,7 +49,7 @@ def test_metrics_and_delivery_latency_through_the_sdk(kafka: KafkaCluster) -> No
         _conf(kafka, **{"message.max.bytes": 10_000, "linger.ms": 60_000}),
         inspect_interval_ms=100,
     ) as p:
-        instruments = otel.instrument(p, provider)
+        instruments = otel.instrument(p, provider, delivery_latency=True)
         futs = [p.produce(name, b"%d" % i, key=b"%d" % (i % 7)) for i in range(n)]
         # linger.ms holds them: the queue's depth is every message without an outcome.
         assert _value(_points(reader), "cykafka.producer.messages.pending", p.name) == n
@@ -88,7 +88,7 @@ def test_failed_deliveries_carry_their_error_type(kafka: KafkaCluster) -> None:
     provider = MeterProvider(metric_readers=[reader])
     with cykafka.Producer(_conf(kafka, **{"message.timeout.ms": 1000})) as p:
         p.produce(name, b"warm").result(30)
-        otel.instrument(p, provider)
+        otel.instrument(p, provider, delivery_latency=True)
         node = kafka.nodes[0]
         node.pause()  # the node answers nothing: the messages time out
         try:
@@ -141,6 +141,17 @@ def test_nothing_of_opentelemetry_without_instrument() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_no_latency_histogram_unless_asked(kafka: KafkaCluster) -> None:
+    name = kafka.create_topic("otel-no-latency", partitions=1)
+    reader = InMemoryMetricReader()
+    with cykafka.Producer(_conf(kafka)) as p:
+        otel.instrument(p, MeterProvider(metric_readers=[reader]))
+        p.produce(name, b"v").result(30)
+        points = _points(reader)
+    assert "messaging.client.operation.duration" not in points
+    assert _value(points, "org.apache.kafka.producer.record.send.total", p.name) >= 1
 
 
 def test_close_stops_reporting_and_unwraps(kafka: KafkaCluster) -> None:

@@ -16,12 +16,14 @@ nothing at all unless instrumented:
   gauges, NaN (no sample yet) left out;
 * ``cykafka.producer.messages.pending``: messages produced whose outcome is not yet
   known (the queue's depth, exact);
-* ``messaging.client.operation.duration`` (OpenTelemetry's messaging semantic
-  conventions), a histogram in seconds of every message's delivery latency, from the
-  produce call to its delivery report (librdkafka's ``rd_kafka_message_latency``,
-  measured per message by the event thread; for a message produce() grouped with
-  others, from the group's hand-over, at most 1 ms later), with ``error.type`` on
-  failed ones.
+* with ``delivery_latency=True``, ``messaging.client.operation.duration``
+  (OpenTelemetry's messaging semantic conventions), a histogram in seconds of every
+  message's delivery latency, from the produce call to its delivery report
+  (librdkafka's ``rd_kafka_message_latency``, measured per message by the event
+  thread; for a message produce() grouped with others, from the group's hand-over, at
+  most 1 ms later), with ``error.type`` on failed ones.  Off by default: the API can
+  only record one value per call, and the SDK's ``Histogram.record`` costs tens of
+  microseconds a message (bench/otel_overhead.py), far more than producing it.
 
 Every point carries ``client_id`` (the producer's ``name``) and
 ``messaging.system=kafka``.  With ``trace_context=True`` (the default), produce and
@@ -73,7 +75,9 @@ class ProducerInstruments:
     instruments stay registered, as the OpenTelemetry API has no removal, but report
     nothing more)."""
 
-    def __init__(self, producer: NativeProducer, meter: Meter, trace_context: bool) -> None:
+    def __init__(
+        self, producer: NativeProducer, meter: Meter, trace_context: bool, delivery_latency: bool
+    ) -> None:
         self._producer = weakref.ref(producer)
         self._attrs = {"client_id": producer.name or "", "messaging.system": "kafka"}
         self._lock = threading.Lock()
@@ -94,15 +98,16 @@ class ProducerInstruments:
             unit="{message}",
             description="messages produced whose outcome is not yet known (exact)",
         )
-        hist = meter.create_histogram(
-            _LATENCY,
-            unit="s",
-            description="delivery latency of each message: produce call to delivery report",
-            explicit_bucket_boundaries_advisory=list(LATENCY_BOUNDARIES_S),
-        )
-        self._record = hist.record
         self._ok_attrs = dict(self._attrs, **{"messaging.operation.name": "send"})
-        producer._set_latency_cb(self._latencies)
+        if delivery_latency:
+            hist = meter.create_histogram(
+                _LATENCY,
+                unit="s",
+                description="delivery latency of each message: produce call to delivery report",
+                explicit_bucket_boundaries_advisory=list(LATENCY_BOUNDARIES_S),
+            )
+            self._record = hist.record
+            producer._set_latency_cb(self._latencies)
         self._wrapped: list[str] = []
         if trace_context:
             self._wrap_produce(producer)
@@ -211,10 +216,12 @@ def instrument(
     meter_provider: Optional[MeterProvider] = None,
     *,
     trace_context: bool = True,
+    delivery_latency: bool = False,
 ) -> ProducerInstruments:
     """Publish ``producer``'s metrics through OpenTelemetry (``meter_provider``, default
-    the global one) and, with ``trace_context``, send the active span's context in its
-    messages' headers.  See the module's documentation for the instruments."""
+    the global one); with ``trace_context``, send the active span's context in its
+    messages' headers; with ``delivery_latency``, record every message's delivery
+    latency.  See the module's documentation for the instruments."""
     provider = meter_provider or _metrics.get_meter_provider()
     meter = provider.get_meter(_METER)
-    return ProducerInstruments(producer, meter, trace_context)
+    return ProducerInstruments(producer, meter, trace_context, delivery_latency)
