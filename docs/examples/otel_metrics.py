@@ -15,7 +15,7 @@ tracer = TracerProvider().get_tracer("example")
 with LocalBroker() as broker:
     broker.create_topic("orders", partitions=3)
     with cykafka.Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        otel.instrument(p, provider)
+        otel.instrument(p, provider, delivery_latency=True)
         with tracer.start_as_current_span("checkout"):
             p.produce("orders", b"order 1", key=b"user-1")  # carries traceparent
         p.produce_batch("orders", [b"x" * 100] * 999)
