@@ -219,6 +219,8 @@ EXTRA_STEPS = (
     "spark_anchor",
     "spark_anchor_standalone",
     "asyncio_futures",
+    "aproduce",
+    "otel_overhead",
     "verify_speed",
     "design",
 )
@@ -281,6 +283,8 @@ _STEP_SCRIPTS = {
     "spark_anchor": "spark_anchor",
     "spark_anchor_standalone": "spark_anchor",
     "asyncio_futures": "asyncio_futures",
+    "aproduce": "aproduce",
+    "otel_overhead": "otel_overhead",
     "verify_speed": "verify_speed",
     "design": "design",
 }
@@ -828,6 +832,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             ),
             # Steps that state their own targets (a "targets" list in their JSON).
             ("asyncio_futures", "asyncio_futures.py", [f"--repeat={max(args.repeat, 5)}"]),
+            ("aproduce", "aproduce.py", [f"--count={args.count}", f"--repeat={args.repeat}"]),
+            (
+                "otel_overhead",
+                "otel_overhead.py",
+                [f"--count={args.count}", f"--repeat={args.repeat}"],
+            ),
             ("verify_speed", "verify_speed.py", [f"--repeat={args.repeat}"]),
             # The measurements behind the import's defaults: ten times --count lines,
             # where their effects stand well above a loaded machine's noise.

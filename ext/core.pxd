@@ -29,6 +29,10 @@ cdef class _Core:
     cdef pthread_cond_t room_cv
     cdef unsigned long room_gen
     cdef bint room_ready         # room_mu and room_cv are initialised
+    # asyncio's side of the room signal (aio.pxi): (loop, future) of each aproduce
+    # waiting for room, and their count, which the event thread reads under room_mu.
+    cdef list room_afuts
+    cdef int room_async
     cdef int64_t max_block_ns
     cdef int64_t copy_max        # message.copy.max.bytes: larger values are copied (produce)
     # The stage (stage.pxi): produce()'s messages not yet handed to librdkafka.
@@ -71,6 +75,7 @@ cdef class _Core:
     cdef _partitioner_fn part_fn   # librdkafka's partitioner
     cdef int part_kind
     cdef tuple secrets
+    cdef object latency_cb       # (delivered [s], failed [(s, error name)]) per report, or None
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
     cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
     cdef bint txn_open           # begin_transaction() succeeded, no commit/abort since

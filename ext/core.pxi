@@ -41,14 +41,21 @@ cdef inline unsigned long _room_gen(_Core core) noexcept nogil:
     return atomic_load_ulong(&core.room_gen, __ATOMIC_ACQUIRE)
 
 
-cdef void _room_bump(_Core core) noexcept nogil:
-    """Room may have appeared: wake every thread in wait_room."""
+cdef int _room_bump(_Core core) noexcept nogil:
+    """Room may have appeared: wake every thread in wait_room.  Returns how many
+    aproduce calls wait for room on an asyncio loop (aio.pxi): the caller wakes them
+    with _room_wake_async once it holds the GIL.  Read under room_mu, where they
+    register after reading room_gen, so a registration is either seen here or sees
+    this bump."""
+    cdef int n
     if not core.room_ready:
-        return
+        return 0
     pthread_mutex_lock(&core.room_mu)
     atomic_store_ulong(&core.room_gen, core.room_gen + 1, __ATOMIC_RELEASE)
     pthread_cond_broadcast(&core.room_cv)
+    n = core.room_async
     pthread_mutex_unlock(&core.room_mu)
+    return n
 
 
 cdef void _room_wait(_Core core, unsigned long gen, int64_t until_ns) noexcept nogil:
@@ -62,6 +69,15 @@ cdef void _room_wait(_Core core, unsigned long gen, int64_t until_ns) noexcept n
         if pthread_cond_timedwait(&core.room_cv, &core.room_mu, &ts) != 0:
             break   # ETIMEDOUT (EINVAL cannot happen: ts is normalised)
     pthread_mutex_unlock(&core.room_mu)
+
+
+cdef object _queue_full_error(_Core core):
+    """The QueueFullError of a produce that waited max.block.ms for room."""
+    return error_from_code(
+        RD_KAFKA_RESP_ERR__QUEUE_FULL,
+        f"librdkafka's queue stayed full for max.block.ms "
+        f"({core.max_block_ns // 1000000} ms); raise queue.buffering.max.messages/"
+        f"kbytes, max.block.ms, or flush() more often")
 
 
 cdef int64_t _timeout_ns(object timeout, str what="timeout") except -1:
@@ -127,6 +143,7 @@ cdef class _Core:
         self.stats_unread = _deque()
         self.close_lock = _threading.RLock()
         self.size_max = -1
+        self.room_afuts = []
         self.fork_gen = _fork_generation
         cdef pthread_condattr_t attr
         cdef int err
@@ -295,11 +312,7 @@ cdef class _Core:
         self.check_closing("this call waited for room in librdkafka's queue")
         if now >= deadline[0]:
             self.exhausted += 1
-            raise error_from_code(
-                RD_KAFKA_RESP_ERR__QUEUE_FULL,
-                f"librdkafka's queue stayed full for max.block.ms "
-                f"({self.max_block_ns // 1000000} ms); raise queue.buffering.max.messages/"
-                f"kbytes, max.block.ms, or flush() more often")
+            raise _queue_full_error(self)
         return 0
 
     cdef raise_produce_error(self, int err, str topic):
@@ -357,7 +370,9 @@ cdef class _Core:
         # that already did.  Each notices ``closing`` within one wait slice.
         self.closing = True
         with nogil:
-            _room_bump(self)   # a produce waiting for room sees ``closing`` now
+            waiters = _room_bump(self)   # a produce waiting for room sees ``closing`` now
+        if waiters:
+            _room_wake_async(self)
         while self.active > 0:
             with nogil:
                 usleep(1000)

@@ -137,12 +137,35 @@ cdef _handle_dr(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):
                     _handle_dr_msg(core, msgs[i], tss[i], run, st, wake)
                 except BaseException:
                     _log_internal("cykafka: internal error while handling a delivery report")
+            if core.latency_cb is not None:   # an exporter asked (inspector/exporters)
+                _latencies(core, msgs, n)
             msgs, tss = chunk, chunk_ts   # what the event holds beyond buf
         run.flush()
     finally:
         _notify_waiters()
         if wake:
             _schedule_wakeups(wake)
+
+
+cdef _latencies(_Core core, const rd_kafka_message_t **msgs, size_t n):
+    """Hand the latency_cb each message's delivery latency in seconds, delivered ones
+    apart from failed ones (with their error's name)."""
+    cdef list ok = []
+    cdef list failed = []
+    cdef size_t i
+    cdef int64_t us
+    for i in range(n):
+        us = rd_kafka_message_latency(msgs[i])
+        if us < 0:
+            continue
+        if msgs[i].err:
+            failed.append((us / 1e6, rd_kafka_err2name(msgs[i].err).decode()))
+        else:
+            ok.append(us / 1e6)
+    try:
+        core.latency_cb(ok, failed)
+    except BaseException:
+        _log_internal("cykafka: the latency callback raised")
 
 
 cdef class _DrState:
@@ -305,8 +328,11 @@ cdef _serve(_Core core):
     buf.tss = NULL
     buf.n = buf.cap = 0
     _event_tls.core = core
+    cdef int wake
     try:
         while not core.stopping:
+            wake = 0
+            ev = NULL
             with nogil:
                 # The event served last is destroyed here, in the same release of
                 # the GIL as the wait for the next one: destroying frees its
@@ -315,10 +341,15 @@ cdef _serve(_Core core):
                 if done != NULL:
                     rd_kafka_event_destroy(done)  # partner: rd_kafka_queue_poll
                     done = NULL
-                    _room_bump(core)   # its messages were freed: wake wait_room
-                ev = _next_event(core)   # stage.pxi: also wakes for a due stage
-                if ev != NULL:
-                    _dr_read(ev, &buf)
+                    wake = _room_bump(core)   # its messages were freed: wake wait_room
+                if wake == 0:
+                    ev = _next_event(core)   # stage.pxi: also wakes for a due stage
+                    if ev != NULL:
+                        _dr_read(ev, &buf)
+            if wake:
+                # aproduce calls wait on their loops: woken now, not after the next
+                # event (which a frozen broker may hold back for long).
+                _room_wake_async(core)
             if ev != NULL:
                 _serve_event(core, ev, &buf)
                 done = ev
@@ -364,6 +395,7 @@ cdef _drain(_Core core):
     """Serve what is left on the main queue, from the closing thread once the
     event thread has stopped: rd_kafka_queue_poll with timeout 0 does not wait."""
     cdef rd_kafka_event_t *ev
+    cdef int wake
     while True:
         with nogil:
             ev = rd_kafka_queue_poll(core.mainq, 0)
@@ -374,7 +406,9 @@ cdef _drain(_Core core):
         finally:
             with nogil:
                 rd_kafka_event_destroy(ev)  # partner: rd_kafka_queue_poll
-                _room_bump(core)
+                wake = _room_bump(core)
+            if wake:
+                _room_wake_async(core)
 
 
 cdef _serve_event(_Core core, rd_kafka_event_t *ev, const _DrBuf *buf):

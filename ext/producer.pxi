@@ -61,6 +61,126 @@ cdef inline int _produce_c(rd_kafka_t *rk, rd_kafka_topic_t *rkt, int32_t partit
     return err
 
 
+cdef object _produce_one(_Core core, object topic, object value, object key,
+                         object partition, object timestamp, object headers,
+                         object on_delivery, bint wait, unsigned long *gen):
+    """produce()'s body.  With ``wait`` false, a full queue (or a stage that cannot be
+    handed over first) queues nothing and returns None, ``*gen`` set to the room_gen
+    read before the attempt: what _room_waiter (aio.pxi) waits to see change."""
+    cdef _Topic t
+    # The common call is (topic, value): its None arguments skip the converters.
+    cdef int32_t part = RD_KAFKA_PARTITION_UA if partition is None \
+        else _partition_arg(partition)
+    cdef int64_t ts = 0 if timestamp is None else _timestamp_arg(timestamp)
+    cdef int64_t deadline = 0
+    cdef _Mem v, k
+    cdef rd_kafka_headers_t *hdrs = NULL
+    cdef DeliveryFuture fut = None
+    cdef int err = 0
+    cdef bint full = False
+    cdef int flags = RD_KAFKA_MSG_F_COPY
+    cdef unsigned long g
+    if on_delivery is not None and not callable(on_delivery):
+        raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
+    if PyBytes_CheckExact(value):
+        v.ptr = PyBytes_AS_STRING(value)
+        v.len = PyBytes_GET_SIZE(value)
+        v.has_view = False
+        if v.len <= core.copy_max:
+            # Immutable: lent to librdkafka rather than copied (the future keeps
+            # it alive, _hold_value).  Only values that librdkafka copies into
+            # its ProduceRequest anyway (message.copy.max.bytes), so that no
+            # request buffer ever points into it.
+            flags = 0
+    else:
+        _mem_get(value, &v, "value")
+    k.has_view = False
+    k.ptr = NULL
+    k.len = 0
+    try:
+        if key is not None:
+            _mem_get(key, &k, "key")
+        if headers is not None:
+            hdrs = _make_headers(headers)
+        # Arguments are converted (user code such as __index__ may run) before
+        # entering: inside, only librdkafka calls and the wait for room.
+        core.enter()
+        try:
+            t = core.topic(topic)
+            fut = _new_delivery_future(t.name, on_delivery)
+            if flags == 0 and core.stage_ok and part == RD_KAFKA_PARTITION_UA and ts == 0 \
+                    and hdrs == NULL and (k.ptr == NULL or PyBytes_CheckExact(key)) \
+                    and core.pending < core.max_msgs and v.len <= core.stage_bytes_max \
+                    and core.fatal_error is None:
+                if not wait and _stage_full_for(core, t, v.len):
+                    full = _stage_drain_nowait(core, gen)
+                if not full:
+                    # The common call: handed over in a group (stage.pxi).
+                    _stage_push(core, t, fut, value, key, &v, &k)
+                    if v.len + k.len > core.size_max:
+                        core.size_max = v.len + k.len
+                    return fut
+            elif core.stage_n:
+                # What was staged goes first.
+                if wait:
+                    _stage_drain(core, True)
+                else:
+                    full = _stage_drain_nowait(core, gen)
+            while not full:
+                g = _room_gen(core)
+                err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
+                                 <void *>fut, ts, hdrs, flags)
+                if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                    break
+                if not wait:
+                    gen[0] = g
+                    full = True
+                else:
+                    core.wait_room(&deadline, g)
+            if err == 0 and not full:
+                # Counted before the GIL can pass to the event thread.
+                Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
+                if flags == 0:
+                    _hold_value(fut, value)
+                core.pending += 1
+                core.produced += 1
+                if v.len + k.len > core.size_max:
+                    core.size_max = v.len + k.len
+        finally:
+            core.leave()
+    except BaseException:
+        if hdrs != NULL:
+            rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; never accepted
+        raise
+    finally:
+        _mem_release(&v)
+        _mem_release(&k)
+    if full:
+        if hdrs != NULL:
+            rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; nothing was queued
+        return None
+    if err == 0:
+        return fut
+    if hdrs != NULL:
+        rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; librdkafka refused it
+    if err not in _PER_MESSAGE_ERRORS:
+        core.raise_produce_error(err, topic)
+    core.produced += 1
+    core.failed += 1
+    _fail(fut, part, -1, _refused_error(err, v.len, k.len))
+    _fire(fut, None)
+    return fut
+
+
+cdef bint _stage_drain_nowait(_Core core, unsigned long *gen) except -1:
+    """Hand the stage to librdkafka without waiting; True if some of it is left (the
+    queue is full, and nothing may go before it), ``*gen`` set to the room_gen read
+    before the attempt."""
+    gen[0] = _room_gen(core)
+    _stage_drain(core, False)
+    return core.stage_n != 0
+
+
 cdef class NativeProducer:
     """Compiled core of :class:`cykafka.Producer`; use that class."""
 
@@ -98,94 +218,25 @@ cdef class NativeProducer:
         if value_serializer is not None or key_serializer is not None:
             value, key = _serialize_one(topic, value, key, headers, value_serializer,
                                         key_serializer)
-        cdef _Core core = self._usable()
-        cdef _Topic t
-        # The common call is (topic, value): its None arguments skip the converters.
-        cdef int32_t part = RD_KAFKA_PARTITION_UA if partition is None \
-            else _partition_arg(partition)
-        cdef int64_t ts = 0 if timestamp is None else _timestamp_arg(timestamp)
-        cdef int64_t deadline = 0
-        cdef _Mem v, k
-        cdef rd_kafka_headers_t *hdrs = NULL
-        cdef DeliveryFuture fut = None
-        cdef int err
-        cdef int flags = RD_KAFKA_MSG_F_COPY
-        cdef unsigned long gen
-        if on_delivery is not None and not callable(on_delivery):
-            raise TypeError(f"on_delivery must be callable, not {type(on_delivery).__name__}")
-        if PyBytes_CheckExact(value):
-            v.ptr = PyBytes_AS_STRING(value)
-            v.len = PyBytes_GET_SIZE(value)
-            v.has_view = False
-            if v.len <= core.copy_max:
-                # Immutable: lent to librdkafka rather than copied (the future keeps
-                # it alive, _hold_value).  Only values that librdkafka copies into
-                # its ProduceRequest anyway (message.copy.max.bytes), so that no
-                # request buffer ever points into it.
-                flags = 0
-        else:
-            _mem_get(value, &v, "value")
-        k.has_view = False
-        k.ptr = NULL
-        k.len = 0
-        try:
-            if key is not None:
-                _mem_get(key, &k, "key")
-            if headers is not None:
-                hdrs = _make_headers(headers)
-            # Arguments are converted (user code such as __index__ may run) before
-            # entering: inside, only librdkafka calls and the wait for room.
-            core.enter()
-            try:
-                t = core.topic(topic)
-                fut = _new_delivery_future(t.name, on_delivery)
-                if flags == 0 and core.stage_ok and part == RD_KAFKA_PARTITION_UA and ts == 0 \
-                        and hdrs == NULL and (k.ptr == NULL or PyBytes_CheckExact(key)) \
-                        and core.pending < core.max_msgs and v.len <= core.stage_bytes_max \
-                        and core.fatal_error is None:
-                    # The common call: handed over in a group (stage.pxi).
-                    _stage_push(core, t, fut, value, key, &v, &k)
-                    if v.len + k.len > core.size_max:
-                        core.size_max = v.len + k.len
-                    return fut
-                if core.stage_n:
-                    _stage_drain(core, True)   # what was staged goes first
-                while True:
-                    gen = _room_gen(core)
-                    err = _produce_c(core.rk, t.rkt, part, v.ptr, v.len, k.ptr, k.len,
-                                     <void *>fut, ts, hdrs, flags)
-                    if err != RD_KAFKA_RESP_ERR__QUEUE_FULL:
-                        break
-                    core.wait_room(&deadline, gen)
-                if err == 0:
-                    # Counted before the GIL can pass to the event thread.
-                    Py_INCREF(fut)  # partner: Py_DECREF in _handle_dr (events.pxi)
-                    if flags == 0:
-                        _hold_value(fut, value)
-                    core.pending += 1
-                    core.produced += 1
-                    if v.len + k.len > core.size_max:
-                        core.size_max = v.len + k.len
-            finally:
-                core.leave()
-        except BaseException:
-            if hdrs != NULL:
-                rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; never accepted
-            raise
-        finally:
-            _mem_release(&v)
-            _mem_release(&k)
-        if err == 0:
+        return _produce_one(self._usable(), topic, value, key, partition, timestamp,
+                            headers, on_delivery, True, NULL)
+
+    async def aproduce(self, topic, value=None, key=None, partition=None, timestamp=None,
+                       headers=None, on_delivery=None, *, value_serializer=None,
+                       key_serializer=None):
+        """produce() for asyncio: returns the DeliveryFuture once the message is queued,
+        waiting for room on the running loop, never blocking it (aio.pxi)."""
+        cdef unsigned long gen = 0
+        if value_serializer is not None or key_serializer is not None:
+            value, key = _serialize_one(topic, value, key, headers, value_serializer,
+                                        key_serializer)
+        # The common case, queued at once, without a second coroutine.
+        fut = _produce_one(self._usable(), topic, value, key, partition, timestamp,
+                           headers, on_delivery, False, &gen)
+        if fut is not None:
             return fut
-        if hdrs != NULL:
-            rd_kafka_headers_destroy(hdrs)  # partner: _make_headers; librdkafka refused it
-        if err not in _PER_MESSAGE_ERRORS:
-            core.raise_produce_error(err, topic)
-        core.produced += 1
-        core.failed += 1
-        _fail(fut, part, -1, _refused_error(err, v.len, k.len))
-        _fire(fut, None)
-        return fut
+        return await _aproduce_wait(self, topic, value, key, partition, timestamp,
+                                    headers, on_delivery, gen)
 
     def produce_batch(self, topic, values, keys=None, *, partitions=None, timestamps=None,
                       headers=None, on_delivery=None):
@@ -283,6 +334,10 @@ cdef class NativeProducer:
         finally:
             core.leave()
 
+    def aflush(self, timeout=None):
+        """flush() for asyncio: a coroutine that waits on the running loop (aio.pxi)."""
+        return _aflush(self, timeout)
+
     def poll(self, timeout=0):
         """For compatibility: deliveries are served by cykafka's own thread.
         Waits up to ``timeout`` seconds for the next outcome; returns how many
@@ -340,6 +395,7 @@ cdef class NativeProducer:
                 "delivered": c.delivered, "failed": c.failed,
                 "blocked_seconds": c.blocked_ns / 1e9, "grouped": c.grouped,
                 "buffer_exhausted": c.exhausted, "waiting_threads": c.waiting,
+                "waiting_tasks": c.room_async,
                 "outq_len": rd_kafka_outq_len(c.rk) if c.rk != NULL else 0}
 
     def _take_record_size_max(self):
@@ -352,6 +408,16 @@ cdef class NativeProducer:
         peak = c.size_max
         c.size_max = -1
         return peak
+
+    def _set_latency_cb(self, cb):
+        """``cb(delivered, failed)`` is called on the event thread after each delivery
+        report with its messages' latencies in seconds (failed: (seconds, error name));
+        None stops it.  For exporters (cykafka.inspector.exporters.otel)."""
+        cdef _Core c = self._core
+        if cb is not None and not callable(cb):
+            raise TypeError(f"the latency callback must be callable, not {type(cb).__name__}")
+        if c is not None:
+            c.latency_cb = cb
 
     def _set_delivery_hint(self, hint):
         """Text added to _MSG_TIMED_OUT delivery errors from now on (None: none); the

@@ -98,6 +98,15 @@ cdef inline int _idle_wait_ms(_Core core) noexcept nogil:
     return <int>max(1, min(ms, 200))
 
 
+cdef inline bint _stage_full_for(_Core core, _Topic t, int64_t vlen) noexcept:
+    """Whether staging a ``vlen``-byte value for ``t`` must hand the stage over
+    first (another topic, the stage full or old)."""
+    cdef int n = core.stage_n
+    return n != 0 and (t.rkt != core.stage_rkt or n == _STAGE_MAX or
+                       core.stage_bytes + vlen > core.stage_bytes_max or (
+                           (n & 7) == 0 and _now_ns() - core.stage_since >= _STAGE_AGE_NS))
+
+
 cdef int _stage_push(_Core core, _Topic t, DeliveryFuture fut, object value, object key,
                      const _Mem *v, const _Mem *k) except -1:
     """Stage one message (the caller has entered and checked that it may be staged).
@@ -106,9 +115,7 @@ cdef int _stage_push(_Core core, _Topic t, DeliveryFuture fut, object value, obj
     cdef int n = core.stage_n
     cdef rd_kafka_message_t *m
     # Another thread may stage while a hand-over waits for room: re-check after it.
-    while n and (t.rkt != core.stage_rkt or n == _STAGE_MAX or
-                 core.stage_bytes + v.len > core.stage_bytes_max or (
-            (n & 7) == 0 and _now_ns() - core.stage_since >= _STAGE_AGE_NS)):
+    while _stage_full_for(core, t, v.len):
         _stage_drain(core, True)
         n = core.stage_n
     m = &core.stage[n]

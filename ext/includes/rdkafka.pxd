@@ -149,6 +149,9 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_resp_err_t rd_kafka_flush(rd_kafka_t *rk, int timeout_ms)
     rd_kafka_resp_err_t rd_kafka_purge(rd_kafka_t *rk, int purge_flags)
     int rd_kafka_outq_len(rd_kafka_t *rk)
+    # "the latency for a produced message measured from the produce() call" (us),
+    # -1 if not available (rdkafka.h).
+    int64_t rd_kafka_message_latency(const rd_kafka_message_t *rkmessage)
     int64_t rd_kafka_message_timestamp(const rd_kafka_message_t *rkmessage,
                                        rd_kafka_timestamp_type_t *tstype)
     # rd_kafka_message_errstr() "MUST NOT be used with the producer" (rdkafka.h):

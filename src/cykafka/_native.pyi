@@ -2,7 +2,7 @@
 import datetime
 import enum
 from asyncio import AbstractEventLoop
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future as _CFuture
 from contextvars import Context
 from typing import Any, NamedTuple, Optional, SupportsIndex, Union, overload
@@ -175,6 +175,19 @@ class NativeProducer:
         value_serializer: Optional[Callable[[Any, Any], Any]] = ...,
         key_serializer: Optional[Callable[[Any, Any], Any]] = ...,
     ) -> DeliveryFuture: ...
+    def aproduce(
+        self,
+        topic: str,
+        value: _Bytesish = ...,
+        key: _Bytesish = ...,
+        partition: Optional[SupportsIndex] = ...,
+        timestamp: _Timestamp = ...,
+        headers: Optional[_Headers] = ...,
+        on_delivery: Optional[_OnDelivery] = ...,
+        *,
+        value_serializer: Optional[Callable[[Any, Any], Any]] = ...,
+        key_serializer: Optional[Callable[[Any, Any], Any]] = ...,
+    ) -> Coroutine[Any, Any, DeliveryFuture]: ...
     def produce_batch(
         self,
         topic: str,
@@ -195,6 +208,7 @@ class NativeProducer:
         on_delivery: Optional[_OnBatchDelivery] = ...,
     ) -> BatchFuture: ...
     def flush(self, timeout: Optional[float] = ...) -> int: ...
+    def aflush(self, timeout: Optional[float] = ...) -> Coroutine[Any, Any, int]: ...
     def poll(self, timeout: float = ...) -> int: ...
     def close(self, timeout: Optional[float] = ..., commit: bool = ...) -> None: ...
     @property
@@ -204,6 +218,9 @@ class NativeProducer:
     def __len__(self) -> int: ...
     def _counters(self) -> dict[str, Any]: ...
     def _take_record_size_max(self) -> int: ...
+    def _set_latency_cb(
+        self, cb: Optional[Callable[[list[float], list[tuple[float, str]]], object]]
+    ) -> None: ...
     def _set_delivery_hint(self, hint: Optional[str]) -> None: ...
     def _last_stats(
         self,

@@ -77,6 +77,13 @@ class Producer(NativeProducer):
 
     Every :meth:`produce` returns a :class:`DeliveryFuture`; deliveries are
     served by a background thread, so no ``poll()`` is needed.
+
+    In asyncio, ``await producer.aproduce(...)`` takes :meth:`produce`'s arguments and
+    returns the :class:`DeliveryFuture` once the message is queued: at a full queue it
+    waits for room on the running loop (woken by the delivery reports that free it,
+    up to ``max.block.ms``) instead of blocking the loop's thread; cancelled while it
+    waits, it has queued nothing.  :meth:`aflush`, :meth:`aclose` and ``async with``
+    do the same for the other calls that wait.
     """
 
     def __init__(
@@ -173,6 +180,12 @@ class Producer(NativeProducer):
         else:
             self.close()
 
+    async def __aenter__(self) -> Producer:
+        return self
+
+    async def __aexit__(self, exc_type: Optional[type[BaseException]], *exc_info: object) -> None:
+        await self.aclose()
+
     # -- introspection ------------------------------------------------------
 
     @property
@@ -252,6 +265,31 @@ class Producer(NativeProducer):
     def flush(self, timeout: Optional[float] = None) -> int:
         with self._timed("flush"):
             return int(super().flush(timeout))
+
+    async def aflush(self, timeout: Optional[float] = None) -> int:
+        """:meth:`flush` for asyncio: wait on the running loop, never blocking it, until
+        every queued message has an outcome or ``timeout`` seconds pass (None: no
+        limit); return how many are still pending.  The delivery reports themselves
+        wake it (no polling).  Unlike :meth:`flush` it does not cut ``linger.ms``
+        short.  Cancelling it loses nothing."""
+        with self._timed("flush"):
+            return int(await super().aflush(timeout))
+
+    async def aclose(self, timeout: Optional[float] = None, commit: bool = False) -> None:
+        """:meth:`close` for asyncio: the wait for outcomes (up to ``timeout``; None: no
+        limit) is an :meth:`aflush` on the loop; then :meth:`close` runs on a worker
+        thread (it fails what is left, ends an open transaction as ``close`` does, and
+        waits for librdkafka's threads to stop).  Cancelled while it waits for
+        outcomes, nothing is lost and the producer stays open."""
+        import asyncio  # here: importing cykafka does not import asyncio
+
+        if self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        await self.aflush(timeout)
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        await loop.run_in_executor(None, self.close, left, commit)
 
     def init_transactions(self, timeout: float = 30.0) -> None:
         with self._timed("init_transactions"):
