@@ -15,8 +15,8 @@ from typing import Any, Callable
 import pytest
 
 import cykafka
-from brokers import read_back
-from cykafka.kafka_cluster import KafkaCluster
+from cykafka.launchers.kafka import KafkaCluster
+from support.consume import read_back
 
 QUEUE = 1000  # queue.buffering.max.messages
 FREEZE_S = 2.0

@@ -15,9 +15,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 
 import cykafka
-from brokers import read_back
 from cykafka.inspector.exporters import otel
-from cykafka.kafka_cluster import KafkaCluster
+from cykafka.launchers.kafka import KafkaCluster
+from support.consume import read_back
 
 
 def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
