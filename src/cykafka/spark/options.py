@@ -166,10 +166,10 @@ class WriteOptions:
     #: the producer config as given (dots, ``kafka.`` prefix removed), bootstrap
     #: included, without ``transactional.id`` (each unit gets its own)
     config: dict[str, object] = field(init=False, repr=False, compare=False)
-    #: that config resolved (presets, Java names, defaults): every task's producer is
+    #: that config resolved (presets, Java names, defaults); every task's producer is
     #: built from it (with its unit's ``transactional.id`` under ``exactly_once``)
     resolved: ResolvedConfig = field(init=False, repr=False, compare=False)
-    #: ``exactly_once``: each work unit is written in one transaction
+    #: whether each work unit is written in one transaction (``exactly_once``)
     transactional: bool = field(init=False, repr=False, compare=False)
     #: the caller's ``transactional.id``, which begins each unit's (:func:`transactional_id`)
     transactional_base: Optional[str] = field(init=False, repr=False, compare=False)
