@@ -33,6 +33,10 @@ from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
 from support.consume import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 
+#: The fixtures users get (kafka_cluster, kafka_topic, local_broker, schema_registry) are
+#: the ones this suite runs on: ``kafka`` and ``tansu`` below are their session brokers.
+pytest_plugins = ["cykafka.testing.pytest_plugin"]
+
 #: What a test needs running, by the fixtures that start it (directly or through
 #: another fixture): such a test gets the marker, so ``./run tests unit`` leaves it out.
 #: A module that starts one itself (``LocalBroker()``, ``KafkaCluster(...)``, a CLI run
@@ -40,7 +44,8 @@ from support.consume import KAFKA_SERVERS, Record, committed_records, read_back 
 NEEDS = {
     # librdkafka's mock cluster runs in this process, but it is a broker all the same, and
     # the tests over it take minutes: they are not unit tests.
-    "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic", "mock", "cluster"},
+    "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic", "mock", "cluster"}
+    | {"kafka_cluster", "kafka_topic", "local_broker"},
     "kafka3": {"kafka3", "_kafka3_session"},
     "spark": {"spark", "deployment", "two_host_cluster"},
 }
@@ -132,23 +137,19 @@ def _unmarked_tests_start_no_broker(
 
 
 @pytest.fixture(scope="session")
-def tansu() -> Iterator[LocalBroker]:
-    """One Tansu broker for the whole session (memory storage; do not restart it)."""
-    b = LocalBroker()
-    b.start()  # a missing binary raises FileNotFoundError here: fail, never skip
-    try:
-        yield b
-    finally:
-        b.stop()
+def tansu(local_broker: LocalBroker) -> LocalBroker:
+    """One Tansu broker for the whole session (memory storage; do not restart it): the
+    users' ``local_broker`` fixture (:mod:`cykafka.testing.pytest_plugin`).  A missing
+    binary raises FileNotFoundError there: fail, never skip."""
+    return local_broker
 
 
 @pytest.fixture(scope="session")
-def kafka() -> Iterator[KafkaCluster]:
-    """One Apache Kafka node (KRaft) for the whole session.  A missing Java or Maven
-    fails here with the install hint: never skipped."""
-    with KafkaCluster(nodes=1) as cluster:
-        KAFKA_SERVERS.add(cluster.bootstrap_servers)
-        yield cluster
+def kafka(kafka_cluster: KafkaCluster) -> KafkaCluster:
+    """One Apache Kafka node (KRaft) for the whole session: the users' ``kafka_cluster``
+    fixture.  A missing Java or Maven fails there with the install hint: never skipped."""
+    KAFKA_SERVERS.add(kafka_cluster.bootstrap_servers)
+    return kafka_cluster
 
 
 @pytest.fixture(scope="session")
