@@ -287,7 +287,9 @@ class ImportResult:
             )
             out.append(f"  stopped     {by} {when}")
             out.extend(self._how_to_finish())
-        if self.ok:
+        if self.ok and self.rows_seen == 0:  # only with --allow-empty (inputs/check.py)
+            out.append("  result      OK: the input holds no rows; nothing to deliver")
+        elif self.ok:
             out.append("  result      OK: every row was delivered")
         elif self.interrupted:
             out.append(
