@@ -43,7 +43,10 @@ class ImportResult:
     fmt: str
     bootstrap_servers: str
     rows_read: int = 0
+    #: Bytes of the input rows this run read (a resumed run's, not the skipped ones) ...
     bytes_read: int = 0
+    #: ... and the bytes of the inputs before the next row: where the bar is.
+    input_at: int = 0
     #: The three fates of the rows handed to the producer (see :mod:`.fates`).
     delivered: int = 0
     not_sent: int = 0  # provably not in the topic: safe to send again
