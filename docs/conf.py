@@ -39,6 +39,9 @@ myst_heading_anchors = 3
 
 html_theme = "furo"
 html_title = f"cykafka {release}"
+# Wide tables wrap inside the text column (docs/_static/tables.css).
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

@@ -182,3 +182,78 @@ def test_every_published_figure_a_page_names_exists() -> None:
                 except (KeyError, ValueError) as e:
                     bad.append(f"{page.name}:{n}: {e}")
     assert roles > 50 and bad == [], bad
+
+
+def _synopses() -> dict[str, set[str]]:
+    """Each command's flags as the pages' synopses list them: a code-block line starting
+    ``cykafka CMD`` and the indented lines after it, on every page."""
+    out: dict[str, set[str]] = {}
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        bare, fence, lines = [], None, []
+        for line in page.read_text().splitlines():
+            if line.startswith("```"):
+                if fence is None:
+                    fence, lines = line[3:].strip(), []
+                else:
+                    if fence in ("", "text", "console"):
+                        bare.append("\n".join(lines))
+                    fence = None
+            elif fence is not None:
+                lines.append(line)
+        for block in bare:
+            cmd = None
+            for line in block.splitlines():
+                m = re.match(r"cykafka (\w+)(?: |$)", line)
+                if m:
+                    cmd = m[1]
+                elif not line.startswith(" "):
+                    cmd = None
+                if cmd is not None:
+                    flags = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", line)
+                    out.setdefault(cmd, set()).update(flags)
+    return out
+
+
+def test_every_synopsis_lists_exactly_the_flags_of_its_command() -> None:
+    """A flag the parser has and the synopsis leaves out is one a reader never learns of;
+    one the synopsis shows and the parser lacks fails when typed."""
+    import argparse
+
+    from cykafka.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    shown = _synopses()
+    assert {"import", "verify", "broker"} <= set(shown), sorted(shown)
+    wrong = {}
+    for cmd, flags in shown.items():
+        p = sub.choices[cmd]
+        have: set[str] = set()
+        need = []
+        for a in p._actions:
+            if not a.option_strings or isinstance(a, argparse._HelpAction):
+                continue
+            have.update(a.option_strings)
+            if a.help != argparse.SUPPRESS:
+                need.append(a.option_strings)
+        missing = [opts[-1] for opts in need if not set(opts) & flags]
+        unknown = sorted(flags - have)
+        if missing or unknown:
+            wrong[cmd] = {"not in the synopsis": missing, "not a flag": unknown}
+    assert not wrong, wrong
+
+
+def test_no_heading_is_repeated_as_the_bold_lead_in_under_it() -> None:
+    """``## Executor setup`` then ``**Executor setup.**``: the reader reads it twice."""
+    repeated = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text()
+        for m in re.finditer(r"^#+ (.+)\n+\*\*(.+?)\*\*", text, flags=re.M):
+
+            def words(s: str) -> str:
+                return re.sub(r"[`*.:,]", "", s).strip().lower()
+
+            head, lead = words(m[1]), words(m[2])
+            if head == lead or head.startswith(lead) or lead.startswith(head):
+                repeated.append(f"{page.name}: {m[1]!r} / {m[2]!r}")
+    assert not repeated, repeated

@@ -81,7 +81,7 @@ def test_passes_on_an_exact_import(broker, topic, tmp_path, capsys) -> None:
     ("change", "kind", "example"),
     [
         ("missing", "missing     1", "events.jsonl row 8"),
-        ("extra", "extra       1", "value b'not-in-the-file'"),
+        ("extra", "extra       1", 'value "not-in-the-file"'),
         ("duplicated", "duplicated  1", "again events.jsonl row 12"),
         ("reordered", "reordered   1", "holds events.jsonl row 4 but comes after"),
     ],
@@ -170,7 +170,7 @@ def test_a_key_in_several_partitions_is_an_order_failure(broker, topic, tmp_path
     assert _verify(broker, f, name) == 1
     out = capsys.readouterr().out
     assert "split keys  3" in out and "reordered   0" in out, out
-    assert "key b'user-0': 10 records in partitions 0, 1, 2, 3" in out, out
+    assert 'key "user-0": 10 records in partitions 0, 1, 2, 3' in out, out
     assert "result      MISMATCH" in out
 
 
@@ -203,7 +203,7 @@ def test_a_changed_record_shows_its_first_differing_field(broker, topic, tmp_pat
     assert "missing     1" in out and "extra       1" in out, out
     assert (
         "vs long.jsonl row 6, first differs at value byte 81: "
-        "expected ...b'aaaaaaaaaaaaaaaaaaa-5', found ...b'aaaaaaaaaaaaaaaaaaa-X'"
+        'expected ..."aaaaaaaaaaaaaaaaaaa-5", found ..."aaaaaaaaaaaaaaaaaaa-X"'
     ) in out, out
 
 
@@ -245,3 +245,53 @@ def test_a_row_without_partition_or_key_cannot_be_placed_and_says_so(
     err = capsys.readouterr().err
     assert "unplaced.jsonl row 2: --partition-field 'p' is null" in err, err
     assert "at random for a row without a key" in err and "without --partition-field" in err
+
+
+@pytest.mark.parametrize(
+    ("imported", "checked", "hint"),
+    [
+        # imported with --key-field v, checked with --key-field k
+        (
+            ["--key-field", "v"],
+            ["--key-field", "k"],
+            "With --key-field v (this check: --key-field k)",
+        ),
+        # imported without a key, checked with one (the lines format gives the same records)
+        ([], ["--key-field", "k"], "With no --key-field (this check: --key-field k)"),
+        # imported with a value field, checked without
+        (["--value-field", "v"], [], "With --value-field v (this check: no --value-field)"),
+        # a CSV file imported as lines (each line as it is), checked as CSV
+        (["--format", "lines"], [], "With --format lines (this check: csv)"),
+    ],
+)
+def test_other_options_that_match_are_named(
+    broker, topic, tmp_path, capsys, imported, checked, hint
+) -> None:
+    """Nearly every record missing and extra: the report says which other option makes
+    the topic's records match the input (the import really ran with it), and that
+    option verifies OK."""
+    name = topic(partitions=2)
+    if "lines" in imported:
+        f = tmp_path / "events.csv"
+        f.write_text("k,v\n" + "".join(f"{r['k']},{r['v']}\n" for r in ROWS))
+    else:
+        f = _file(tmp_path)
+    base = ["-b", broker.bootstrap_servers, str(f), "-t", name]
+    assert main(["import", "--no-progress", *base, *imported]) == 0
+    capsys.readouterr()
+    assert main(["verify", *base, *checked]) == 1
+    out = capsys.readouterr().out
+    assert "missing     " in out and "extra       " in out, out
+    flat = " ".join(out.split())  # the hint is wrapped
+    assert hint in flat and "of the topic's first" in flat, out
+    assert "b'" not in out, "keys and values that are text print as text"
+    assert main(["verify", *base, *imported]) == 0
+
+
+def test_no_hint_when_only_some_records_differ(broker, topic, tmp_path, capsys) -> None:
+    name = topic()
+    f = _file(tmp_path)
+    _send(broker.bootstrap_servers, name, ROWS[:20])
+    assert _verify(broker, f, name) == 1
+    out = capsys.readouterr().out
+    assert "missing     10" in out and "  hint  " not in out, out

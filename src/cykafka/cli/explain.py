@@ -43,14 +43,18 @@ def _run_explain(args: argparse.Namespace) -> int:
     from ..explain import explain
 
     config = config_from_args(args, args.config_file)
+    # One rule for bad input: librdkafka's own verdict first (an unknown key, a value it
+    # does not take, a combination rd_kafka_new refuses), exit 2; a config no producer
+    # can be built from has no guarantees to report.
+    check_config(config, args.preset or None)
     try:
         report = explain(config, preset=args.preset or None)
     except (ValueError, TypeError) as e:
         from ..config import redact
 
         raise UsageError(redact(str(e), config)) from None
-    if not report.refused:  # a refused config is explained, not just rejected
-        check_config(config, args.preset or None)
+    if report.refused:  # what the probe above lets through, explain's own asking refuses
+        raise UsageError(report.summary())
     if args.json:
         import json
 

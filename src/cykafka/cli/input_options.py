@@ -80,6 +80,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--key-schema", metavar="FILE", help="likewise for the key")
     p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept an input file that holds no rows (0 bytes, a CSV header alone, a "
+        "Parquet file of 0 rows) as zero rows; without it such a file is refused, exit 2",
+    )
+    p.add_argument(
         "--skip-rows",
         type=int,
         default=0,
@@ -143,6 +149,7 @@ def read_options_from(args: argparse.Namespace) -> ReadOptions:
         csv_types=args.csv_types,
         key_delimiter=key_delim,
         nonfinite=args.nan,
+        allow_empty=args.allow_empty,
     )
 
 

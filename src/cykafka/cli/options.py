@@ -106,13 +106,16 @@ def check_config(
 def config_refused(message: str, shown: Mapping[str, Any]) -> UsageError:
     """librdkafka's refusal of a configuration, as the one line a user reads, with the
     secret values of ``shown`` masked."""
-    from ..config import redact
+    from ..config import redact, suggest_property
 
     # "config property 'KEY': reason": the key name is shown as is (redact() would
     # take "secret': No" for an assignment), the reason with secret values masked.
     head, sep, reason = message.partition("': ")
     text = head + sep + redact(reason, shown) if sep else redact(message, shown)
-    return UsageError(f"{text} (from -X or the config file)")
+    hint = ""
+    if sep and reason.startswith("No such configuration property"):
+        hint = suggest_property(head.partition("'")[2])
+    return UsageError(f"{text} (from -X or the config file){hint}")
 
 
 def add_overrides(p: argparse.ArgumentParser, help: str = "producer property (repeatable)") -> None:

@@ -22,6 +22,7 @@ from .properties import (
     Properties,
     canonical,
     normalise_value,
+    suggest_property,
 )
 from .resolve import (
     DEFAULT_MAX_BLOCK_MS,
@@ -63,6 +64,7 @@ __all__ = [
     "resolve",
     "same_value",
     "secret_values",
+    "suggest_property",
     "translate",
     "translate_detailed",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "normalise_value",
     "parse_bool",
     "parse_int",
+    "suggest_property",
 ]
 
 #: A configuration as a caller gives it (librdkafka or Java names): librdkafka takes
@@ -277,3 +278,18 @@ def parse_bool(key: str, value: str) -> str:
     if word is None:
         raise ValueError(f"{key} must be true or false, got {shown(key, value)}")
     return word
+
+
+def suggest_property(key: str) -> str:
+    """ " (did you mean 'linger.ms'?)" for a key librdkafka does not know, from its own
+    property list and the Java producer's names (which the resolver translates); ""
+    when nothing is close.  Case is ignored: librdkafka's names are lower case."""
+    import difflib
+
+    from .java_names import JAVA_PRODUCER_KEYS
+
+    names = sorted(LIBRDKAFKA_PROPERTIES | JAVA_PRODUCER_KEYS | CYKAFKA_KEYS)
+    close = difflib.get_close_matches(key.strip().lower(), names, n=3, cutoff=0.75)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

@@ -38,13 +38,19 @@ class PlainBar:
         shown = f", {size / 1e6:,.1f} MB" if size else ""
         print(f"cykafka import: reading {path} ({fmt}{shown})", file=self.out)
 
-    def update(self, rows: int, nbytes: int, delivered: int, force: bool = False) -> None:
+    def update(
+        self, rows: int, nbytes: int, delivered: int, force: bool = False, at: int = -1
+    ) -> None:
+        """``rows`` and ``nbytes``: what this run read (the summary's rows read and
+        size); ``at``: the bytes of the inputs before the next row (a resumed run
+        starts past the rows it skips), for the percentage; -1: ``nbytes``."""
         now = time.monotonic()
         if not force and now - self.last < self.every:
             return
         self.last = now
         dt = max(now - self.t0, 1e-9)
-        pct = f" {100 * nbytes / self.total:.0f}%," if self.total else ""
+        at = nbytes if at < 0 else at
+        pct = f" {100 * min(at, self.total) / self.total:.0f}%," if self.total else ""
         print(
             f"cykafka import:{pct} {rows:,} rows read, {delivered:,} delivered, "
             f"{rows / dt:,.0f} rows/s, {nbytes / 1e6 / dt:,.1f} MB/s",
@@ -105,9 +111,13 @@ class RichBar:
     def file(self, path: str, fmt: str, size: int = 0) -> None:
         self.progress.update(self.task, description=os.path.basename(path))
 
-    def update(self, rows: int, nbytes: int, delivered: int, force: bool = False) -> None:
+    def update(
+        self, rows: int, nbytes: int, delivered: int, force: bool = False, at: int = -1
+    ) -> None:
+        """As :meth:`PlainBar.update`: the bar is at ``at``, the figures are this run's."""
         rate = rows / max(time.monotonic() - self.t0, 1e-9)
-        self.progress.update(self.task, completed=nbytes, rows=rows, rate=rate, mb=self._mb(nbytes))
+        at = nbytes if at < 0 else at
+        self.progress.update(self.task, completed=at, rows=rows, rate=rate, mb=self._mb(at))
 
     def _mb(self, nbytes: int) -> str:
         return f"{nbytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"

@@ -88,7 +88,9 @@ def _run_inputs(
             while a < n:
                 b = min(n, a + tx.room())
                 tx.send(chunk if (a, b) == (0, n) else chunk.slice(a, b))
-                inp.on_rows(b - a, chunk.bytes_done)
+                # the place after these rows, not how far the reader got ahead of them
+                after = chunk.position(b) if b < n else chunk.end
+                inp.on_rows(b - a, chunk.bytes_done if after is None else after.offset or 0)
                 a = b
                 if tx.due():
                     tx.commit(index, chunk.position(a) if a < n else chunk.end, False)
@@ -430,6 +432,7 @@ def import_plan(
     plan, fields, options, rate = job.plan, job.fields, job.options, job.rate
     utf8 = is_utf8(options.encoding)
     starts = [sum(s.size for s, _ in plan[:i]) for i in range(len(plan))]
+    began: list[Optional[int]] = [None]  # the bytes of the inputs this run starts after
     inputs = []
     for index, (source, fmt) in enumerate(plan):
         # A compressed input (or a transcoded CSV) has no byte position to seek to: it
@@ -442,7 +445,10 @@ def import_plan(
             source: Source = source,
             fmt: str = fmt,
             direct: bool = direct,
+            base: int = starts[index],
         ) -> Iterator[Chunk]:
+            if began[0] is None:  # where this run begins reading (resumed: past the start)
+                began[0] = base + (start.offset or 0 if start is not None else 0)
             if start is None or direct:
                 return prefetch(
                     READERS[fmt].read(source, fields, options, route(held), start=start)
@@ -455,8 +461,9 @@ def import_plan(
             result.rows_read += n
             if rate:
                 pace(result.rows_read, rate, t0)
-            result.bytes_read = base + done
-            bar.update(result.rows_read, result.bytes_read, result.delivered)
+            result.input_at = base + done
+            result.bytes_read = result.input_at - (began[0] or 0)
+            bar.update(result.rows_seen, result.bytes_read, result.delivered, at=result.input_at)
 
         inputs.append(Input(source.name, source.path, source.is_regular, rows, on_rows))
 

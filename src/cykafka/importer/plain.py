@@ -7,11 +7,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Optional, Union
 
+from ..inputs.model import SourcePosition
 from ..inputs.readers import READERS
 from .pipeline import pace, prefetch, rows_after, skipping
 
 if TYPE_CHECKING:
-    from ..inputs.model import Chunk, Report, SourcePosition
+    from ..inputs.model import Chunk, Report
     from .bar import PlainBar, RichBar
     from .job import ImportJob
     from .signals import StopSignals
@@ -19,6 +20,18 @@ if TYPE_CHECKING:
     from .summary import ImportResult
 
 __all__ = ["send_all"]
+
+
+def _offset(at: Optional[SourcePosition], chunk: Chunk) -> int:
+    """The byte of the input a position is at: its offset (text formats), else how far
+    the reader got (Parquet)."""
+    return at.offset if at is not None and at.offset is not None else chunk.bytes_done
+
+
+def _at_end(chunk: Chunk, size: int) -> bool:
+    """Whether ``chunk`` holds the last rows of an input of ``size`` bytes."""
+    end = chunk.end
+    return bool(size) and end is not None and end.offset is not None and end.offset >= size
 
 
 def _rows_to(end: Optional[SourcePosition]) -> int:
@@ -41,9 +54,13 @@ def send_all(
     ``input_wait`` and ``hand_over`` go into ``result``."""
     loop_t = time.monotonic()
     hand_over = 0.0
-    done_bytes = 0
+    done_bytes = 0  # bytes of the inputs before this one
     rows_before = 0  # rows of the inputs before this one
-    for source, fmt in job.plan:
+    #: Where in the inputs this run began reading (after --skip-rows): the summary's
+    #: size is of the rows read from there, the bar's place counts from the start.
+    began: Optional[int] = None if job.skip_rows else 0
+    plan = job.plan
+    for index, (source, fmt) in enumerate(plan):
         bar.file(source.name, fmt, source.size)
         skip = max(0, job.skip_rows - rows_before)  # of this input's rows
         reader = READERS[fmt].read(
@@ -55,14 +72,26 @@ def send_all(
                 return False
             end = chunk.end
             kept = rows_after(chunk, skip) if skip else chunk
-            if kept is None or len(kept) == 0:
-                continue
-            hand_over += _send_chunk(job, sink, result, kept, rows_before, signals, t0)
-            result.bytes_read = done_bytes + chunk.bytes_done
+            if kept is None or (not len(kept) and skip and _rows_to(chunk.end) <= skip):
+                continue  # rows --skip-rows passes over: not read by this run
+            if began is None:
+                first = kept.offset_of(0) if len(kept) else _offset(chunk.end, chunk)
+                began = done_bytes + (first or 0)
+            if len(kept):
+                hand_over += _send_chunk(job, sink, result, kept, rows_before, signals, t0)
+            result.input_at = done_bytes + _offset(chunk.end, chunk)
+            result.bytes_read = result.input_at - began
+            if index + 1 < len(plan) and _at_end(chunk, source.size):
+                # Every row of this input has a fate: a stop names the next input's first.
+                result.read_to = SourcePosition(plan[index + 1][0].name, 1, offset=0)
             signals.check()
-            bar.update(result.rows_read, result.bytes_read, result.delivered)
-        done_bytes += source.size or result.bytes_read - done_bytes
-        result.bytes_read = done_bytes
+            # rows seen (malformed and refused too): the count the summary gives
+            bar.update(result.rows_seen, result.bytes_read, result.delivered, at=result.input_at)
+        if began is None and skip == 0:
+            began = done_bytes  # (an input of no rows)
+        done_bytes += source.size or result.input_at - done_bytes
+        result.input_at = done_bytes
+        result.bytes_read = done_bytes - (began if began is not None else done_bytes)
         rows_before += _rows_to(end)
     result.phases["input_wait"] = time.monotonic() - loop_t - hand_over
     result.phases["hand_over"] = hand_over

@@ -345,7 +345,9 @@ class _Run:
                     result.fatal = f"{type(e).__name__}: {e}"
             self._settle(input_done)
         result.elapsed = time.monotonic() - t0
-        self.bar.update(result.rows_read, result.bytes_read, result.delivered, force=True)
+        self.bar.update(
+            result.rows_seen, result.bytes_read, result.delivered, True, result.input_at
+        )
 
     def _loop(self, t0: float) -> bool:
         """Whether every row was read and handed over."""

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Optional
 
-from .model import Fields, ImportInputError
+from .model import Fields, ImportInputError, Problem
 from .readers import FORMATS, READERS, ReadOptions, check_columns, detect_format
 from .sources import Source, expand
 
@@ -44,6 +45,13 @@ def plan_files(
     if fields.headers and len(set(fields.headers)) != len(fields.headers):
         raise ImportInputError(f"--header-fields lists a field twice: {list(fields.headers)}")
     for s, f in checked:
+        why = None if options.allow_empty or not s.is_regular else _no_rows(s, f, options)
+        if why is not None:
+            raise ImportInputError(
+                f"{s.name}: the input holds no rows ({why}); if an empty input is expected, "
+                "pass --allow-empty (it is then read as zero rows)"
+            )
+    for s, f in checked:
         reader = READERS[f]
         names = reader.columns(s, options)
         if names is not None:
@@ -51,3 +59,32 @@ def plan_files(
             how = getattr(reader, "missing_field", "is not a column; columns are")
             check_columns(s.name, names, fields, how)
     return checked
+
+
+#: Why a file of each format that is not 0 bytes can still hold no rows.
+_EMPTY = {
+    "csv": "a header and no rows",
+    "jsonl": "blank lines only",
+    "parquet": "0 rows",
+}
+
+
+def _no_rows(source: Source, fmt: str, options: ReadOptions) -> Optional[str]:
+    """Why the regular file ``source`` holds no rows, or None when it holds one (good or
+    malformed: a malformed row is a row, counted and reported by the import).  One rule
+    for every format, so an empty export is never taken for a delivered one.  Reads at
+    most the first block (or row group) for each format's own idea of a row."""
+    if source.size == 0:
+        return "0 bytes" + (" once decompressed" if source.compression else "")
+    problems = [0]
+
+    def report(p: Problem) -> None:
+        if p.stage != "note":
+            problems[0] += 1
+
+    # What a row is, not what it becomes: no serializer is asked (no registry call).
+    plain = dataclasses.replace(options, encoders=None)
+    for chunk in READERS[fmt].read(source, NO_FIELDS, plain, report):
+        if len(chunk) or problems[0]:
+            return None
+    return None if problems[0] else _EMPTY.get(fmt, "no rows")

@@ -22,6 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ..inputs import Chunk, Fields, Problem, ReadOptions, Source
 
+from .hints import NEARLY_ALL, other_options
 from .matching import EXAMPLES, MISS, Counts, Found, Matcher, VerifyReport, first_difference
 
 __all__ = ["EXAMPLES", "VerifyReport", "verify_files"]
@@ -152,6 +153,8 @@ def verify_files(
         _report(report, found, np.memmap(where, _POS, mode="r") if found.expected else None)
         report.malformed = malformed[0]
         _differences(report, found, client, topic, sources, fields, options, static, timeout)
+    if report.missing > NEARLY_ALL * report.expected and report.extra > NEARLY_ALL * report.actual:
+        report.hints = other_options(client, topic, sources, fields, options, static, timeout)
     return report
 
 

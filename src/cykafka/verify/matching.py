@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from typing import BinaryIO, Optional
 
@@ -70,6 +71,8 @@ class VerifyReport(Counts):
     files: list[str]
     malformed: int = 0  # input rows the import skips (so not expected either)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    #: When nearly everything is missing and extra: which other options match (hints.py).
+    hints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -94,6 +97,12 @@ class VerifyReport(Counts):
             out.append(f"  {kind:<11} {n:,}")
             for ex in self.examples.get(kind.replace(" ", "_"), []):
                 out.append(f"      {ex}")
+        for hint in self.hints:
+            out.append(
+                textwrap.fill(
+                    hint, 100, initial_indent="  hint        ", subsequent_indent="              "
+                )
+            )
         out.append(
             "  result      OK: the topic holds every record exactly once, in order"
             if self.ok
@@ -431,14 +440,19 @@ def first_difference(
     if want[2] != got[2]:
         for j, (wh, gh) in enumerate(zip(want[2], got[2])):
             if wh != gh:
-                return f"header {j} ({wh[0]!r}): expected {wh!r}, found {gh!r}"
+                if wh[0] != gh[0]:
+                    return f"header {j}: expected name {wh[0]!r}, found {gh[0]!r}"
+                return f"header {j} ({wh[0]!r}): expected {show(wh[1])}, found {show(gh[1])}"
         return f"headers: expected {len(want[2])}, found {len(got[2])}"
     return "no difference in key, value or headers"
 
 
 def show(b: Optional[bytes]) -> str:
-    """A short, readable form of a field (null, or its first 60 bytes)."""
-    return "null" if b is None else repr(b[:60]) + ("..." if len(b) > 60 else "")
+    """A short, readable form of a field: null, its text in double quotes (JSON's
+    escapes) when it is UTF-8 text, else its bytes; the first 60 of either."""
+    if b is None:
+        return "null"
+    return _text(b[:60]) + ("..." if len(b) > 60 else "")
 
 
 def _first_byte(w: bytes, g: bytes) -> int:
@@ -453,9 +467,19 @@ def _around(w: bytes, g: bytes) -> str:
     lo = max(0, at - 20)
     pre = "..." if lo else ""
     return (
-        f"expected {pre}{w[lo : at + 20]!r}{'...' if len(w) > at + 20 else ''}, "
-        f"found {pre}{g[lo : at + 20]!r}{'...' if len(g) > at + 20 else ''}"
+        f"expected {pre}{_text(w[lo : at + 20])}{'...' if len(w) > at + 20 else ''}, "
+        f"found {pre}{_text(g[lo : at + 20])}{'...' if len(g) > at + 20 else ''}"
     )
+
+
+def _text(b: bytes) -> str:
+    """Bytes as text in double quotes when they are UTF-8, else as bytes."""
+    import json
+
+    try:
+        return json.dumps(b.decode("utf-8"), ensure_ascii=False)
+    except UnicodeDecodeError:
+        return repr(b)
 
 
 def _json_field(w: bytes, g: bytes) -> Optional[str]:

@@ -51,6 +51,9 @@ class ReadOptions:
     encoders: Optional[ColumnEncoders] = None
     # NaN and infinities in Arrow input: "refuse" (dead letters), "null" or "string"
     nonfinite: str = "refuse"
+    #: An input that holds no rows (0 bytes, a CSV header alone, a Parquet file of 0
+    #: rows, only blank JSON lines) is read as zero rows; else it is refused, naming it.
+    allow_empty: bool = False
 
 
 class Reader(Protocol):

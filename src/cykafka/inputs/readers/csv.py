@@ -114,7 +114,9 @@ class CsvReader:
                 raise ImportInputError(
                     f"{source.name}: the header is longer than message.max.bytes"
                 )
-        raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+        if options.allow_empty:
+            return None  # no header, no rows: no field will be asked for
+        raise ImportInputError(_no_header(source))
 
     @staticmethod
     def _q(options: ReadOptions) -> Optional[int]:
@@ -236,8 +238,8 @@ class CsvReader:
                     )
                 if chunk is not None:
                     yield chunk
-        if need_header:
-            raise ImportInputError(f"{source.name}: empty CSV file (no header)")
+        if need_header and not options.allow_empty:
+            raise ImportInputError(_no_header(source))
 
     def _note_unnamed(self, source: Source, names: list[str], report: Report) -> None:
         named = [(i, n) for i, n in enumerate(names) if n == unnamed(i)]
@@ -543,3 +545,12 @@ def _parsed_chunk(
 
 
 READER = CsvReader()
+
+
+def _no_header(source: Source) -> str:
+    """The refusal of a CSV input without even a header: the one rule for inputs that
+    hold no rows (``inputs/check.py``)."""
+    return (
+        f"{source.name}: the input holds no rows (no header); if an empty input is "
+        "expected, pass --allow-empty (it is then read as zero rows)"
+    )
