@@ -18,11 +18,13 @@ from .options import (
     BOOTSTRAP_ENV,
     UsageError,
     add_bootstrap,
+    add_connect_timeout,
     add_overrides,
     add_preset,
     bootstrap_from,
     config_from_args,
     config_refused,
+    connect_timeout_from,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("files", nargs="*", metavar="FILE", help="input files (format from extension)")
     p.add_argument("-t", "--topic", required=True, help="topic to write to")
     add_bootstrap(p, f"Kafka brokers (default ${BOOTSTRAP_ENV}; else an embedded local broker)")
+    add_connect_timeout(p)
     add_preset(
         p, "ordered", "config preset(s), joined with '+' (default: ordered; 'none' for none)"
     )
@@ -173,6 +176,7 @@ def _run(args: argparse.Namespace) -> int:
                 skip_rows=args.skip_rows,
                 dead_letter=args.dead_letter,
                 partitions=args.partitions,
+                connect_timeout=connect_timeout_from(args),
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
@@ -219,6 +223,11 @@ def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
         raise UsageError(f"--rate must be > 0, not {args.rate}")
     if args.keep_broker and bootstrap:
         raise UsageError("--keep-broker only applies to the embedded broker")
+    if args.connect_timeout is not None and not bootstrap:
+        raise UsageError(
+            "--connect-timeout applies to a cluster given with --bootstrap-servers (or "
+            f"${BOOTSTRAP_ENV}); the embedded broker is started and waited for by cykafka"
+        )
     try:
         check_topic_name(args.topic)
     except ImportInputError as e:

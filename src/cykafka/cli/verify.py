@@ -16,9 +16,11 @@ from .options import (
     BOOTSTRAP_ENV,
     UsageError,
     add_bootstrap,
+    add_connect_timeout,
     add_overrides,
     bootstrap_from,
     config_from_args,
+    connect_timeout_from,
 )
 
 __all__ = ["NAME", "setup"]
@@ -43,6 +45,7 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="the files that were imported")
     p.add_argument("-t", "--topic", required=True, help="topic to check")
     add_bootstrap(p, f"Kafka brokers (default ${BOOTSTRAP_ENV})")
+    add_connect_timeout(p)
     add_input_options(p)
     add_overrides(p, help="client property, e.g. security settings (repeatable)")
     p.add_argument("-F", "--config-file", metavar="FILE", help="client properties file (or .json)")
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             partition=args.partition,
             static_headers=static_headers_from(args),
             tmp_dir=args.tmp_dir,
+            connect_timeout=connect_timeout_from(args),
         )
     except (ImportInputError, LookupError) as e:
         raise UsageError(str(e).strip("'\"")) from None
@@ -77,3 +81,4 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     sys.stdout.flush()
     return 0 if report.ok else 1
+
