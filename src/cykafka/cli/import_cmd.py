@@ -214,6 +214,12 @@ def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
         raise UsageError("-p N needs N >= 0 and no --partition-field")
     if args.skip_rows < 0:
         raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
+    if args.skip_rows and not bootstrap and not args.dry_run:
+        raise UsageError(
+            "--skip-rows goes on from an import into a cluster that holds the rows before "
+            "it; the embedded broker starts empty, so they would exist nowhere: pass "
+            "--bootstrap-servers, or import everything without --skip-rows"
+        )
     if args.skip_rows and args.exactly_once:
         raise UsageError(
             "--exactly-once resumes by itself after the rows it committed: run the same "

@@ -103,6 +103,7 @@ def import_files(
         finally:
             run.close()  # the producer closed or drained, the dead letters written
         result = run.result
+        result.embedded_broker = broker is not None
         lines = _broker_lines(broker, keep_broker) if broker and not result.interrupted else []
         if on_result is not None:
             on_result(result, lines)  # while an embedded broker still runs
