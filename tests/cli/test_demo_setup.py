@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _installed(venv: Path, module: str) -> bool:
-    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
-    return subprocess.run([str(venv / "bin" / "python"), "-c", code]).returncode == 0
+    code = f"import importlib, sys; sys.exit(importlib.import_module({module!r}) is None)"
+    run = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True)
+    return run.returncode == 0
 
 
 def _size_mb(path: Path) -> float:
