@@ -74,7 +74,7 @@ def test_every_command_says_an_unreachable_cluster_in_one_line(
         f"answered within {CONNECT_TIMEOUT_S:g} s ({lines[0].split('s (', 1)[-1]}"
     ], out.stderr[-2000:]
     # What was tried, in librdkafka's words, said once; then how to fix it.
-    assert "Connection refused" in lines[0]
+    assert lines[0].count("Connection refused") == 1  # each attempt's error summarised
     assert lines[0].endswith(
         "check --bootstrap-servers, or wait longer with --connect-timeout SECONDS"
     )

@@ -11,10 +11,11 @@ meanwhile are collected instead, each once, and said in the one line of
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterUnreachable", "probe_config", "probe_topic"]
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterUnreachable", "probe_config", "probe_topic", "summarised"]
 
 #: Seconds to wait for the cluster's first answer (``--connect-timeout``).
 CONNECT_TIMEOUT_S = 6.0
@@ -32,6 +33,32 @@ class ClusterUnreachable(ConnectionError):
             f"{timeout:g} s ({reason}); check --bootstrap-servers, or wait longer with "
             "--connect-timeout SECONDS"
         )
+
+
+#: librdkafka's "(after 3ms in state CONNECT)" or "(after 0ms in state CONNECT, 1 identical
+#: error(s) suppressed)" at the end of each connection attempt's error: the attempts
+#: differ only there.
+_AFTER = re.compile(r" \(after \d+ms in state \w+(?:, (\d+) identical error\(s\) suppressed)?\)")
+#: "Local: Broker transport failure: " before the first attempt's "host:port/bootstrap: ".
+_HEAD = re.compile(r"^(.*?): (?=[^\s;]+/\w+: )")
+
+
+def summarised(message: str) -> str:
+    """librdkafka's errors of one probe (each attempt's, joined by "; ") as what was
+    tried: each kind once, with how many attempts met it; its "N/M brokers are down"
+    (a count, not an attempt) left out when attempts are named."""
+    head = _HEAD.match(message)
+    prefix = head.group(1) + ": " if head else ""
+    counts: dict[str, int] = {}
+    for piece in message[len(prefix) :].split("; "):
+        m = _AFTER.search(piece)
+        n = 1 + (int(m.group(1)) if m and m.group(1) else 0)
+        kind = _AFTER.sub("", piece)
+        counts[kind] = counts.get(kind, 0) + n
+    if len(counts) > 1:
+        counts = {k: n for k, n in counts.items() if not k.endswith("brokers are down")}
+    said = "; ".join(f"{k} ({n} attempts)" if n > 1 else k for k, n in counts.items())
+    return prefix + said
 
 
 def probe_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,4 +94,6 @@ def probe_topic(
     except KafkaError as e:
         # librdkafka's "Local: Broker transport failure: <what each attempt met>" (or
         # "Local: Timed out" when nothing refused but nothing answered).
-        raise ClusterUnreachable(bootstrap, timeout, redact(e.message, config)) from None
+        raise ClusterUnreachable(
+            bootstrap, timeout, redact(summarised(e.message), config)
+        ) from None
