@@ -102,6 +102,7 @@ AUDIT: dict[str, dict[str, object]] = {
         "--keep-broker": Honoured((IMP + "test_keep_broker_serves_until_interrupted",
                                    "cli/test_embedded_advice.py::test_the_embedded_brokers_closing_advice_runs_as_printed")),
         "--sample": Honoured((IMP + "test_embedded_broker_sample",)),
+        "--verbose": Honoured(("cli/test_client_log.py::test_a_broker_away_is_not_streamed_but_verbose_shows_it",)),
         "--no-progress": Honoured((IMP + "test_inspect_without_a_terminal_logs_lines",)),
         "--timings": Honoured((CLI + "test_timings_say_where_the_wall_time_went",)),
         "--exactly-once": Honoured(("import/test_import_interrupt.py::test_exactly_once_stop_adds_up_and_the_same_command_finishes",)),

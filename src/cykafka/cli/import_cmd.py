@@ -91,6 +91,13 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show librdkafka's own log lines as they come (by default states it recovers "
+        "from by itself are not shown, and anything else is said once)",
+    )
+    p.add_argument(
         "--timings",
         action="store_true",
         help="also show where the time went: start-up, cluster check, producer start, "
@@ -102,9 +109,10 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..importer.signals import StartSignals, StoppedBeforeReading, signal_name
+    from .client_log import presented
 
     try:
-        with StartSignals():
+        with StartSignals(), presented("import", args.verbose):
             return _run(args)
     except StoppedBeforeReading as e:
         print(
