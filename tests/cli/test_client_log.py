@@ -26,7 +26,7 @@ def _real_lines(bootstrap: str, config: dict[str, object], verbose: bool) -> tup
         p = cykafka.Producer({"bootstrap.servers": bootstrap, **config}, preset=None)
         try:
             fut = p.produce("t", value=b"x")
-            p.flush(3)
+            p.flush(120)  # until message.timeout.ms fails it: nothing is left to purge
         finally:
             p.close(0)
         assert fut.done()
