@@ -26,7 +26,12 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Ctrl-C, for other tools to use. Data is gone when it stops."
         ),
     )
-    p.add_argument("--port", type=int, default=9092, help="TCP port (default 9092; 0 = any free)")
+    p.add_argument(
+        "--port",
+        type=int,
+        help="TCP port (default 9092; 0 = any free); with --kafka the first node's client "
+        "port (default: any free)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     p.add_argument(
         "--topic",
@@ -37,8 +42,14 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="create this topic at start (repeatable)",
     )
     p.add_argument("--partitions", type=int, default=1, metavar="N", help="for --topic (default 1)")
-    p.add_argument("--storage", default="memory://tansu/", help="tansu storage engine URL")
-    p.add_argument("--log-file", metavar="FILE", help="broker log (default: a temp file)")
+    p.add_argument(
+        "--storage", help="tansu storage engine URL (default memory://tansu/; not with --kafka)"
+    )
+    p.add_argument(
+        "--log-file",
+        metavar="FILE",
+        help="broker log (default: a temp file; with --kafka each node's log is in its data dir)",
+    )
     p.add_argument(
         "--kafka",
         action="store_true",
@@ -57,16 +68,23 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _run_broker(args: argparse.Namespace) -> int:
     if args.partitions < 1:
         raise UsageError(f"--partitions must be >= 1, not {args.partitions}")
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0..65535, not {args.port}")
     if args.kafka:
+        for flag, given in (("--storage", args.storage), ("--log-file", args.log_file)):
+            if given is not None:
+                raise UsageError(
+                    f"{flag} applies to the embedded broker; Apache Kafka keeps each node's "
+                    "data and log in --data-dir"
+                )
         return _run_kafka(args)
     if args.nodes != 1 or args.data_dir:
         raise UsageError("--nodes and --data-dir go with --kafka (the embedded broker is one node)")
+    port = 9092 if args.port is None else args.port
     return serve_forever(
-        args.port or None,
+        port or None,
         args.host,
-        storage=args.storage,
+        storage=args.storage or "memory://tansu/",
         log_file=args.log_file,
         topics=args.topics,
         partitions=args.partitions,
@@ -81,7 +99,9 @@ def _run_kafka(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    cluster = KafkaCluster(nodes=args.nodes, data_dir=args.data_dir)
+    cluster = KafkaCluster(
+        nodes=args.nodes, data_dir=args.data_dir, host=args.host, port=args.port or None
+    )
     try:
         try:
             cluster.start()

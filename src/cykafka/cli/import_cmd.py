@@ -18,11 +18,13 @@ from .options import (
     BOOTSTRAP_ENV,
     UsageError,
     add_bootstrap,
+    add_connect_timeout,
     add_overrides,
     add_preset,
     bootstrap_from,
     config_from_args,
     config_refused,
+    connect_timeout_from,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("files", nargs="*", metavar="FILE", help="input files (format from extension)")
     p.add_argument("-t", "--topic", required=True, help="topic to write to")
     add_bootstrap(p, f"Kafka brokers (default ${BOOTSTRAP_ENV}; else an embedded local broker)")
+    add_connect_timeout(p)
     add_preset(
         p, "ordered", "config preset(s), joined with '+' (default: ordered; 'none' for none)"
     )
@@ -88,6 +91,13 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a progress bar")
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show librdkafka's own log lines as they come (by default states it recovers "
+        "from by itself are not shown, and anything else is said once)",
+    )
+    p.add_argument(
         "--timings",
         action="store_true",
         help="also show where the time went: start-up, cluster check, producer start, "
@@ -99,9 +109,10 @@ def setup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..importer.signals import StartSignals, StoppedBeforeReading, signal_name
+    from .client_log import presented
 
     try:
-        with StartSignals():
+        with StartSignals(), presented("import", args.verbose):
             return _run(args)
     except StoppedBeforeReading as e:
         print(
@@ -173,6 +184,7 @@ def _run(args: argparse.Namespace) -> int:
                 skip_rows=args.skip_rows,
                 dead_letter=args.dead_letter,
                 partitions=args.partitions,
+                connect_timeout=connect_timeout_from(args),
             )
         except ImportInputError as e:
             raise UsageError(str(e)) from None
@@ -210,6 +222,12 @@ def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
         raise UsageError("-p N needs N >= 0 and no --partition-field")
     if args.skip_rows < 0:
         raise UsageError(f"--skip-rows must be >= 0, not {args.skip_rows}")
+    if args.skip_rows and not bootstrap and not args.dry_run:
+        raise UsageError(
+            "--skip-rows goes on from an import into a cluster that holds the rows before "
+            "it; the embedded broker starts empty, so they would exist nowhere: pass "
+            "--bootstrap-servers, or import everything without --skip-rows"
+        )
     if args.skip_rows and args.exactly_once:
         raise UsageError(
             "--exactly-once resumes by itself after the rows it committed: run the same "
@@ -219,6 +237,11 @@ def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
         raise UsageError(f"--rate must be > 0, not {args.rate}")
     if args.keep_broker and bootstrap:
         raise UsageError("--keep-broker only applies to the embedded broker")
+    if args.connect_timeout is not None and not bootstrap:
+        raise UsageError(
+            "--connect-timeout applies to a cluster given with --bootstrap-servers (or "
+            f"${BOOTSTRAP_ENV}); the embedded broker is started and waited for by cykafka"
+        )
     try:
         check_topic_name(args.topic)
     except ImportInputError as e:

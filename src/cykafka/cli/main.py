@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Callable, Optional
 
+from ..cluster.reach import ClusterUnreachable
 from . import broker, explain, import_cmd, presets, top, verify
 from .options import UsageError
 
@@ -89,7 +90,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         return int(handler(args))
-    except UsageError as e:
+    except (UsageError, ClusterUnreachable) as e:
+        # Both are said in one line, with no traceback: bad input, or a cluster that
+        # does not answer (every command says that one the same way, cykafka.cluster.reach).
         print(f"cykafka {args.command}: error: {e}", file=sys.stderr)
         return 2
 

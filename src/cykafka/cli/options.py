@@ -16,11 +16,13 @@ __all__ = [
     "BOOTSTRAP_ENV",
     "UsageError",
     "add_bootstrap",
+    "add_connect_timeout",
     "add_overrides",
     "add_preset",
     "check_config",
     "config_from_args",
     "config_refused",
+    "connect_timeout_from",
     "load_config_file",
     "parse_assignments",
 ]
@@ -130,6 +132,40 @@ def add_preset(p: argparse.ArgumentParser, default: Optional[str], help: str) ->
 
 def add_bootstrap(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("-b", "--bootstrap-servers", metavar="HOST:PORT", help=help)
+
+
+#: --connect-timeout's default as --help shows it, written out so that ``cykafka --help``
+#: does not import the cluster modules (a test checks it against
+#: cykafka.cluster.reach.CONNECT_TIMEOUT_S).
+HELP_CONNECT_TIMEOUT = "6"
+
+
+def add_connect_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to wait for the cluster's first answer before giving up "
+        f"(default {HELP_CONNECT_TIMEOUT})",
+    )
+
+
+def connect_timeout_from(args: argparse.Namespace) -> float:
+    """--connect-timeout, else cykafka's default (cykafka.cluster.reach)."""
+    from ..cluster.reach import CONNECT_TIMEOUT_S
+
+    given: Optional[float] = args.connect_timeout
+    return CONNECT_TIMEOUT_S if given is None else given
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 30, not {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, not {text!r}")
+    return value
 
 
 def config_from_args(args: argparse.Namespace, file: Optional[str] = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from ..cluster.reach import CONNECT_TIMEOUT_S
 from ..config import Properties, ResolvedConfig
 from ..inputs import DEFAULT_OPTIONS, NO_FIELDS, Fields, ReadOptions, Source, plan_files
 from .pipeline import bound_queue, resolve_import, with_max_record
@@ -76,6 +77,9 @@ class ImportJob:
     #: producer from it: asked once, before anything starts (:attr:`explanation` says
     #: the same, and the import's producer is then made from the same resolution).
     refusal: Optional[str] = None
+    #: Seconds to wait for the cluster's first answer before the import fails with
+    #: :class:`~cykafka.cluster.reach.ClusterUnreachable`.
+    connect_timeout: float = CONNECT_TIMEOUT_S
 
     @classmethod
     def build(
@@ -96,6 +100,7 @@ class ImportJob:
         dead_letter: Optional[str] = None,
         topic_partitions: Optional[int] = None,
         partitions: Optional[int] = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> ImportJob:
         """Check and decide an import of ``inputs`` into ``topic``.
 
@@ -107,6 +112,7 @@ class ImportJob:
         stopped.  ``skip_rows``: start after this many rows of the inputs, as a stopped
         import's summary says (:attr:`~cykafka.importer.ImportResult.settled_rows`).
         ``partitions``: create a missing topic with that many partitions.
+        ``connect_timeout``: seconds to wait for the cluster's first answer.
 
         Raises :class:`~cykafka.importer.ImportInputError` for bad input (a missing file,
         an unknown format or field; an input an exactly-once import cannot resume), and
@@ -119,6 +125,8 @@ class ImportJob:
         from ..explain.rules import librdkafka_refusal
         from ..presets import parse
 
+        if not connect_timeout > 0:
+            raise ValueError(f"connect_timeout must be > 0 seconds, not {connect_timeout:g}")
         inputs = tuple(inputs)
         plan = tuple(plan_files(inputs, fmt, fields, options))
         presets = tuple(parse(preset))
@@ -152,6 +160,7 @@ class ImportJob:
             topic_partitions=topic_partitions,
             partitions=partitions,
             refusal=refusal,
+            connect_timeout=connect_timeout,
         )
 
     def on_cluster(self, bootstrap_servers: str, partitions: Optional[int]) -> ImportJob:

@@ -57,7 +57,9 @@ def import_files(
     embedded broker is started for the import and stopped after it (``keep_broker``:
     once the result is out, kept until Ctrl-C); else the cluster must answer and the
     topic exist (or be created with the job's ``partitions``), and ``-p`` name one of
-    its partitions: :class:`~cykafka.importer.topic_checks.TopicCheckError` otherwise.
+    its partitions: :class:`~cykafka.importer.topic_checks.TopicCheckError` otherwise
+    (:class:`~cykafka.cluster.reach.ClusterUnreachable` when no broker answers within
+    the job's ``connect_timeout``).
 
     ``producer``: an open :class:`cykafka.Producer` to use (and leave open, except after
     Ctrl-C: then it is closed, which purges what it still holds so that every row gets
@@ -101,6 +103,7 @@ def import_files(
         finally:
             run.close()  # the producer closed or drained, the dead letters written
         result = run.result
+        result.embedded_broker = broker is not None
         lines = _broker_lines(broker, keep_broker) if broker and not result.interrupted else []
         if on_result is not None:
             on_result(result, lines)  # while an embedded broker still runs
@@ -143,6 +146,7 @@ def _check_topic(job: ImportJob, say: Callable[[str], None]) -> int:
         job.topic,
         job.partitions,
         partition=job.partition,
+        timeout=job.connect_timeout,
         # A plain rerun into a topic with records duplicates them: say so.
         count_records=job.exactly_once is None,
     )

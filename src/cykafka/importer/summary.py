@@ -71,6 +71,9 @@ class ImportResult:
     #: The command line that ran this import, when a command did (``cykafka import``):
     #: the summary then prints the command that finishes an import that stopped.
     command: Optional[list[str]] = None
+    #: The import ran into an embedded broker, started for it and stopped after it: what
+    #: it delivered was in that broker's memory, and is gone.
+    embedded_broker: bool = False
     fatal: Optional[str] = None
     dead_letter: Optional[str] = None
     #: Things a person should know that lost nothing (a torn last line, a suspicious header).
@@ -128,6 +131,8 @@ class ImportResult:
 
     def _how_to_finish(self) -> list[str]:
         """After a stop: the command that finishes the import, runnable as printed."""
+        if self.embedded_broker:
+            return self._how_to_finish_embedded()
         if self.exactly_once_run:
             out = [
                 "  to finish   run the same command again: it resumes after the last commit, "
@@ -171,6 +176,30 @@ class ImportResult:
         out.append(
             "              (A plain rerun sends the delivered rows again; --exactly-once "
             "imports resume by themselves.)"
+        )
+        return out
+
+    def _how_to_finish_embedded(self) -> list[str]:
+        """After a stop of an import into the embedded broker: that broker stopped with
+        it, and its topics were in memory.  Neither ``--skip-rows`` nor an exactly-once
+        resume can finish the import (a rerun starts a new, empty broker: the rows
+        before the skip, or the committed ones, would exist nowhere); only a full rerun
+        does."""
+        held = (
+            f"the {self.delivered:,} {plural(self.delivered, 'row')} delivered went with it"
+            if self.delivered
+            else "nothing was delivered"
+        )
+        out = [
+            f"  to finish   the embedded broker stopped with the import and its data was in "
+            f"memory ({held}): import everything again",
+        ]
+        if self.command:
+            out.append(f"                {shlex.join(self.command)}")
+        out.append(
+            "              (add --keep-broker to read the topic afterwards; to keep what an "
+            "import delivered across stops, run `cykafka broker` in another terminal and "
+            "pass --bootstrap-servers 127.0.0.1:9092)"
         )
         return out
 

@@ -1,6 +1,7 @@
 """Checks on the cluster before any input is read: it answers, and the topic exists
 (or is created when asked).  An unreachable cluster fails in seconds with one message
-naming the servers, not after librdkafka's retries and pages of its log."""
+naming the servers (:class:`cykafka.cluster.reach.ClusterUnreachable`), not after
+librdkafka's retries and pages of its log."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..cluster.admin import plaintext
 from ..cluster.errors import confluent_errors, error_code, translated
+from ..cluster.reach import CONNECT_TIMEOUT_S, probe_config, probe_topic
 from ..inputs.model import ImportInputError
 
 if TYPE_CHECKING:
@@ -24,8 +26,6 @@ __all__ = [
     "records_in",
 ]
 
-#: Seconds to wait for the cluster's first answer.
-CONNECT_TIMEOUT_S = 6.0
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 
@@ -44,14 +44,6 @@ def check_topic_name(topic: str) -> None:
             f"invalid topic name {topic!r}: use 1-249 characters from a-z A-Z 0-9 . _ - "
             "(not '.' or '..')"
         )
-
-
-def _admin_config(bootstrap: str, config: Properties) -> dict[str, str | int | float | bool]:
-    from ..cluster.admin import connection_config, short_lived
-
-    # log_level 0: a cluster that does not answer is said once, below, not logged per retry.
-    conf = {**connection_config(config), "bootstrap.servers": bootstrap}
-    return short_lived(conf, log_level=0)
 
 
 def check_partition(topic: str, partition: Optional[int], count: int) -> None:
@@ -88,24 +80,18 @@ def prepare_topic(
     """Check that the cluster answers and ``topic`` exists; create it with
     ``partitions`` when it is missing and that is given; check that ``partition`` (-p)
     is one of its partitions.  ``count_records``: also say how many records an existing
-    topic holds (see :func:`records_in`).  The look is :func:`cykafka._native.topic_probe`:
-    no confluent-kafka client unless the topic has to be created."""
-    from .._native import KafkaConfigError, KafkaError, topic_probe
+    topic holds (see :func:`records_in`).  The look is
+    :func:`cykafka.cluster.reach.probe_topic`: no confluent-kafka client unless the topic
+    has to be created; :class:`~cykafka.cluster.reach.ClusterUnreachable` when no broker
+    answers within ``timeout`` seconds."""
+    from .._native import KafkaConfigError, KafkaError
     from ..config import redact
 
     try:
-        count, held = topic_probe(_admin_config(bootstrap, config), topic, timeout, count_records)
+        count, held = probe_topic(bootstrap, config, topic, timeout, count_records)
     except KafkaConfigError as e:
         raise TopicCheckError(
             redact(f"cannot connect to {bootstrap}: {e.message}", config)
-        ) from None
-    except KafkaError as e:
-        raise TopicCheckError(
-            redact(
-                f"cannot reach the Kafka cluster at {bootstrap} within {timeout:g} s "
-                f"({e.message}); check --bootstrap-servers",
-                config,
-            )
         ) from None
     if count is not None:
         check_partition(topic, partition, count)
@@ -129,7 +115,7 @@ def prepare_topic(
     t = None
     try:
         with confluent_errors():
-            admin = AdminClient(_admin_config(bootstrap, config))
+            admin = AdminClient(probe_config(bootstrap, config))
         # --partitions N creates a missing topic; one that exists (made meanwhile by
         # another client) is used with its own partition count, as documented.
         created = ensure_topic(admin, topic, partitions, same_partitions=False)
@@ -154,7 +140,7 @@ def check_write_access(
 
     from .._native import principal
 
-    admin_conf = _admin_config(bootstrap, config)
+    admin_conf = probe_config(bootstrap, config)
     who = principal(admin_conf)
     admin = AdminClient(admin_conf)
     try:
@@ -190,9 +176,9 @@ def records_in(
     lower than the record count, see docs/tansu.md), None when the cluster does not say
     or there is no such topic.  A plain import into a topic that holds records may be
     the rerun of one that delivered some of them: it sends them again."""
-    from .._native import KafkaError, topic_probe
+    from .._native import KafkaError
 
     try:
-        return topic_probe(_admin_config(bootstrap, config), topic, timeout, True)[1]
-    except (KafkaError, ValueError, TypeError):
+        return probe_topic(bootstrap, config, topic, timeout, True)[1]
+    except (KafkaError, ConnectionError, ValueError, TypeError):
         return None

@@ -164,23 +164,20 @@ def _columns(
 
 
 def partition_count(config: Mapping[str, object], topic: str) -> int:
-    """``topic``'s partition count from the cluster's metadata (one round trip)."""
-    from confluent_kafka.admin import AdminClient
-
-    from ..cluster.admin import connection_config, find_topic, short_lived
-    from ..cluster.errors import confluent_errors
+    """``topic``'s partition count from the cluster's metadata (one round trip);
+    :class:`~cykafka.cluster.reach.ClusterUnreachable` when no broker answers, as every
+    front door says it."""
+    from ..cluster.reach import probe_topic
 
     # The producer's connection settings as the producer gets them (Java names, a JAAS
     # line, translated): what Spark's own Kafka sink takes works here too.
-    with confluent_errors():
-        admin = AdminClient(short_lived(connection_config(config)))
-    t = find_topic(admin, topic, 30)
-    if t is None or not t.partitions:
+    count, _ = probe_topic(str(config["bootstrap.servers"]), config, topic)
+    if not count:
         raise ValueError(
             f"topic {topic!r} on {config['bootstrap.servers']}: not in the cluster's "
             f"metadata; create it first (write_kafka needs its partition count)"
         )
-    return len(t.partitions)
+    return count
 
 
 def _conf(df: DataFrame, name: str) -> Optional[str]:

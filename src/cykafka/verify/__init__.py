@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from ..cluster.reach import CONNECT_TIMEOUT_S
+
 if TYPE_CHECKING:
     from ..inputs import Chunk, Fields, Problem, ReadOptions, Source
 
@@ -92,15 +94,17 @@ def verify_files(
     static_headers: Sequence[tuple[str, bytes]] = (),
     tmp_dir: Optional[str] = None,
     timeout: float = 60.0,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> VerifyReport:
     """Compare the committed records of ``topic`` with what importing ``paths`` (same
     ``fmt``, ``fields``, read ``options``, ``partition`` and ``static_headers`` as the
     import) produces.
     ``config``: client config (``bootstrap.servers`` and security settings).  Raises
     :class:`~cykafka.inputs.ImportInputError` for bad input, LookupError for a
-    missing topic."""
+    missing topic, :class:`~cykafka.cluster.reach.ClusterUnreachable` when no broker
+    answers within ``connect_timeout`` seconds (``timeout``: for each read after)."""
     from .._arrow import digest_rows
-    from ..cluster.committed import partitions_of
+    from ..cluster.reach import probe_topic
     from ..config import resolve
     from ..inputs import plan_files
     from ..inputs.model import Fields
@@ -112,8 +116,12 @@ def verify_files(
     sources = plan_files(list(paths), fmt, fields, options)
     files = [s.name for s, _ in sources]
     client = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool))}
-    # (a missing topic fails before reading the files)
-    count = len(partitions_of(client, topic, timeout))
+    # (an unreachable cluster and a missing topic fail before reading the files, the
+    # first in seconds and one line, not after librdkafka's retries and pages of its log)
+    bootstrap = str(client.get("bootstrap.servers", ""))
+    count, _ = probe_topic(bootstrap, client, topic, connect_timeout)
+    if count is None:
+        raise LookupError(f"topic {topic!r}: no such topic on {bootstrap}")
     with_partition = bool(fields.partition) or partition is not None
     partitioner = str(resolve(client).effective("partitioner").value)
     static = tuple(static_headers)

@@ -73,6 +73,8 @@ class KafkaCluster:
         security: TLS certificates, SASL mechanisms and ACLs (:class:`Security`); needed
             by ``SSL``/``SASL_*`` listeners.  The first listener stays the one between
             brokers and the cluster's own admin client's.
+        port: the first node's first client listener's port (its bootstrap address);
+            default, as every other port: a free one.
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class KafkaCluster:
         heap: str = "512m",
         startup_timeout: float = 90.0,
         security: Security | None = None,
+        port: int | None = None,
     ) -> None:
         if nodes < 1:
             raise ValueError(f"nodes must be >= 1, not {nodes}")
@@ -119,6 +122,8 @@ class KafkaCluster:
         self.nodes = [
             KafkaNode(self, i + 1, {n: free_port(host) for n in names}) for i in range(nodes)
         ]
+        if port:  # the first node's first client listener where asked: the bootstrap address
+            self.nodes[0].ports[self.listeners[0].name] = port
 
     # -- configuration
     def default_config(self) -> dict[str, str]:

@@ -1,0 +1,99 @@
+"""Whether a cluster answers: the one failure path for "cannot reach the cluster".
+
+Every front door (the import, verify, Spark's driver) asks the cluster first through
+:func:`probe_topic`, a client of a few seconds whose own log is off: librdkafka retries
+an unreachable bootstrap server for as long as a request's timeout allows, logging
+every attempt ("Connect to ipv4#... failed: Connection refused", a line per broker and
+per retry), which is pages of text for what is one fact.  The error events it raises
+meanwhile are collected instead, each once, and said in the one line of
+:class:`ClusterUnreachable`, which the CLI prints without a traceback (exit status 2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Optional
+
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterUnreachable", "probe_config", "probe_topic", "summarised"]
+
+#: Seconds to wait for the cluster's first answer (``--connect-timeout``).
+CONNECT_TIMEOUT_S = 6.0
+
+
+class ClusterUnreachable(ConnectionError):
+    """No broker of ``bootstrap`` answered within ``timeout`` seconds; ``reason``: what
+    librdkafka reported meanwhile, each error once (connection refused, name not
+    resolved, authentication failed)."""
+
+    def __init__(self, bootstrap: str, timeout: float, reason: str) -> None:
+        self.bootstrap, self.timeout, self.reason = bootstrap, timeout, reason
+        super().__init__(
+            f"cannot reach the Kafka cluster at {bootstrap}: no broker answered within "
+            f"{timeout:g} s ({reason}); check --bootstrap-servers, or wait longer with "
+            "--connect-timeout SECONDS"
+        )
+
+
+#: librdkafka's "(after 3ms in state CONNECT)" or "(after 0ms in state CONNECT, 1 identical
+#: error(s) suppressed)" at the end of each connection attempt's error: the attempts
+#: differ only there.
+_AFTER = re.compile(r" \(after \d+ms in state \w+(?:, (\d+) identical error\(s\) suppressed)?\)")
+#: "Local: Broker transport failure: " before the first attempt's "host:port/bootstrap: ".
+_HEAD = re.compile(r"^(.*?): (?=[^\s;]+/\w+: )")
+
+
+def summarised(message: str) -> str:
+    """librdkafka's errors of one probe (each attempt's, joined by "; ") as what was
+    tried: each kind once, with how many attempts met it; its "N/M brokers are down"
+    (a count, not an attempt) left out when attempts are named."""
+    head = _HEAD.match(message)
+    prefix = head.group(1) + ": " if head else ""
+    counts: dict[str, int] = {}
+    for piece in message[len(prefix) :].split("; "):
+        m = _AFTER.search(piece)
+        n = 1 + (int(m.group(1)) if m and m.group(1) else 0)
+        kind = _AFTER.sub("", piece)
+        counts[kind] = counts.get(kind, 0) + n
+    if len(counts) > 1:
+        counts = {k: n for k, n in counts.items() if not k.endswith("brokers are down")}
+    said = "; ".join(f"{k} ({n} attempts)" if n > 1 else k for k, n in counts.items())
+    return prefix + said
+
+
+def probe_config(bootstrap: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config of the probe's client: ``config``'s connection settings (security
+    included) for ``bootstrap``, librdkafka's log off (its errors are collected as
+    events and said once, see the module's doc)."""
+    from .admin import connection_config, short_lived
+
+    return short_lived({**connection_config(config), "bootstrap.servers": bootstrap}, log_level=0)
+
+
+def probe_topic(
+    bootstrap: str,
+    config: Mapping[str, Any],
+    topic: str,
+    timeout: float = CONNECT_TIMEOUT_S,
+    count_records: bool = False,
+) -> tuple[Optional[int], Optional[int]]:
+    """``topic``'s partition count (None: no such topic) and, with ``count_records``,
+    the records it holds (None: not asked, or not said), from one Metadata request that
+    names no topic (it never creates one).  :class:`ClusterUnreachable` when no broker
+    answers within ``timeout`` seconds; a :class:`~cykafka.KafkaConfigError` when
+    librdkafka refuses the connection settings."""
+    from .._native import KafkaConfigError, KafkaError, topic_probe
+    from ..config import redact
+
+    if timeout <= 0:
+        raise ValueError(f"the connect timeout must be > 0 seconds, not {timeout:g}")
+    try:
+        return topic_probe(probe_config(bootstrap, config), topic, timeout, count_records)
+    except KafkaConfigError:
+        raise
+    except KafkaError as e:
+        # librdkafka's "Local: Broker transport failure: <what each attempt met>" (or
+        # "Local: Timed out" when nothing refused but nothing answered).
+        raise ClusterUnreachable(
+            bootstrap, timeout, redact(summarised(e.message), config)
+        ) from None
