@@ -49,6 +49,8 @@ VER = "verify/test_verify.py::"
 #: Input options shared by import and verify: one parser (cli/input_options.py), one
 #: reader; verify's own tests use a few of them, the rest read as the import reads.
 SHARED = {
+    "--allow-empty": Honoured(("import/test_empty_inputs.py::test_allow_empty_reads_zero_rows_and_says_so",
+                               "import/test_empty_inputs.py::test_verify_allow_empty_matches_an_empty_topic")),
     "--format": Honoured((CLI + "test_dry_run_shows_records_and_sends_nothing",
                           INP + "test_stdin_is_lines_unless_format_says_otherwise")),
     "--key-field": Honoured((IMP + "test_csv_key_field_and_record_json",)),

@@ -88,6 +88,19 @@ def test_allow_empty_reads_zero_rows_and_says_so(
     assert not any(read_back(broker.bootstrap_servers, into, expected=0).values())
 
 
+def test_verify_allow_empty_matches_an_empty_topic(
+    broker, topic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify takes --allow-empty as the import does: an input without rows matches an
+    empty topic (exit 0) instead of being refused (exit 2)."""
+    path = _write(tmp_path, "header.csv")
+    into = topic()
+    args = ["verify", str(path), "-t", into, "-b", broker.bootstrap_servers]
+    assert main(args) == 2
+    capsys.readouterr()
+    assert main([*args, "--allow-empty"]) == 0, capsys.readouterr()
+
+
 def test_every_row_malformed_is_not_empty_but_rejected(
     broker, topic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
