@@ -30,9 +30,11 @@ from .resolve import (
     ResolvedConfig,
     Setting,
     Source,
+    batch_sizing,
     number_property,
     resolve,
     same_value,
+    sized_topic,
 )
 from .secrets import is_secret_key, mask_secrets, redact, secret_values
 
@@ -54,6 +56,7 @@ __all__ = [
     "Setting",
     "Source",
     "Translation",
+    "batch_sizing",
     "canonical",
     "is_secret_key",
     "mask_secrets",
@@ -63,6 +66,7 @@ __all__ = [
     "resolve",
     "same_value",
     "secret_values",
+    "sized_topic",
     "translate",
     "translate_detailed",
 ]
