@@ -201,6 +201,24 @@ cdef str _authz_note(_Core core, int code, str topic=None):
     return ""
 
 
+cdef str _size_note(_Core core, int code, str topic, size_t nbytes):
+    """Why the broker refused a message as too large, and the fix ("" for other codes).
+    Kafka refuses a record batch above the topic's max.message.bytes and librdkafka
+    fails every message in it: with batch.size at most the topic's limit (cykafka sets
+    it when it knows the topic), only a message too large alone is refused."""
+    if code != RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE or topic is None:
+        return ""
+    limit = core.size_limits.get(topic)
+    if limit is not None:
+        return (f"topic {topic!r} accepts record batches of at most {limit} bytes (its "
+                f"max.message.bytes) and this message alone is {nbytes} bytes of value and "
+                f"key, before headers and framing: send it smaller or raise the topic's "
+                f"max.message.bytes")
+    return (f"the brokers refused a record batch above topic {topic!r}'s max.message.bytes "
+            f"(this producer's batch.size is {_conf_get(core.rk, 'batch.size')}): name the "
+            f"topic in Producer(topics=[{topic!r}]) to size batches for it")
+
+
 cdef object _refused_error(int code, size_t vlen, size_t klen):
     """The delivery error of a message librdkafka would not queue."""
     return error_from_code(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "

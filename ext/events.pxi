@@ -51,8 +51,9 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     elif core.purge_reason is not None and m.err in (RD_KAFKA_RESP_ERR__PURGE_QUEUE,
                                                      RD_KAFKA_RESP_ERR__PURGE_INFLIGHT):
         text = f"{text}: {core.purge_reason}"
-    note = _authz_note(core, m.err, rd_kafka_topic_name(m.rkt).decode(errors="replace")
-                       if m.rkt != NULL else None)
+    topic = rd_kafka_topic_name(m.rkt).decode(errors="replace") if m.rkt != NULL else None
+    note = (_authz_note(core, m.err, topic)
+            or _size_note(core, m.err, topic, m.len + m.key_len))
     return f"{text}: {note}" if note else text
 
 
