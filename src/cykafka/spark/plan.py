@@ -436,6 +436,17 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
     single = topic is not None and topic_col is None
     routed = (ordered or transactional) and single and topic is not None and writers != 1
     n = partition_count(req.config, topic) if routed and topic is not None else None
+    # Batches sized for the topic's max.message.bytes (one DescribeConfigs): the broker
+    # refuses a larger record batch whole and librdkafka fails every row in it.
+    resolved, guarantees = req.resolved, req.guarantees.summary()
+    if single and topic is not None:
+        from ..cluster.admin import topic_limits
+        from ..config import batch_sizing
+
+        resolved = resolved.sized_for(topic_limits(req.config, [topic]))
+        sized = batch_sizing(resolved)
+        if sized is not None:
+            guarantees = f"{guarantees} {sized[0].upper()}{sized[1:]}."
     job, progress_topic = req.query or req.job_id, req.progress_topic
     if transactional:
         job = job or _run_id(df)
@@ -445,7 +456,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
             progress_topic = f"{topic}.cykafka-progress" if single else DEFAULT_PROGRESS_TOPIC
     return WritePlan(
         config=req.config,
-        preset="+".join(req.resolved.presets) or None,
+        preset="+".join(resolved.presets) or None,
         topic=topic,
         topic_col=topic_col,
         key=key,
@@ -454,7 +465,7 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
         partition=partition,
         not_json=tuple(c for c in (headers, partition, topic_col, SEQ, ROUTE, KPART) if c),
         on_error=req.on_error,
-        partitioner=str(req.resolved.effective("partitioner").value),
+        partitioner=str(resolved.effective("partitioner").value),
         ordered=ordered,
         partition_count=n,
         writers=writers,
@@ -466,8 +477,8 @@ def make_plan(df: DataFrame, req: WriteRequest) -> WritePlan:
         units=_units(df, single, n, writers) if transactional else None,
         progress_topic=progress_topic if transactional else None,
         query=req.query,
-        guarantees=req.guarantees.summary(),
-        resolved=req.resolved.to_wire(),
+        guarantees=guarantees,
+        resolved=resolved.to_wire(),
         value_format=req.value_format,
         key_format=req.key_format,
         schema_registry=req.schema_registry,
