@@ -10,7 +10,12 @@ import random
 import uuid
 from collections import defaultdict
 
+import pytest
+
 from cykafka.spark import write_kafka
+
+# Sizing is the driver's decision, the same on every deployment.
+pytestmark = pytest.mark.parametrize("spark", ["local"], indirect=True)
 
 LIMIT = 4096
 N = 2000
