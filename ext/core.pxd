@@ -78,6 +78,7 @@ cdef class _Core:
     cdef object latency_cb       # (delivered [s], failed [(s, error name)]) per report, or None
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None
     cdef object purge_reason     # str appended to _PURGE_* reports (why), or None
+    cdef dict size_limits        # topic -> its max.message.bytes, for MSG_SIZE_TOO_LARGE
     cdef bint txn_open           # begin_transaction() succeeded, no commit/abort since
     cdef bint txn_commit_at_close   # close(commit=True): commit an open transaction
     cdef int64_t txn_produced, txn_delivered   # produced/delivered when it began

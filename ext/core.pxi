@@ -138,6 +138,7 @@ cdef class _Core:
         self.part_counts = {}
         self.secrets = ()
         self.delivery_hint = None
+        self.size_limits = {}
         self.purge_reason = None
         self.principal = "User:ANONYMOUS"
         self.stats_unread = _deque()

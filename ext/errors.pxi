@@ -201,6 +201,50 @@ cdef str _authz_note(_Core core, int code, str topic=None):
     return ""
 
 
+cdef str _size_note(_Core core, int code, str topic, size_t nbytes):
+    """Why the broker refused a message as too large, and the fix ("" for other codes).
+    Kafka refuses a record batch above the topic's max.message.bytes and librdkafka
+    fails every message in it: with batch.size at most the topic's limit (cykafka sets
+    it when it knows the topic), only a message too large alone is refused."""
+    if code != RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE or topic is None:
+        return ""
+    limit = core.size_limits.get(topic)
+    if limit is not None:
+        return (f"topic {topic!r} accepts record batches of at most {limit} bytes (its "
+                f"max.message.bytes) and this message alone is {nbytes} bytes of value and "
+                f"key, before headers and framing: send it smaller or raise the topic's "
+                f"max.message.bytes")
+    return (f"the brokers refused a record batch above topic {topic!r}'s max.message.bytes "
+            f"(this producer's batch.size is {_conf_get(core.rk, 'batch.size')}): name the "
+            f"topic in Producer(topics=[{topic!r}]) to size batches for it")
+
+
+# What librdkafka 2.16 gives each record of a batch the broker refused for another
+# record's sake (ProduceResponse record_errors, KIP-467): every record of the batch fails
+# with the refused record's code, and only this text tells a batch-mate from the record
+# the broker named (measured on Apache Kafka 4.4; Kafka's own words, typo included).
+_BATCH_MATE = ("Failed to append record because it was part of a batch which had one "
+               "more more invalid records")
+
+
+cdef str _record_refusal(int code, str text, str topic):
+    """The reason of a record refused one by one (INVALID_TIMESTAMP, INVALID_RECORD),
+    or of its batch-mate; None for other codes.  The refused record's own text is not
+    used: librdkafka 2.16 hands it over unreadable (measured: a few stray bytes)."""
+    if code != RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP and code != RD_KAFKA_RESP_ERR_INVALID_RECORD:
+        return None
+    where = f"topic {topic!r}" if topic else "the topic"
+    if text == _BATCH_MATE:
+        return (f"not written: the broker refused another record of its batch to {where} "
+                f"({rd_kafka_err2name(<rd_kafka_resp_err_t>code).decode()}) and librdkafka "
+                f"fails the whole batch; this record itself was not refused: send it again")
+    if code == RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
+        return (f"the broker refused this record's timestamp: it is outside {where}'s "
+                f"message.timestamp.before.max.ms / message.timestamp.after.max.ms window")
+    return (f"the broker refused this record as invalid for {where} (a null key on a "
+            f"compacted topic, for one)")
+
+
 cdef object _refused_error(int code, size_t vlen, size_t klen):
     """The delivery error of a message librdkafka would not queue."""
     return error_from_code(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "

@@ -46,13 +46,17 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     if s == NULL or s[0] == 0:
         s = rd_kafka_err2str(m.err)
     text = s.decode(errors="replace")
+    topic = rd_kafka_topic_name(m.rkt).decode(errors="replace") if m.rkt != NULL else None
+    refusal = _record_refusal(m.err, text, topic)
+    if refusal is not None:
+        text = f"{rd_kafka_err2str(m.err).decode()}: {refusal}"
     if m.err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT and core.delivery_hint is not None:
         text = f"{text}; {core.delivery_hint}"
     elif core.purge_reason is not None and m.err in (RD_KAFKA_RESP_ERR__PURGE_QUEUE,
                                                      RD_KAFKA_RESP_ERR__PURGE_INFLIGHT):
         text = f"{text}: {core.purge_reason}"
-    note = _authz_note(core, m.err, rd_kafka_topic_name(m.rkt).decode(errors="replace")
-                       if m.rkt != NULL else None)
+    note = (_authz_note(core, m.err, topic)
+            or _size_note(core, m.err, topic, m.len + m.key_len))
     return f"{text}: {note}" if note else text
 
 

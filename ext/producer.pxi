@@ -427,6 +427,13 @@ cdef class NativeProducer:
         if c is not None:
             c.delivery_hint = None if hint is None else str(hint)
 
+    def _set_topic_limits(self, limits):
+        """Each topic's max.message.bytes as looked up (topic -> bytes): a message
+        the broker refuses as too large then says its topic's limit."""
+        cdef _Core c = self._core
+        if c is not None:
+            c.size_limits = {str(t): int(n) for t, n in limits.items()}
+
     def _take_stats(self):
         """[(monotonic time received, json text, direct counts)] of every statistics
         emit since the previous call (stats.pxi keeps the last minute of them), oldest

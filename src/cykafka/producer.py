@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Callable, Optional, SupportsIndex, TextIO, Union
 
 from . import inspector as _inspector
@@ -20,10 +20,12 @@ from ._native import (
 from .config import (
     Properties,
     ResolvedConfig,
+    batch_sizing,
     mask_secrets,
     number_property,
     resolve,
     secret_values,
+    sized_topic,
 )
 from .inspector.watchdog import EpochWatch
 
@@ -75,6 +77,13 @@ class Producer(NativeProducer):
     the exact counters).  The faster of it and ``statistics.interval.ms`` is what
     librdkafka gets; ``stats_cb`` is still called at ``statistics.interval.ms``.
 
+    ``topics`` names the topics this producer writes to: their ``max.message.bytes``
+    (the largest record batch their brokers accept) is read once, here, and
+    ``batch.size`` lowered to the smallest when it is above it.  The broker refuses a
+    record batch above that limit whole, and librdkafka fails every message in it where
+    the Java producer would split the batch; sized so, only a message too large alone
+    fails, its error naming the limit.  :attr:`batch_sizing` says what was done.
+
     Every :meth:`produce` returns a :class:`DeliveryFuture`; deliveries are
     served by a background thread, so no ``poll()`` is needed.
 
@@ -95,6 +104,7 @@ class Producer(NativeProducer):
         stats_cb: Optional[Callable[[str], object]] = None,
         inspect_interval_ms: Optional[int] = None,
         exit_timeout: Optional[float] = DEFAULT_EXIT_TIMEOUT,
+        topics: Optional[Iterable[str]] = None,
     ) -> None:
         resolved: Optional[ResolvedConfig] = None
         if isinstance(config, ResolvedConfig):
@@ -123,6 +133,11 @@ class Producer(NativeProducer):
         # config, translates Java names and adds cykafka's defaults; explain() reads the
         # same result.
         self._resolved = (resolved or resolve(given, preset)).require()
+        limits = self._topic_limits(topics)
+        self._resolved = self._resolved.sized_for(limits)
+        sized = sized_topic(self._resolved)  # a front door sized it: its topic's limit
+        if sized is not None:
+            limits.setdefault(*sized)
         self._preset = list(self._resolved.presets)
         self._resolved.warn(stacklevel=2)
         lib = self._resolved.librdkafka()
@@ -166,7 +181,30 @@ class Producer(NativeProducer):
         self._native_start(
             lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets, exit_timeout
         )
+        if limits:
+            self._set_topic_limits(limits)
         _inspector.producer_created(self)
+
+    def _topic_limits(self, topics: Optional[Iterable[str]]) -> dict[str, int]:
+        """``topics``' max.message.bytes, from the cluster the config names."""
+        if topics is None:
+            return {}
+        if isinstance(topics, (str, bytes)):
+            raise TypeError(f"topics must be a list of topic names, not {topics!r}")
+        names = list(topics)
+        if not all(isinstance(t, str) and t for t in names):
+            raise TypeError(f"topics must be a list of topic names, not {names!r}")
+        if not names:
+            return {}
+        lib = self._resolved.librdkafka()
+        if "bootstrap.servers" not in lib:
+            raise ValueError(
+                "topics= looks each topic's max.message.bytes up on the cluster: the "
+                "config needs bootstrap.servers"
+            )
+        from .cluster.admin import topic_limits
+
+        return topic_limits(lib, names)
 
     # -- context manager ----------------------------------------------------
 
@@ -193,6 +231,13 @@ class Producer(NativeProducer):
         """The librdkafka config in force (after presets and translation),
         secrets masked."""
         return mask_secrets(self._config)
+
+    @property
+    def batch_sizing(self) -> Optional[str]:
+        """``"batch.size lowered to N for topic T: its max.message.bytes is M"`` when
+        this producer's batches were sized for a topic (``topics=``, or by a front
+        door), else None."""
+        return batch_sizing(self._resolved)
 
     @property
     def guarantees(self) -> Guarantees:

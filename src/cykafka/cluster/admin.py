@@ -15,7 +15,7 @@ producer-type handle).  Listing every topic never creates one.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import error_code, translated
@@ -30,8 +30,10 @@ __all__ = [
     "ensure_progress_topic",
     "ensure_topic",
     "find_topic",
+    "max_message_bytes",
     "plaintext",
     "short_lived",
+    "topic_limits",
     "topic_metadata",
 ]
 
@@ -110,6 +112,46 @@ def find_topic(admin: AdminClient, name: str, timeout: float) -> Optional[TopicM
     """``name``'s metadata, or None when the cluster has no such topic (never created
     by asking; see the module's doc)."""
     return topic_metadata(admin, name, timeout)[1]
+
+
+@translated
+def max_message_bytes(admin: AdminClient, topics: Iterable[str], timeout: float) -> dict[str, int]:
+    """Each of ``topics``' ``max.message.bytes`` in force, from one DescribeConfigs
+    request: the largest record batch its brokers accept (the topic's own value, else the
+    broker's ``message.max.bytes``: Kafka answers a topic's DescribeConfigs with the
+    value in force and its source).  A topic the cluster does not have, or will not
+    describe to this principal, is left out: the producer's own errors name it."""
+    from confluent_kafka.admin import ConfigResource
+
+    names = sorted(set(topics))
+    if not names:
+        return {}
+    futs = admin.describe_configs(
+        [ConfigResource("topic", t) for t in names], request_timeout=timeout
+    )
+    limits = {}
+    for res, fut in futs.items():
+        try:
+            entry = fut.result(timeout).get("max.message.bytes")
+        except Exception:  # noqa: BLE001 - missing or not described: see the doc
+            continue
+        if entry is not None and entry.value is not None:
+            limits[res.name] = int(entry.value)
+    return limits
+
+
+def topic_limits(
+    config: Mapping[str, Any], topics: Iterable[str], timeout: float = 10.0
+) -> dict[str, int]:
+    """:func:`max_message_bytes` of ``topics`` on the cluster a producer ``config``
+    reaches (its connection settings, :func:`connection_config`)."""
+    from confluent_kafka.admin import AdminClient
+
+    from .errors import confluent_errors
+
+    with confluent_errors():
+        admin = AdminClient(short_lived(connection_config(config)))
+    return max_message_bytes(admin, topics, timeout)
 
 
 def _policy(value: Optional[str]) -> frozenset[str]:

@@ -31,9 +31,11 @@ from .resolve import (
     ResolvedConfig,
     Setting,
     Source,
+    batch_sizing,
     number_property,
     resolve,
     same_value,
+    sized_topic,
 )
 from .secrets import is_secret_key, mask_secrets, redact, secret_values
 
@@ -55,6 +57,7 @@ __all__ = [
     "Setting",
     "Source",
     "Translation",
+    "batch_sizing",
     "canonical",
     "is_secret_key",
     "mask_secrets",
@@ -65,6 +68,7 @@ __all__ = [
     "same_value",
     "secret_values",
     "suggest_property",
+    "sized_topic",
     "translate",
     "translate_detailed",
 ]

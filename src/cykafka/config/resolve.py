@@ -10,6 +10,7 @@ same configuration and ``explain`` can say why each value is what it is.
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -149,6 +150,26 @@ class ResolvedConfig:
         settings = {**self.settings, key: Setting(value, "default", origin)}
         return dataclasses.replace(self, settings=MappingProxyType(settings))
 
+    def sized_for(self, limits: Mapping[str, int]) -> ResolvedConfig:
+        """This config with ``batch.size`` lowered to the smallest of ``limits`` (topic ->
+        the largest record batch its brokers accept, its ``max.message.bytes``) when it is
+        above it.  The broker refuses a whole batch above that limit
+        (MESSAGE_TOO_LARGE) and librdkafka 2.16 fails every message in it, where the Java
+        producer splits the batch and sends the halves (measured on Apache Kafka 4.4,
+        with and without idempotence); a batch never above the limit only fails a
+        message too large alone.  librdkafka's ``batch.size`` counts the record batch
+        with its framing, as the broker does (measured: batch.size equal to the limit
+        delivers every message that fits)."""
+        if not limits:
+            return self
+        topic, limit = min(limits.items(), key=lambda item: (item[1], item[0]))
+        if int(self.effective("batch.size").value) <= limit:
+            return self
+        key = self.explicit("batch.size")
+        settings = {k: s for k, s in self.settings.items() if key is None or k != key[0]}
+        settings["batch.size"] = Setting(str(limit), "default", sizing_origin(topic, limit))
+        return dataclasses.replace(self, settings=MappingProxyType(settings))
+
     def without(self, name: str) -> ResolvedConfig:
         """This config without the property ``name`` (any alias)."""
         canon = canonical(name)
@@ -235,6 +256,36 @@ class ResolvedConfig:
         for note in self.notes:
             if note.warn:
                 warnings.warn(note.text, ConfigWarning, stacklevel=stacklevel + 1)
+
+
+def sizing_origin(topic: str, limit: int) -> str:
+    """The origin of a ``batch.size`` lowered for ``topic`` (:meth:`ResolvedConfig.sized_for`)."""
+    return f"cykafka, for topic {topic} (its max.message.bytes is {limit})"
+
+
+_SIZING = re.compile(
+    r"cykafka, for topic (?P<topic>\S+) \(its max\.message\.bytes is (?P<limit>\d+)\)"
+)
+
+
+def sized_topic(resolved: ResolvedConfig) -> Optional[tuple[str, int]]:
+    """(topic, its max.message.bytes) when :meth:`ResolvedConfig.sized_for` lowered
+    ``batch.size`` for it, else None."""
+    s = resolved.settings.get("batch.size")
+    found = _SIZING.fullmatch(s.origin) if s is not None and s.source == "default" else None
+    return (found["topic"], int(found["limit"])) if found is not None else None
+
+
+def batch_sizing(resolved: ResolvedConfig) -> Optional[str]:
+    """What :meth:`ResolvedConfig.sized_for` did, in one line (None: nothing)."""
+    found = sized_topic(resolved)
+    if found is None:
+        return None
+    topic, limit = found
+    return (
+        f"batch.size lowered to {resolved.settings['batch.size'].value} for topic {topic}: "
+        f"its max.message.bytes is {limit}"
+    )
 
 
 _ACKS_ALL = {"all", "-1"}

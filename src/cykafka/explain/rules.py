@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from .. import presets as _presets
-from ..config import INT32_MAX, ResolvedConfig, canonical, same_value
+from ..config import INT32_MAX, ResolvedConfig, batch_sizing, canonical, same_value
 from ..config.properties import LIBRDKAFKA_PROPERTIES
 from ..config.secrets import secret_values
 from .measured import MEASURED_INFLIGHT1_REORDER, MEASURED_RETRIES0_REORDER
@@ -330,6 +330,20 @@ def translation_rule(f: Facts, d: Draft) -> None:
 
 
 #: The rules, in the order their sentences appear.
+def sizing_rule(f: Facts, d: Draft) -> None:
+    """A batch.size lowered for a topic's max.message.bytes, and what librdkafka cannot
+    do without it: the broker refuses a record batch above the limit whole
+    (MESSAGE_TOO_LARGE) and librdkafka 2.16 fails every message in it, where the Java
+    producer splits the batch and retries (measured on Apache Kafka 4.4)."""
+    said = batch_sizing(f.r)
+    if said is not None:
+        d.notes.append(
+            f"{said}: the broker refuses a larger record batch whole, and librdkafka fails "
+            "every message in it (the Java producer splits it); only a message too large "
+            "alone fails now."
+        )
+
+
 RULES = (
     presets_rule,
     acceptance_rule,
@@ -339,4 +353,5 @@ RULES = (
     gaps_rule,
     partitioning_rule,
     translation_rule,
+    sizing_rule,
 )

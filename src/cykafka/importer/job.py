@@ -163,11 +163,25 @@ class ImportJob:
             connect_timeout=connect_timeout,
         )
 
-    def on_cluster(self, bootstrap_servers: str, partitions: Optional[int]) -> ImportJob:
+    def on_cluster(
+        self,
+        bootstrap_servers: str,
+        partitions: Optional[int],
+        max_message_bytes: Optional[int] = None,
+    ) -> ImportJob:
         """This job on the cluster found: its brokers (when the config named none: an
-        embedded broker's) and the topic's partition count, which bounds an idempotent
-        producer's queue (:func:`~.pipeline.bound_queue`)."""
+        embedded broker's), the topic's partition count, which bounds an idempotent
+        producer's queue (:func:`~.pipeline.bound_queue`), and its max.message.bytes,
+        which caps the batches (:meth:`~cykafka.config.ResolvedConfig.sized_for`)."""
         resolved = self.resolved
+        explanation = self.explanation
+        if max_message_bytes is not None:
+            sized = resolved.sized_for({self.topic: max_message_bytes})
+            if sized is not resolved:
+                from ..explain import explain
+
+                resolved = sized
+                explanation = explain(resolved, refusal=self.refusal)
         config = self.config
         if resolved.explicit("bootstrap.servers") is None:
             resolved = resolved.with_default(
@@ -178,6 +192,7 @@ class ImportJob:
             self,
             config=config,
             resolved=bound_queue(resolved, partitions),
+            explanation=explanation,
             topic_partitions=partitions,
         )
 

@@ -95,7 +95,7 @@ def import_files(
             stack.callback(broker.stop)
             job = job.on_cluster(broker.bootstrap_servers, job.partitions or EMBEDDED_PARTITIONS)
         elif job.bootstrap_servers is not None:
-            job = job.on_cluster(job.bootstrap_servers, _check_topic(job, say))
+            job = _check_topic(job, say)
         run = _Run(job, producer, sink, log, replace_stuck, cluster_s=time.monotonic() - t)
         try:
             run.start(progress, inspect, console)
@@ -134,9 +134,10 @@ def _embedded_broker(job: ImportJob, say: Callable[[str], None]) -> LocalBroker:
     return broker
 
 
-def _check_topic(job: ImportJob, say: Callable[[str], None]) -> int:
-    """The cluster answers and the topic exists (created when the job says how): its
-    partition count."""
+def _check_topic(job: ImportJob, say: Callable[[str], None]) -> ImportJob:
+    """The cluster answers and the topic exists (created when the job says how): the
+    job on it, with its partition count and batches sized for its max.message.bytes."""
+    from ..config import batch_sizing
     from .topic_checks import prepare_topic
 
     assert job.bootstrap_servers is not None
@@ -161,7 +162,11 @@ def _check_topic(job: ImportJob, say: Callable[[str], None]) -> int:
             "earlier run of this import delivered some of them, this run sends them again "
             "(--exactly-once resumes without duplicates)"
         )
-    return found.partitions
+    on = job.on_cluster(job.bootstrap_servers, found.partitions, found.max_message_bytes)
+    sized = batch_sizing(on.resolved)
+    if sized is not None and sized != batch_sizing(job.resolved):
+        say(f"cykafka import: {sized}")
+    return on
 
 
 def _broker_lines(broker: LocalBroker, keep: bool) -> list[str]:

@@ -24,6 +24,7 @@ __all__ = [
     "check_topic_name",
     "prepare_topic",
     "records_in",
+    "topic_limit",
 ]
 
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -66,6 +67,9 @@ class TopicCheck:
     created: bool
     partitions: int
     records: Optional[int] = None
+    #: The topic's max.message.bytes (None: the cluster did not say): the largest record
+    #: batch its brokers accept, which caps the producer's batches.
+    max_message_bytes: Optional[int] = None
 
 
 def prepare_topic(
@@ -97,7 +101,8 @@ def prepare_topic(
         check_partition(topic, partition, count)
         if not plaintext(config):
             check_write_access(bootstrap, config, topic, timeout)
-        return TopicCheck(created=False, partitions=count, records=held)
+        limit = topic_limit(bootstrap, config, topic, timeout)
+        return TopicCheck(created=False, partitions=count, records=held, max_message_bytes=limit)
     # A topic the principal may not describe is left out of the cluster's topic list:
     # say that, rather than "does not exist".
     check_write_access(bootstrap, config, topic, timeout)
@@ -123,7 +128,26 @@ def prepare_topic(
             t = find_topic(admin, topic, timeout)
     except (KafkaError, TimeoutError, TopicMismatchError) as e:
         raise TopicCheckError(f"cannot create topic {topic!r} on {bootstrap}: {e}") from None
-    return TopicCheck(created=created, partitions=len(t.partitions) if t else partitions)
+    return TopicCheck(
+        created=created,
+        partitions=len(t.partitions) if t else partitions,
+        max_message_bytes=topic_limit(bootstrap, config, topic, timeout),
+    )
+
+
+def topic_limit(
+    bootstrap: str, config: Properties, topic: str, timeout: float = CONNECT_TIMEOUT_S
+) -> Optional[int]:
+    """``topic``'s max.message.bytes (the topic's, else the brokers' message.max.bytes),
+    None when the cluster does not say (no DescribeConfigs right, a broker without it)."""
+    from .._native import KafkaError
+    from ..cluster.admin import topic_limits
+
+    try:
+        conf = {**config, "bootstrap.servers": bootstrap}
+        return topic_limits(conf, [topic], timeout).get(topic)
+    except (KafkaError, TimeoutError):
+        return None
 
 
 @translated

@@ -8,6 +8,7 @@ call's arguments into a WriteOptions through that same signature."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import os
@@ -243,6 +244,17 @@ class WriteOptions:
         assert job is not None  # make_plan names every exactly_once write
         txn_id = transactional_id(self.transactional_base, job, unit)
         return self.resolved.with_default("transactional.id", txn_id, "cykafka.spark")
+
+    def sized_for(self, limits: Mapping[str, int]) -> WriteOptions:
+        """These options with the producer's batches sized for ``limits`` (topic -> its
+        ``max.message.bytes``; :meth:`ResolvedConfig.sized_for`): the same options when
+        nothing changes."""
+        resolved = self.resolved.sized_for(limits)
+        if resolved is self.resolved:
+            return self
+        sized = copy.copy(self)
+        object.__setattr__(sized, "resolved", resolved)
+        return sized
 
     def guarantees(self, job: Optional[str]) -> Guarantees:
         """What the tasks' producers guarantee (their configs differ only in their

@@ -210,6 +210,14 @@ def _units(df: DataFrame, single: bool, n: Optional[int], writers: Optional[int]
     return writers or int(_conf(df, "spark.sql.shuffle.partitions") or 200)
 
 
+def _with_sizing(summary: str, resolved: ResolvedConfig) -> str:
+    """The guarantees' summary, ending with what sizing the batches for the topic did."""
+    from ..config import batch_sizing
+
+    sized = batch_sizing(resolved)
+    return summary if sized is None else f"{summary} {sized[0].upper()}{sized[1:]}."
+
+
 def make_plan(
     df: DataFrame,
     options: WriteOptions,
@@ -235,6 +243,13 @@ def make_plan(
     topic, transactional, writers = o.topic, o.transactional, o.writers
     if topic is None and topic_col is None:
         raise ValueError("topic is required (or a string 'topic' column)")
+    single = topic is not None and topic_col is None
+    if single and topic is not None:
+        # Batches sized for the topic's max.message.bytes (one DescribeConfigs): the
+        # broker refuses a larger record batch whole and librdkafka fails every row in it.
+        from ..cluster.admin import topic_limits
+
+        o = o.sized_for(topic_limits(o.config, [topic]))
     named = (query if transactional else None) or o.job_id
     job = (named or _run_id(df)) if transactional else None
     guarantees = o.guarantees(job)
@@ -256,7 +271,6 @@ def make_plan(
             "with a key or partition column) and to exactly_once"
         )
     # The partition count (one metadata round trip) is only needed to route the rows.
-    single = topic is not None and topic_col is None
     routed = (ordered or transactional) and single and topic is not None and writers != 1
     n = partition_count(o.config, topic) if routed and topic is not None else None
     progress_topic = o.progress_topic
@@ -273,7 +287,7 @@ def make_plan(
         not_json=tuple(c for c in (headers, partition, topic_col, SEQ, ROUTE, KPART) if c),
         ordered=ordered,
         partition_count=n,
-        guarantees=guarantees.summary(),
+        guarantees=_with_sizing(guarantees.summary(), o.resolved),
         job=job,
         job_named=named is not None,
         units=_units(df, single, n, writers) if transactional else None,
