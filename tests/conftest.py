@@ -27,6 +27,7 @@ if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
 from brokers import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
+from cykafka.testing import SchemaRegistry  # noqa: E402
 
 #: Which brokers the ``broker`` fixture runs tests on: ``kafka`` (Apache Kafka, a real
 #: KRaft node started from Maven Central's jars), ``tansu`` (the embedded broker), or
@@ -135,6 +136,30 @@ def secure(certs: Any) -> Iterator[KafkaCluster]:
 
     with secure_cluster(certs) as cluster:
         yield cluster
+
+
+#: The session's Schema Registry, started as soon as the tests to run are known.
+_REGISTRY: list[SchemaRegistry] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Its JVM takes seconds to start: begun here, it starts while the brokers (and Spark)
+    # do, and only when a test to run uses it.
+    if any("schema_registry" in getattr(i, "fixturenames", ()) for i in session.items):
+        _REGISTRY.append(SchemaRegistry().start(wait=False))
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> Iterator[SchemaRegistry]:
+    """One real Schema Registry (Apicurio, Confluent's API, compatibility BACKWARD) for
+    the whole session.  Tests share it: each uses subjects of its own (its topics are
+    unique).  A missing Java 21+ or Maven fails here with the install hint: never skipped."""
+    registry = _REGISTRY[0] if _REGISTRY else SchemaRegistry().start(wait=False)
+    try:
+        registry.wait_ready()
+        yield registry
+    finally:
+        registry.stop()
 
 
 @pytest.fixture(scope="session")
