@@ -219,9 +219,8 @@ class SchemaRegistry:
             raise AssertionError("unreachable")  # pragma: no cover
 
     def _lost_port_race(self) -> bool:
-        return "Port already bound" in self.log_tail(60) or "Address already in use" in (
-            self.log_tail(60)
-        )
+        # Quarkus: "Port already bound: 8081: Address already in use".
+        return "Address already in use" in self.log_tail(60)
 
     def _spawn(self, java: str, home: Path) -> None:
         self._open_log()
