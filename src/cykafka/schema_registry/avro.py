@@ -10,8 +10,8 @@ from typing import Any, Callable, Optional, Union
 import fastavro
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry._sync.avro import _resolve_named_schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
-from confluent_kafka.schema_registry.avro import _resolve_named_schema
 from confluent_kafka.schema_registry.common.avro import LocalSchemaRepository, _schema_loads
 from confluent_kafka.serialization import SerializationContext, SerializationError
 from fastavro.validation import ValidationError, validate
@@ -260,7 +260,9 @@ class AvroSerializer:
         key = (topic, is_key, text or "")
         got = self._resolved.get(key)
         if got is None:
-            refs = self._references if text == self._schema_str else None
+            # Only the given schema has references; [] (not None) as Schema's own default,
+            # or a registry would see another schema.
+            refs = (self._references if text == self._schema_str else None) or []
             schema = Schema(text, "AVRO", refs) if text is not None else None
             schema_id, registered = resolve_schema_id(ref, topic, is_key, schema)
             used = registered.schema if registered is not None else schema
@@ -280,10 +282,11 @@ class AvroSerializer:
         """``schema`` as parsed JSON, each named type it references (Confluent's schema
         references, fetched from the registry as confluent's serializer fetches them)
         defined where it is first used, so that the encoders see one whole schema."""
+        text = schema.schema_str or ""
         if not schema.references:
-            return json.loads(schema.schema_str)
+            return json.loads(text)
         named = _resolve_named_schema(schema, self._registry)
-        root = json.loads(_schema_loads(schema.schema_str).schema_str)
+        root = json.loads(_schema_loads(text).schema_str or "")
         repo = LocalSchemaRepository({**named, "$root": root})
         # fastavro's loader puts a referenced schema's definition at its first use.
         return fastavro.schema.load_schema("$root", repo=repo, _write_hint=False)
