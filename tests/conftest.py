@@ -31,6 +31,7 @@ if str(_TESTS) not in sys.path:
 import cykafka._native  # noqa: E402
 from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
+from cykafka.testing import SchemaRegistry  # noqa: E402
 from support.consume import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 
 #: The fixtures users get (kafka_cluster, kafka_topic, local_broker, schema_registry) are
@@ -45,7 +46,9 @@ NEEDS = {
     # librdkafka's mock cluster runs in this process, but it is a broker all the same, and
     # the tests over it take minutes: they are not unit tests.
     "broker": {"broker", "tansu", "kafka", "fresh_broker", "secure", "topic", "mock", "cluster"}
-    | {"kafka_cluster", "kafka_topic", "local_broker"},
+    | {"kafka_cluster", "kafka_topic", "local_broker"}
+    # a Schema Registry is a JVM of its own: not a unit test either
+    | {"schema_registry"},
     "kafka3": {"kafka3", "_kafka3_session"},
     "spark": {"spark", "deployment", "two_host_cluster"},
 }
@@ -130,6 +133,7 @@ def _unmarked_tests_start_no_broker(
         return
     monkeypatch.setattr(LocalBroker, "start", _refuse_to_start)
     monkeypatch.setattr(KafkaCluster, "start", _refuse_to_start)
+    monkeypatch.setattr(SchemaRegistry, "start", _refuse_to_start)
     monkeypatch.setattr(cykafka._native, "_MockCluster", _refuse_to_start)
     monkeypatch.setenv(
         "CYKAFKA_TANSU_BIN", "/this-test-starts-a-broker-but-is-not-marked-broker/tansu"
@@ -190,6 +194,30 @@ def secure(certs: Any) -> Iterator[KafkaCluster]:
 
     with secure_cluster(certs) as cluster:
         yield cluster
+
+
+#: The session's Schema Registry, started as soon as the tests to run are known.
+_REGISTRY: list[SchemaRegistry] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Its JVM takes seconds to start: begun here, it starts while the brokers (and Spark)
+    # do, and only when a test to run uses it.
+    if any("schema_registry" in getattr(i, "fixturenames", ()) for i in session.items):
+        _REGISTRY.append(SchemaRegistry().start(wait=False))
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> Iterator[SchemaRegistry]:
+    """One real Schema Registry (Apicurio, Confluent's API, compatibility BACKWARD) for
+    the whole session.  Tests share it: each uses subjects of its own (its topics are
+    unique).  A missing Java 21+ or Maven fails here with the install hint: never skipped."""
+    registry = _REGISTRY[0] if _REGISTRY else SchemaRegistry().start(wait=False)
+    try:
+        registry.wait_ready()
+        yield registry
+    finally:
+        registry.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """``cykafka import --value-format avro|json-schema|protobuf --schema-registry URL``:
-records serialized for a Confluent registry (confluent's in-process mock here); a row
+records serialized for a Confluent registry (the session's real one, Apicurio); a row
 that does not fit the schema is dead-lettered with its row and field."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cykafka.cli import main
+from support.registry import registered_id
 
 SCHEMA = {
     "type": "record",
@@ -38,14 +39,18 @@ def values(broker: Any, read_back: Any, name: str, n: int) -> list[Any]:
     ]
 
 
+def framed(registry: Any, subject: str) -> bytes:
+    """Confluent's framing of a record of ``subject``'s latest schema: magic byte 0 and
+    the id the registry gave it."""
+    return b"\x00" + registered_id(registry, subject).to_bytes(4, "big")
+
+
 def avro(payload: bytes, schema: Any) -> Any:
-    # A mock:// registry lives in the importing process; its first schema gets id 1.
-    assert payload[:5] == b"\x00\x00\x00\x00\x01"
     return fastavro.schemaless_reader(io.BytesIO(payload[5:]), fastavro.parse_schema(schema))
 
 
 def test_parquet_as_registry_avro_bad_row_dead_lettered(
-    broker: Any, topic: Any, read_back: Any, tmp_path: Path, capsys: Any
+    broker: Any, topic: Any, read_back: Any, tmp_path: Path, schema_registry: Any
 ) -> None:
     table = pa.table(
         {
@@ -67,7 +72,7 @@ def test_parquet_as_registry_avro_bad_row_dead_lettered(
         "--value-format",
         "avro",
         "--schema-registry",
-        "mock://import-test",
+        schema_registry.url,
         "--value-schema",
         str(tmp_path / "visit.avsc"),
         "--key-field",
@@ -81,48 +86,52 @@ def test_parquet_as_registry_avro_bad_row_dead_lettered(
     )
     assert code == 1  # one row not delivered
     got = values(broker, read_back, name, 3)
+    assert {r.value[:5] for r in got} == {framed(schema_registry, f"{name}-value")}
     decoded = sorted((avro(r.value, SCHEMA) for r in got), key=lambda v: v["id"])
     assert decoded[0] == {"id": 1, "city": "Lyon", "kind": "web", "source": "import"}
     assert [d["id"] for d in decoded] == [1, 2, 4]
-    # the key schema was registered second: id 2
     keys = sorted(r.key for r in got)
-    assert keys[0][:5] == b"\x00\x00\x00\x00\x02"
+    assert {k[:5] for k in keys} == {framed(schema_registry, f"{name}-key")}
     assert fastavro.schemaless_reader(io.BytesIO(keys[0][5:]), "string") == "u1"
     (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
     assert entry["row"] == 3 and "kind" in entry["error"] and "not a symbol" in entry["error"]
 
 
 def test_jsonl_records_and_key_field_as_registry_avro(
-    broker: Any, topic: Any, read_back: Any, tmp_path: Path
+    broker: Any, topic: Any, read_back: Any, tmp_path: Path, schema_registry: Any
 ) -> None:
     f = tmp_path / "v.jsonl"
     f.write_text('{"id": 1, "kind": "web"}\n{"id": "x", "kind": "app"}\n{"id": 3, "kind": "app"}\n')
     (tmp_path / "visit.avsc").write_text(json.dumps(SCHEMA))
     name = topic()
     dead = tmp_path / "dead.jsonl"
-    args = ["--value-format", "avro", "--schema-registry", "mock://j", "--dead-letter", str(dead)]
+    args = ["--value-format", "avro", "--schema-registry", schema_registry.url]
+    args += ["--dead-letter", str(dead)]
     args += ["--key-field", "kind", "--key-format", "avro", "--key-schema", '"string"']
     assert (
         run(broker, str(f), "-t", name, *args, "--value-schema", str(tmp_path / "visit.avsc")) == 1
     )
     got = sorted(values(broker, read_back, name, 2), key=lambda r: avro(r.value, SCHEMA)["id"])
     assert [avro(r.value, SCHEMA)["id"] for r in got] == [1, 3]
-    # the key schema is registered after the value schema: id 2
-    assert got[0].key[:5] == b"\x00\x00\x00\x00\x02"
+    assert got[0].key[:5] == framed(schema_registry, f"{name}-key")
+    assert got[0].value[:5] == framed(schema_registry, f"{name}-value")
     assert fastavro.schemaless_reader(io.BytesIO(got[0].key[5:]), "string") == "web"
     (entry,) = [json.loads(line) for line in dead.read_text().splitlines()]
     assert entry["line"] == 2 and "field 'id'" in entry["error"]
 
 
-def test_json_schema_import(broker: Any, topic: Any, read_back: Any, tmp_path: Path) -> None:
+def test_json_schema_import(
+    broker: Any, topic: Any, read_back: Any, tmp_path: Path, schema_registry: Any
+) -> None:
     f = tmp_path / "v.csv"
     f.write_text("id,city\n1,Lyon\n2,Porto\n")
     schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
     (tmp_path / "s.json").write_text(json.dumps(schema))
     name = topic()
-    args = ["--value-format", "json-schema", "--schema-registry", "mock://js"]
+    args = ["--value-format", "json-schema", "--schema-registry", schema_registry.url]
     assert run(broker, str(f), "-t", name, *args, "--value-schema", str(tmp_path / "s.json")) == 0
     got = values(broker, read_back, name, 2)
+    assert {r.value[:5] for r in got} == {framed(schema_registry, f"{name}-value")}
     assert sorted((json.loads(r.value[5:]) for r in got), key=lambda d: d["id"]) == [
         {"city": "Lyon", "id": "1"},
         {"city": "Porto", "id": "2"},
@@ -161,14 +170,15 @@ def test_usage_errors_name_the_flag(
 
 
 def test_csv_as_registry_avro_text_parsed_into_the_schemas_types(
-    broker: Any, topic: Any, read_back: Any, tmp_path: Path
+    broker: Any, topic: Any, read_back: Any, tmp_path: Path, schema_registry: Any
 ) -> None:
     f = tmp_path / "v.csv"
     f.write_text("id,city,kind\n1,Lyon,web\nnope,Porto,app\n3,,app\n")
     (tmp_path / "visit.avsc").write_text(json.dumps(SCHEMA))
     name = topic()
     dead = tmp_path / "dead.jsonl"
-    args = ["--value-format", "avro", "--schema-registry", "mock://csv", "--dead-letter", str(dead)]
+    args = ["--value-format", "avro", "--schema-registry", schema_registry.url]
+    args += ["--dead-letter", str(dead)]
     assert (
         run(broker, str(f), "-t", name, *args, "--value-schema", str(tmp_path / "visit.avsc")) == 1
     )

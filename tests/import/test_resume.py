@@ -542,10 +542,9 @@ def test_broker_that_lost_its_log_is_named(fresh_broker, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["avro", "json-schema", "protobuf"])
-def test_exactly_once_with_registry_formats(broker, topic, tmp_path, fmt) -> None:
-    """--exactly-once with Schema Registry serializers (confluent's mock:// registry,
-    which lives in the importing process): every row once, decoded back; a rerun
-    finds everything committed."""
+def test_exactly_once_with_registry_formats(broker, topic, tmp_path, fmt, schema_registry) -> None:
+    """--exactly-once with Schema Registry serializers (the session's real registry):
+    every row once, decoded back; a rerun finds everything committed."""
     import io
 
     import fastavro
@@ -570,7 +569,7 @@ def test_exactly_once_with_registry_formats(broker, topic, tmp_path, fmt) -> Non
         schema_arg = "support.proto_types:Address"
     name = topic()
     args = ["import", "-b", broker.bootstrap_servers, "--no-progress", str(f), "-t", name]
-    args += ["--exactly-once", "--value-format", fmt, "--schema-registry", f"mock://eo-{fmt}"]
+    args += ["--exactly-once", "--value-format", fmt, "--schema-registry", schema_registry.url]
     args += ["--value-schema", schema_arg]
     assert main(args) == 0
     assert main(args) == 0  # nothing to do

@@ -18,16 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from cykafka import Producer
 from cykafka.schema_registry import AvroSerializer, SchemaRegistryFailure
 from support.avro_cases import table_cases
-from support.registry import AVRO_ORDER_SCHEMA, ctx, mock_registry, order_rows, order_table
+from support.registry import AVRO_ORDER_SCHEMA, ctx, order_rows, order_table, registry_client
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=table_cases(max_rows=30))
 def test_generated_tables_round_trip_through_the_broker(
-    case: Any, broker: Any, topic: Any, read_back: Any
+    case: Any, broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     schema, rows, table = case
-    registry = mock_registry()
+    registry = registry_client(schema_registry)
     name = topic()
     with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
         ser = AvroSerializer(registry, json.dumps(schema))
@@ -46,11 +46,11 @@ def test_generated_tables_round_trip_through_the_broker(
 
 
 def test_schema_the_registry_does_not_have_is_one_error_before_anything_is_produced(
-    broker: Any, topic: Any, read_back: Any
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
-    # confluent's mock registry does not check compatibility; the refusal it can give
-    # is "Schema Not Found" for a lookup (auto.register.schemas false).
-    registry = mock_registry()
+    # A lookup (auto.register.schemas false) of a schema the subject does not have:
+    # error code 40403 (schema not found), as Confluent's registry answers.
+    registry = registry_client(schema_registry)
     name = topic()
     old = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]}
     ConfluentAvro(registry, json.dumps(old))({"a": 1}, ctx(name))
@@ -58,9 +58,7 @@ def test_schema_the_registry_does_not_have_is_one_error_before_anything_is_produ
         registry, json.dumps(AVRO_ORDER_SCHEMA), conf={"auto.register.schemas": False}
     )
     with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
-        with pytest.raises(
-            SchemaRegistryFailure, match=f"subject '{name}-value'.*Schema Not Found"
-        ):
+        with pytest.raises(SchemaRegistryFailure, match=f"subject '{name}-value'.*40403"):
             p.produce_batch(name, order_table(order_rows(3)), value_serializer=ser)
         assert len(p) == 0
         p.flush(10)
@@ -77,9 +75,9 @@ def test_unreachable_registry_is_one_clear_error(broker: Any, topic: Any) -> Non
 
 
 def test_produce_batch_round_trip_through_the_broker(
-    broker: Any, topic: Any, read_back: Any
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
-    registry = mock_registry()
+    registry = registry_client(schema_registry)
     name = topic()
     rows = order_rows(500)
     table = order_table(rows)
@@ -115,8 +113,10 @@ def test_produce_batch_round_trip_through_the_broker(
     ]
 
 
-def test_produce_one_record_with_a_serializer(broker: Any, topic: Any, read_back: Any) -> None:
-    registry = mock_registry()
+def test_produce_one_record_with_a_serializer(
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
+) -> None:
+    registry = registry_client(schema_registry)
     name = topic()
     row = order_rows(2)[1]
     with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
@@ -132,7 +132,7 @@ def test_produce_one_record_with_a_serializer(broker: Any, topic: Any, read_back
 
 
 def test_union_and_recursive_records_round_trip_with_row_and_field_errors(
-    broker: Any, topic: Any, read_back: Any
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     schema = {
         "type": "record",
@@ -148,7 +148,7 @@ def test_union_and_recursive_records_round_trip_with_row_and_field_errors(
         {"value": [1]},  # fits no branch of the union
         {"value": 2.5, "next": {"value": 3, "next": {"value": "x", "next": None}}},
     ]
-    registry = mock_registry()
+    registry = registry_client(schema_registry)
     name = topic()
     with Producer({"bootstrap.servers": broker.bootstrap_servers}) as p:
         report = p.produce_batch(

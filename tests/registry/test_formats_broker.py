@@ -9,7 +9,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -18,11 +17,11 @@ from cykafka.schema_registry import (
     AvroSerializer,
     serializers_for,
 )
-from support.registry import mock_url
+from support.registry import registry_client
 
 
 def test_parquet_file_to_registry_avro_with_a_schema_file(
-    tmp_path: Path, broker: Any, topic: Any, read_back: Any
+    tmp_path: Path, broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     table = pa.table({"id": list(range(50)), "city": [f"c{i % 3}" for i in range(50)]})
     pq.write_table(table, tmp_path / "in.parquet")
@@ -36,8 +35,7 @@ def test_parquet_file_to_registry_avro_with_a_schema_file(
         ],
     }
     (tmp_path / "visit.avsc").write_text(json.dumps(schema))
-    # (each new_client() of a mock:// URL is a registry of its own: share the client)
-    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    registry = registry_client(schema_registry)
     value_ser, key_ser = serializers_for(
         "avro", registry, str(tmp_path / "visit.avsc"), key_format="avro", key_schema='"long"'
     )
@@ -60,11 +58,11 @@ def test_parquet_file_to_registry_avro_with_a_schema_file(
 
 
 def test_produce_batch_takes_confluent_serializers_too(
-    broker: Any, topic: Any, read_back: Any
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvro
 
-    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    registry = registry_client(schema_registry)
     schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}]}
     ref = ConfluentAvro(registry, json.dumps(schema))
     name = topic()
@@ -82,9 +80,9 @@ def test_produce_batch_takes_confluent_serializers_too(
 
 
 def test_serialized_batch_keeps_partitions_timestamps_headers_per_row(
-    broker: Any, topic: Any, read_back: Any
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
-    registry = SchemaRegistryClient.new_client({"url": mock_url()})
+    registry = registry_client(schema_registry)
     schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": "int"}]}
     ser = AvroSerializer(registry, json.dumps(schema))
     name = topic(partitions=2)

@@ -11,11 +11,13 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 
 from cykafka import Producer
 from cykafka.schema_registry import JSONSerializer
-from support.registry import JSON_ORDER_SCHEMA, ctx, mock_registry
+from support.registry import JSON_ORDER_SCHEMA, ctx, registry_client
 
 
-def test_arrow_table_round_trip_through_the_broker(broker: Any, topic: Any, read_back: Any) -> None:
-    registry = mock_registry()
+def test_arrow_table_round_trip_through_the_broker(
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
+) -> None:
+    registry = registry_client(schema_registry)
     name = topic()
     table = pa.table(
         {"id": list(range(100)), "name": [None if i % 4 else f"n{i}" for i in range(100)]}

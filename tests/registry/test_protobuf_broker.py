@@ -12,11 +12,13 @@ from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as Confl
 from cykafka import Producer
 from cykafka.schema_registry import ProtobufSerializer
 from support.proto_types import Address, Order
-from support.registry import PROTOBUF_CONF, ctx, mock_registry
+from support.registry import PROTOBUF_CONF, ctx, registry_client
 
 
-def test_arrow_table_round_trip_through_the_broker(broker: Any, topic: Any, read_back: Any) -> None:
-    registry = mock_registry()
+def test_arrow_table_round_trip_through_the_broker(
+    broker: Any, topic: Any, read_back: Any, schema_registry: Any
+) -> None:
+    registry = registry_client(schema_registry)
     name = topic()
     table = pa.table(
         {

@@ -1,6 +1,6 @@
 """write_kafka(df, ..., value_format=..., schema_registry=...): rows serialized for a
-Confluent registry on the executors (confluent's in-process mock: each Python worker
-has its own, so the two schemas are ids 1 and 2 in each)."""
+Confluent registry on the executors (the session's real registry, Apicurio: every
+executor registers and looks up in the same one, so every record carries the same id)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import fastavro
 import pytest
 
 from cykafka.spark import write_kafka
+from support.registry import registered_id
 
 SCHEMA = {
     "type": "record",
@@ -25,7 +26,7 @@ SCHEMA = {
 
 
 def test_rows_as_registry_avro_bad_row_fails_alone(
-    spark: Any, broker: Any, topic: Any, read_back: Any
+    spark: Any, broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     name = topic(partitions=2)
     rows = [
@@ -40,7 +41,7 @@ def test_rows_as_registry_avro_bad_row_fails_alone(
         value=None,
         value_format="avro",
         key_format="avro",
-        schema_registry="mock://spark",
+        schema_registry=schema_registry.url,
         value_schema=json.dumps(SCHEMA),
         key_schema='"string"',
         on_error="report",
@@ -51,13 +52,12 @@ def test_rows_as_registry_avro_bad_row_fails_alone(
         r for part in read_back(broker.bootstrap_servers, name, expected=59).values() for r in part
     ]
     parsed = fastavro.parse_schema(SCHEMA)
+    value_id = registered_id(schema_registry, f"{name}-value").to_bytes(4, "big")
+    key_id = registered_id(schema_registry, f"{name}-key").to_bytes(4, "big")
     decoded = {}
     for r in got:
-        # framed: magic byte, then the worker's ids for the two schemas (1 and 2)
-        assert r.value[0] == r.key[0] == 0 and {r.value[1:5], r.key[1:5]} == {
-            b"\x00\x00\x00\x01",
-            b"\x00\x00\x00\x02",
-        }
+        # framed: magic byte, then the id the one registry gave each schema
+        assert (r.value[:5], r.key[:5]) == (b"\x00" + value_id, b"\x00" + key_id)
         v = fastavro.schemaless_reader(io.BytesIO(r.value[5:]), parsed)
         decoded[v["id"]] = (v, fastavro.schemaless_reader(io.BytesIO(r.key[5:]), "string"))
     assert sorted(decoded) == [i for i in range(60) if i != 7]
@@ -78,7 +78,7 @@ def test_bad_registry_arguments_fail_on_the_driver(spark: Any, broker: Any) -> N
 
 
 def test_a_struct_value_column_as_registry_avro(
-    spark: Any, broker: Any, topic: Any, read_back: Any
+    spark: Any, broker: Any, topic: Any, read_back: Any, schema_registry: Any
 ) -> None:
     name = topic()
     df = spark.createDataFrame(
@@ -92,7 +92,7 @@ def test_a_struct_value_column_as_registry_avro(
         key=None,
         value="payload",
         value_format="avro",
-        schema_registry="mock://spark-struct",
+        schema_registry=schema_registry.url,
         value_schema=json.dumps(SCHEMA),
     )
     assert report.ok and report.delivered == 20
@@ -108,7 +108,7 @@ def test_a_struct_value_column_as_registry_avro(
 
 
 def test_a_stream_as_registry_avro(
-    spark: Any, broker: Any, topic: Any, read_back: Any, tmp_path: Any
+    spark: Any, broker: Any, topic: Any, read_back: Any, tmp_path: Any, schema_registry: Any
 ) -> None:
     """kafka_batch_writer serializes each micro-batch for the registry, as write_kafka."""
     from cykafka.spark import kafka_batch_writer
@@ -124,7 +124,7 @@ def test_a_stream_as_registry_avro(
         key=None,
         value=None,
         value_format="avro",
-        schema_registry="mock://spark-stream",
+        schema_registry=schema_registry.url,
         value_schema=json.dumps(SCHEMA),
     )
     stream = spark.readStream.schema("id long, city string, n int").csv(str(src))

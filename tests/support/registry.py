@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
+import urllib.parse
+import urllib.request
 import uuid
 from typing import Any
 
@@ -107,3 +110,24 @@ PROTOBUF_CONF = {"use.deprecated.format": False}
 
 def mock_url() -> str:
     return f"mock://{uuid.uuid4().hex}"
+
+
+#: One client per registry URL: each test uses subjects of its own, so nothing one test
+#: caches is another's, and no test leaves an open connection behind.
+_CLIENTS: dict[str, SchemaRegistryClient] = {}
+
+
+def registry_client(registry: Any) -> SchemaRegistryClient:
+    """The client of the session's real registry (``schema_registry`` fixture)."""
+    client = _CLIENTS.get(registry.url)
+    if client is None:
+        client = _CLIENTS[registry.url] = SchemaRegistryClient({"url": registry.url})
+    return client
+
+
+def registered_id(registry: Any, subject: str) -> int:
+    """The id the registry gave the latest version of ``subject``, asked over HTTP now
+    (a client caches the latest version it saw)."""
+    url = f"{registry.url}/subjects/{urllib.parse.quote(subject, safe='')}/versions/latest"
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return int(json.load(resp)["id"])

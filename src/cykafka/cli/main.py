@@ -13,7 +13,7 @@ import sys
 from typing import Callable, Optional
 
 from ..cluster.reach import ClusterUnreachable
-from . import broker, explain, import_cmd, presets, top, verify
+from . import broker, explain, import_cmd, presets, registry, top, verify
 from .options import UsageError
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main", "subcommand"]
@@ -22,7 +22,7 @@ SetupFn = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None
 
 #: Subcommand name -> function that registers it on the subparsers.
 SUBCOMMANDS: dict[str, SetupFn] = {
-    m.NAME: m.setup for m in (import_cmd, verify, broker, top, explain, presets)
+    m.NAME: m.setup for m in (import_cmd, verify, broker, registry, top, explain, presets)
 }
 
 

@@ -14,6 +14,8 @@ __all__ = [
     "KafkaClusterError",
     "KafkaStartError",
     "LauncherError",
+    "RegistryError",
+    "RegistryStartError",
     "TopicError",
 ]
 
@@ -47,3 +49,15 @@ class KafkaClusterError(LauncherError):
 
 class KafkaStartError(KafkaClusterError):
     """A node exited or never became ready; the message has its last log lines."""
+
+
+# -- the Schema Registry (Apicurio, cykafka.launchers.registry)
+
+
+class RegistryError(LauncherError):
+    """Base class for errors raised by :class:`~cykafka.testing.SchemaRegistry`."""
+
+
+class RegistryStartError(RegistryError):
+    """Fetching or starting the registry failed, or it never answered; the message has
+    its last log lines."""

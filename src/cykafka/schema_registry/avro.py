@@ -10,7 +10,9 @@ from typing import Any, Callable, Optional, Union
 import fastavro
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry._sync.avro import _resolve_named_schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvro
+from confluent_kafka.schema_registry.common.avro import LocalSchemaRepository, _schema_loads
 from confluent_kafka.serialization import SerializationContext, SerializationError
 from fastavro.validation import ValidationError, validate
 
@@ -220,15 +222,16 @@ class AvroSerializer:
         self._conf = dict(conf or {})
         self._to_dict = to_dict
         self._record_name = record_name
-        if isinstance(schema_str, Schema):
-            schema_str = schema_str.schema_str
-        self._schema_str = schema_str
         # confluent's serializer checks the conf (the same errors for the same keys)
-        # and gives the subject name strategy; it never encodes a row here.
+        # and gives the subject name strategy; it never encodes a row here.  A Schema is
+        # handed over whole: its references name the other subjects it needs.
         self._ref = _ConfluentAvro(self._registry, schema_str, to_dict, self._conf)
+        self._schema_str: Optional[str] = None
+        self._references: Optional[list[Any]] = None
         if schema_str is not None:
             # as confluent registers it: a primitive '"string"' as '{"type":"string"}'
             self._schema_str = self._ref._schema.schema_str
+            self._references = self._ref._schema.references
         self._uses_registered = any(self._conf.get(k) for k in _REGISTERED_KEYS)
         self._derived: dict[str, _ConfluentAvro] = {}
         self._resolved: dict[tuple[str, bool, str], tuple[bytes, Any]] = {}
@@ -257,14 +260,36 @@ class AvroSerializer:
         key = (topic, is_key, text or "")
         got = self._resolved.get(key)
         if got is None:
-            schema = Schema(text, "AVRO") if text is not None else None
+            # Only the given schema has references; [] (not None) as Schema's own default,
+            # or a registry would see another schema.
+            refs = (self._references if text == self._schema_str else None) or []
+            schema = Schema(text, "AVRO", refs) if text is not None else None
             schema_id, registered = resolve_schema_id(ref, topic, is_key, schema)
-            used = registered.schema.schema_str if registered is not None else text
+            used = registered.schema if registered is not None else schema
             if used is None:  # resolve_schema_id raised already when neither is known
                 raise SchemaRegistryFailure(f"no schema for topic {topic!r}")
-            writer = json.loads(used)
+            try:
+                writer = self._self_contained(used)
+            except Exception as exc:
+                raise SchemaRegistryFailure(
+                    f"the schemas referenced by topic {topic!r}'s schema ({used.references}): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             got = self._resolved[key] = (frame(schema_id), writer)
         return got
+
+    def _self_contained(self, schema: Schema) -> Any:
+        """``schema`` as parsed JSON, each named type it references (Confluent's schema
+        references, fetched from the registry as confluent's serializer fetches them)
+        defined where it is first used, so that the encoders see one whole schema."""
+        text = schema.schema_str or ""
+        if not schema.references:
+            return json.loads(text)
+        named = _resolve_named_schema(schema, self._registry)
+        root = json.loads(_schema_loads(text).schema_str or "")
+        repo = LocalSchemaRepository({**named, "$root": root})
+        # fastavro's loader puts a referenced schema's definition at its first use.
+        return fastavro.schema.load_schema("$root", repo=repo, _write_hint=False)
 
     def _encoder(self, prefix: bytes, writer: Any, arrow_type: pa.DataType) -> AvroEncoder:
         key = (json.dumps(writer, sort_keys=True), prefix, arrow_type)

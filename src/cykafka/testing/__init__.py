@@ -20,6 +20,10 @@ counts inversions, duplicates, losses and failures per partition::
 from Maven Central's jars, with nodes to SIGKILL, pause and restart with their data:
 the broker to prove a guarantee on.
 
+``SchemaRegistry`` starts a real Confluent-compatible Schema Registry (Apicurio Registry
+from Maven Central, in memory, on loopback): ``SchemaRegistryClient({"url":
+registry.url})`` and cykafka's serializers talk to it as to Confluent's.
+
 ``read_raw_log`` reads a partition log as stored, transaction markers included, and
 ``committed_view`` applies Kafka's ``read_committed`` rule to it: the check for
 transactions on brokers (the mock, Tansu) whose consumers cannot hide aborted records.
@@ -31,6 +35,7 @@ API, SUBJECT TO CHANGE OR REMOVAL"); this module is for tests only.
 from __future__ import annotations
 
 from ..launchers.kafka import KafkaCluster, KafkaNode
+from ..launchers.registry import SchemaRegistry
 from .harness import FaultAction, Faults, verify_ordering
 from .log import LogRecord, RawRecord, committed_view, read_log, read_raw_log
 from .mock import API_KEYS, MockCluster, error_code
@@ -47,6 +52,7 @@ __all__ = [
     "OrderingReport",
     "PartitionReport",
     "RawRecord",
+    "SchemaRegistry",
     "committed_view",
     "error_code",
     "read_log",
