@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -62,10 +63,10 @@ def test_keys_stay_on_their_partition_when_partitions_are_added(kafka, read_back
         one_round()
         # (looked up by name: what the split below shows is the finding)
         said = getattr(p, "partition_count_changes", dict)
-        for _ in range(20):  # until cykafka's own metadata reads see it too (1 s cache)
+        # Until cykafka's own metadata reads see it too (cached for a second).
+        deadline = time.monotonic() + 60
+        while not said() and time.monotonic() < deadline:
             one_round()
-            if said():
-                break
         changes = said()
     split = keys_split(read_back(kafka.bootstrap_servers, topic, expected=sent))
     assert not split, f"{len(split)} of {KEYS} keys split over two partitions"
