@@ -7,6 +7,7 @@ cdef class _Topic:
     cdef object name
     cdef int32_t partition_cnt   # grouping.pxi's cached count (0: unknown)
     cdef int64_t cnt_at_ns       # when it was read (0: never)
+    cdef _Kept kept              # keys.partition.count=first (partitioner.pxi); rkt's opaque
 
 
 @cython.final
@@ -74,6 +75,8 @@ cdef class _Core:
     cdef dict part_counts        # (topic, partition) -> _PartCount (stats.pxi)
     cdef _partitioner_fn part_fn   # librdkafka's partitioner
     cdef int part_kind
+    cdef bint keep_count         # keys.partition.count=first: keyed placement keeps its count
+    cdef int32_t kept_first      # ... or the count given (0: the first one seen)
     cdef tuple secrets
     cdef object latency_cb       # (delivered [s], failed [(s, error name)]) per report, or None
     cdef object delivery_hint    # str appended to _MSG_TIMED_OUT reports, or None

@@ -170,6 +170,17 @@ cdef class _Core:
         cdef char errstr[512]
         cdef rd_kafka_conf_t *conf
         _timeout_ns(max_block_s, "max.block.ms")   # refused before anything is made
+        config = dict(config)
+        # cykafka.config.KEYS_PARTITION_COUNT: the Producer always passes it.
+        keep = str(config.pop("keys.partition.count", "current"))
+        self.kept_first = int(keep) if keep.isdigit() and 0 < len(keep) < 10 else 0
+        if keep not in ("first", "current") and not 0 < self.kept_first <= 0x7fffffff:
+            raise ValueError(
+                f"keys.partition.count={keep!r}: use 'first' (a key stays on the partition "
+                f"it started on when partitions are added), a partition count to place "
+                f"keys over (the count a run started with), or 'current' (librdkafka's "
+                f"placement over the topic's current partition count)")
+        self.keep_count = keep != "current"
         self.secrets = tuple(s for s in secrets if s)
         conf = _new_conf(config, self.secrets)
         try:
@@ -274,7 +285,8 @@ cdef class _Core:
                              f"characters of ASCII letters, digits, '.', '_' and '-'")
         t = _Topic.__new__(_Topic)
         t.name = name
-        t.rkt = rd_kafka_topic_new(self.rk, name.encode(), NULL)  # partner: _free
+        # rd_kafka_topic_new frees the topic conf, on success and on error (rdkafka.h).
+        t.rkt = rd_kafka_topic_new(self.rk, name.encode(), _kept_conf(self, t))  # partner: _free
         if t.rkt == NULL:
             raise error_from_code(rd_kafka_last_error(), f"cannot create topic handle {name!r}")
         self.topics[name] = t

@@ -41,11 +41,25 @@ cdef int32_t _partition_count(_Core core, _Topic t):
     """The topic's partition count from a metadata request, cached for a second;
     0 when unknown (no broker answered, topic error)."""
     cdef int64_t now = _now_ns()
+    cdef int32_t cnt, first
+    if t.cnt_at_ns != 0 and now - t.cnt_at_ns < _COUNT_TTL_NS:
+        cnt = t.partition_cnt
+    else:
+        cnt = _read_partition_count(core, t)
+    if cnt > 0:
+        # Recorded either way, so a change is reported (Producer.partition_count_changes);
+        # kept, predict as _kept_partitioner places: over the count seen first.
+        first = _kept_count(&t.kept, cnt)
+        if core.keep_count:
+            return first
+    return cnt
+
+
+cdef int32_t _read_partition_count(_Core core, _Topic t):
+    """The topic's partition count from a metadata request, cached in ``t``."""
     cdef const rd_kafka_metadata_t *md = NULL
     cdef rd_kafka_resp_err_t err
     cdef int32_t cnt = 0
-    if t.cnt_at_ns != 0 and now - t.cnt_at_ns < _COUNT_TTL_NS:
-        return t.partition_cnt
     with nogil:
         err = rd_kafka_metadata(core.rk, 0, t.rkt, &md, _COUNT_TIMEOUT_MS)
         if err == RD_KAFKA_RESP_ERR_NO_ERROR:

@@ -473,6 +473,23 @@ cdef class NativeProducer:
             return None
         return _conf_get(c.rk, key)
 
+    def _partition_count_changes(self):
+        """{topic: (first, latest)} for each topic whose partition count changed while
+        this producer wrote to it (seen by librdkafka's partitioner when the count is
+        kept, by the batch grouping's metadata reads either way)."""
+        cdef _Core core = self._core
+        cdef _Topic t
+        cdef int32_t first, last
+        out = {}
+        if core is None:
+            return out
+        for t in list(core.topics.values()):
+            first = atomic_load_i32(&t.kept.first, __ATOMIC_SEQ_CST)
+            last = atomic_load_i32(&t.kept.last, __ATOMIC_SEQ_CST)
+            if first and last and last != first:
+                out[t.name] = (first, last)
+        return out
+
     def _partition_counters(self):
         """Exact per-partition outcomes from delivery reports (used by the inspector):
         {(topic, partition): (delivered, failed, last acked offset or -1)}."""

@@ -138,6 +138,13 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     rd_kafka_topic_t *rd_kafka_topic_new(rd_kafka_t *rk, const char *topic,
                                          rd_kafka_topic_conf_t *conf)
     void rd_kafka_topic_destroy(rd_kafka_topic_t *rkt)
+    rd_kafka_topic_conf_t *rd_kafka_default_topic_conf_dup(rd_kafka_t *rk)
+    void rd_kafka_topic_conf_set_opaque(rd_kafka_topic_conf_t *conf, void *rkt_opaque)
+    void rd_kafka_topic_conf_set_partitioner_cb(
+        rd_kafka_topic_conf_t *topic_conf,
+        int32_t (*partitioner)(const rd_kafka_topic_t *rkt, const void *keydata,
+                               size_t keylen, int32_t partition_cnt, void *rkt_opaque,
+                               void *msg_opaque) noexcept nogil)
     const char *rd_kafka_topic_name(const rd_kafka_topic_t *rkt)
 
     # producing

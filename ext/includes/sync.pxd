@@ -2,7 +2,7 @@
 # for what the GIL cannot do: tell time and wake a thread that waits without it
 # (core.pxi's room signal, stage.pxi's hand-over).
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 
 
 cdef extern from "<time.h>" nogil:
@@ -46,6 +46,11 @@ cdef extern from * nogil:
     unsigned long atomic_load_ulong "__atomic_load_n"(const unsigned long *p, int order)
     void atomic_store_ulong "__atomic_store_n"(unsigned long *p, unsigned long v, int order)
     int atomic_load_int "__atomic_load_n"(const int *p, int order)
+    int32_t atomic_load_i32 "__atomic_load_n"(const int32_t *p, int order)
+    void atomic_store_i32 "__atomic_store_n"(int32_t *p, int32_t v, int order)
+    bint atomic_cas_i32 "__atomic_compare_exchange_n"(int32_t *p, int32_t *expected,
+                                                      int32_t desired, bint weak,
+                                                      int success, int failure)
     void atomic_store_int "__atomic_store_n"(int *p, int v, int order)
     int64_t atomic_load_i64 "__atomic_load_n"(const int64_t *p, int order)
     void atomic_store_i64 "__atomic_store_n"(int64_t *p, int64_t v, int order)

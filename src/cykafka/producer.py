@@ -18,6 +18,7 @@ from ._native import (
     produce_serialized,
 )
 from .config import (
+    KEYS_PARTITION_COUNT,
     Properties,
     ResolvedConfig,
     batch_sizing,
@@ -179,7 +180,12 @@ class Producer(NativeProducer):
         self._call_ns: dict[str, int] = {}
         secrets = tuple(secret_values(lib))
         self._native_start(
-            lib, max_block_ms / 1000.0, on_error, native_stats_cb, secrets, exit_timeout
+            {**lib, KEYS_PARTITION_COUNT: self.keys_partition_count},
+            max_block_ms / 1000.0,
+            on_error,
+            native_stats_cb,
+            secrets,
+            exit_timeout,
         )
         if limits:
             self._set_topic_limits(limits)
@@ -251,6 +257,26 @@ class Producer(NativeProducer):
         servers = self._config.get("bootstrap.servers", "?") if hasattr(self, "_config") else "?"
         preset = f" preset={'+'.join(self._preset)}" if getattr(self, "_preset", None) else ""
         return f"<cykafka.Producer {self.name} {servers}{preset} {state}>"
+
+    @property
+    def keys_partition_count(self) -> str:
+        """``keys.partition.count``: as configured, else ``first`` for an idempotent
+        producer (the presets that promise per-key order) and ``current`` otherwise.
+        librdkafka re-reads a topic's partition count every
+        ``topic.metadata.refresh.interval.ms`` and then hashes keys over the new count:
+        partitions added mid-run would split keys, and with them per-key order."""
+        found = self._resolved.explicit(KEYS_PARTITION_COUNT)
+        if found is not None:
+            return found[1].value
+        return "first" if self._resolved.idempotent else "current"
+
+    def partition_count_changes(self) -> dict[str, tuple[int, int]]:
+        """``{topic: (first, now)}``: the topics whose partition count changed while
+        this producer wrote to them.  With ``keys.partition.count=first`` (the default
+        of an idempotent producer) each key stayed on its partition and the new
+        partitions got keyless messages only; with ``current`` keys written after
+        librdkafka saw the change may be on another partition than before."""
+        return self._partition_count_changes()
 
     # -- inspection ---------------------------------------------------------
 

@@ -17,6 +17,7 @@ from .java_names import JAVA_ONLY_KEYS, JAVA_PRODUCER_KEYS, SAME_MEANING
 from .properties import (
     ALIASES,
     CYKAFKA_KEYS,
+    KEYS_PARTITION_COUNT,
     LIBRDKAFKA_PROPERTIES,
     RANGES,
     Properties,
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_MAX_BLOCK_MS",
     "INT32_MAX",
     "JAVA_ONLY_KEYS",
+    "KEYS_PARTITION_COUNT",
     "JAVA_PRODUCER_KEYS",
     "LIBRDKAFKA_DEFAULTS",
     "LIBRDKAFKA_PROPERTIES",

@@ -24,6 +24,7 @@ from .java_names import (
     SERIALIZER_REASON,
 )
 from .properties import (
+    CYKAFKA_KEYS,
     LIBRDKAFKA_PROPERTIES,
     RANGES,
     Properties,
@@ -320,7 +321,7 @@ def translate_detailed(java_config: Properties) -> Translation:
                     key != "max.in.flight.requests.per.connection" or mapped[1].strip() == "1"
                 )
                 t.note(key, SAME_NAME_NOTES[key](mapped[1]), warn=warn)
-            elif key not in LIBRDKAFKA_PROPERTIES:
+            elif key not in LIBRDKAFKA_PROPERTIES and key not in CYKAFKA_KEYS:
                 t.note(
                     key,
                     f"{key} is not a librdkafka 2.16 producer property; passed through "

@@ -15,6 +15,7 @@ from .secrets import shown
 __all__ = [
     "ALIASES",
     "CYKAFKA_KEYS",
+    "KEYS_PARTITION_COUNT",
     "LIBRDKAFKA_PROPERTIES",
     "RANGES",
     "Properties",
@@ -32,7 +33,15 @@ Properties = Mapping[str, object]
 
 #: Keys the cykafka Producer consumes itself; they must be stripped before the config
 #: reaches librdkafka, which rejects them ("No such configuration property").
-CYKAFKA_KEYS: frozenset[str] = frozenset({"max.block.ms"})
+CYKAFKA_KEYS: frozenset[str] = frozenset({"max.block.ms", "keys.partition.count"})
+
+#: Which partition count keyed placement uses when partitions are added mid-run:
+#: ``first`` (the count the producer saw first: a key stays on its partition), a
+#: count (the one a run started with, for every producer of the run), or ``current``
+#: (librdkafka: keys hashed over the count of its latest metadata, read every
+#: ``topic.metadata.refresh.interval.ms``, so they move).  Default: ``first`` for an
+#: idempotent producer (the ordered, strict_ordered, exactly_once presets).
+KEYS_PARTITION_COUNT = "keys.partition.count"
 
 #: Global + producer (C/P = "*" or "P") property names of librdkafka 2.16.0, generated from
 #: rd_kafka_conf_properties_show() of the bundled library (tests re-check it at run time).

@@ -24,6 +24,19 @@ def isatty(stream: TextIO) -> bool:
         return False
 
 
+def throttled(producer: Optional[Producer]) -> str:
+    """ ", throttled by the broker N ms per response" while a broker delays this
+    producer's answers (a client quota: librdkafka's ``throttle`` statistics, the last
+    interval); "" otherwise.  The import keeps going at the quota's rate."""
+    if producer is None or not hasattr(producer, "accumulator"):
+        return ""
+    try:
+        ms = producer.accumulator().throttle_ms
+    except Exception:  # a closed producer (being replaced): the line goes without it
+        return ""
+    return "" if ms is None else f", throttled by the broker {ms:,.0f} ms per response"
+
+
 class PlainBar:
     """Log lines on a non-terminal: one per file and one every ``every`` seconds."""
 
@@ -33,6 +46,11 @@ class PlainBar:
         self.every = every
         self.t0 = time.monotonic()
         self.last = self.t0
+        self.producer: Optional[Producer] = None
+
+    def watch(self, producer: Optional[Producer]) -> None:
+        """The producer whose broker throttle (a client quota) the lines show."""
+        self.producer = producer
 
     def file(self, path: str, fmt: str, size: int = 0) -> None:
         shown = f", {size / 1e6:,.1f} MB" if size else ""
@@ -53,7 +71,7 @@ class PlainBar:
         pct = f" {100 * min(at, self.total) / self.total:.0f}%," if self.total else ""
         print(
             f"cykafka import:{pct} {rows:,} rows read, {delivered:,} delivered, "
-            f"{rows / dt:,.0f} rows/s, {nbytes / 1e6 / dt:,.1f} MB/s",
+            f"{rows / dt:,.0f} rows/s, {nbytes / 1e6 / dt:,.1f} MB/s{throttled(self.producer)}",
             file=self.out,
             flush=True,
         )
@@ -98,15 +116,21 @@ class RichBar:
             TextColumn("{task.fields[mb]}"),
             TextColumn("{task.fields[rows]:>11,} rows {task.fields[rate]:>9,.0f} rows/s"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[throttle]}"),
             console=console if console is not None else Console(file=out),
             transient=False,
             refresh_per_second=4 if producer is not None else 10,
         )
         self.total = total_bytes
         self.task = self.progress.add_task(
-            "import", total=total_bytes or None, rows=0, rate=0.0, mb=self._mb(0)
+            "import", total=total_bytes or None, rows=0, rate=0.0, mb=self._mb(0), throttle=""
         )
+        self.watched: Optional[Producer] = producer
         self.progress.start()
+
+    def watch(self, producer: Optional[Producer]) -> None:
+        """The producer whose broker throttle (a client quota) the bar shows."""
+        self.watched = producer
 
     def file(self, path: str, fmt: str, size: int = 0) -> None:
         self.progress.update(self.task, description=os.path.basename(path))
@@ -117,7 +141,14 @@ class RichBar:
         """As :meth:`PlainBar.update`: the bar is at ``at``, the figures are this run's."""
         rate = rows / max(time.monotonic() - self.t0, 1e-9)
         at = nbytes if at < 0 else at
-        self.progress.update(self.task, completed=at, rows=rows, rate=rate, mb=self._mb(at))
+        self.progress.update(
+            self.task,
+            completed=at,
+            rows=rows,
+            rate=rate,
+            mb=self._mb(at),
+            throttle=throttled(self.watched).lstrip(", "),
+        )
 
     def _mb(self, nbytes: int) -> str:
         return f"{nbytes / 1e6:,.1f}/{self.total / 1e6:,.1f} MB"

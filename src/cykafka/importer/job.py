@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from ..cluster.reach import CONNECT_TIMEOUT_S
-from ..config import Properties, ResolvedConfig
+from ..config import KEYS_PARTITION_COUNT, Properties, ResolvedConfig
 from ..inputs import DEFAULT_OPTIONS, NO_FIELDS, Fields, ReadOptions, Source, plan_files
 from .pipeline import bound_queue, resolve_import, with_max_record
 
@@ -188,6 +188,13 @@ class ImportJob:
                 "bootstrap.servers", bootstrap_servers, "cykafka import (embedded broker)"
             )
             config = {**config, "bootstrap.servers": bootstrap_servers}
+        if partitions and resolved.idempotent and resolved.explicit(KEYS_PARTITION_COUNT) is None:
+            # Every producer of this import (a replaced one, each exactly-once attempt)
+            # places keys over the count the import started with, not the one it first
+            # sees: partitions added mid-run never split a key.
+            resolved = resolved.with_default(
+                KEYS_PARTITION_COUNT, str(partitions), "cykafka import (the topic's partitions)"
+            )
         return dataclasses.replace(
             self,
             config=config,

@@ -234,6 +234,7 @@ class _Run:
             else None
         )
         self._lock = threading.Lock()  # the reader thread reports too
+        self.bar: Union[PlainBar, RichBar] = PlainBar(log, 0)
         #: Whether the import closes the producer: its own, or one replacing the caller's.
         self.owns = producer is None and eo is None
         self.producer = producer
@@ -251,15 +252,19 @@ class _Run:
         )
         if self.sink is not None:
             self.sink.stop = self.signals.requested
-        self.bar: Union[PlainBar, RichBar] = PlainBar(log, 0)
         #: The producer whose accumulator view is drawn beside log lines (``inspect``).
         self.live_view: Optional[Producer] = None
+        #: Why the topic is no longer the one the import started writing to (deleted,
+        #: or deleted and made again), from the :class:`~.topic_watch.TopicWatch`.
+        self.topic_lost: Optional[str] = None
 
     def new_producer(self) -> Producer:
         """A producer of the job's one resolution: the only place an import makes one."""
         from ..producer import Producer
 
-        return Producer(self.job.resolved)
+        made = Producer(self.job.resolved)
+        self.bar.watch(made)  # its broker throttle (a client quota) shows on the bar
+        return made
 
     def _plain_sink(self, sink: Optional[Sink], replace_stuck: bool) -> Sink:
         assert self.producer is not None
@@ -287,6 +292,7 @@ class _Run:
         else:
             self.bar = PlainBar(self.log, total)
             self.live_view = live_view
+        self.bar.watch(self.producer)
 
     def report(self, p: Problem) -> None:
         result = self.result
@@ -335,6 +341,7 @@ class _Run:
         input_done = False  # every row read and handed over (a later signal stops nothing)
         with contextlib.ExitStack() as stack:
             stack.enter_context(signals)
+            self._watch_topic(stack)
             if self.live_view is not None:
                 stack.enter_context(self.live_view.inspect_live(0.25, file=self.log))
             try:
@@ -357,6 +364,38 @@ class _Run:
         self.bar.update(
             result.rows_seen, result.bytes_read, result.delivered, True, result.input_at
         )
+
+    def _watch_topic(self, stack: contextlib.ExitStack) -> None:
+        """On a cluster the import did not start (its topic outlives the run): stop at
+        once when the topic is deleted, or deleted and made again, with the cause."""
+        if self.job.bootstrap_servers is None:
+            return  # the embedded broker's topic: nobody else deletes it
+        from .topic_watch import TopicWatch
+
+        try:
+            watch = TopicWatch(
+                {**self.job.config, "bootstrap.servers": self.job.bootstrap_servers},
+                self.job.topic,
+                self.topic_lost_at_once,
+            )
+        except Exception:  # (the topic checks already said what the cluster answers)
+            return
+        self.topic_partitions = watch.first[1] if watch.first else 0
+        stack.callback(watch.stop)
+
+    def topic_lost_at_once(self, why: str, made_again: bool) -> None:
+        """The topic went (the watch's thread): stop reading at the next safe point and
+        purge the producer, so that what it still holds comes back at once - not sent
+        (never handed to a broker) or unknown (in flight) - instead of waiting out
+        message.timeout.ms."""
+        self.topic_lost = why
+        self.result.topic_made_again = made_again
+        print(f"cykafka import: {why}: stopping", file=self.log, flush=True)
+        self.signals.requested.set()
+        try:
+            self.purge()
+        except Exception:  # closed already: its rows have their fates
+            pass
 
     def _loop(self, t0: float) -> bool:
         """Whether every row was read and handed over."""
@@ -396,6 +435,7 @@ class _Run:
                 stop=None if result.interrupted else signals.requested,
                 stop_wait_s=INTERRUPT_WAIT_S,
             )
+        self._partition_changes()
         result.signal = signals.signum
         result.read_all = input_done
         if input_done and result.delivered == result.rows_read and not result.fatal:
@@ -405,6 +445,41 @@ class _Run:
             # short: the broker commits or aborts it, the rerun knows which.
             result.unknown += max(0, result.rows_read - result.settled)
         result.phases["final_flush"] = time.monotonic() - flush_t
+        if self.topic_lost is not None:
+            self._topic_lost(self.topic_lost)
+
+    def _topic_lost(self, why: str) -> None:
+        """The rows the lost topic acknowledged are not in the topic now: never
+        reported delivered.  Deleted (no topic by that name): provably gone, not sent.
+        Made again: some may have reached the new topic after it was made, unknown."""
+        result = self.result
+        result.interrupted = False  # not a signal: the cause is named instead
+        result.fatal = why
+        result.topic_lost = True
+        result.topic_partitions = getattr(self, "topic_partitions", 0)
+        gone, result.delivered = result.delivered, 0
+        result.lost_with_topic = gone
+        if result.topic_made_again:
+            result.unknown += gone
+        else:
+            result.not_sent += gone
+
+    def _partition_changes(self) -> None:
+        """Partitions added while the producer wrote: the summary says what became of
+        per-key order (a caller's producer-like object may not know)."""
+        p = self.producer
+        if p is None or not hasattr(p, "partition_count_changes"):
+            return
+        try:
+            self.result.partition_changes.update(p.partition_count_changes())
+            self.result.keys_kept = p.keys_partition_count != "current"
+            # A client quota: the broker's throttle over the last minute (Java's
+            # produce-throttle-time-max), said in the summary as on the progress lines.
+            throttle = p.metrics().get("produce-throttle-time-max", 0.0)
+            if throttle == throttle and throttle > 0:  # (NaN: no sample)
+                self.result.throttle_max_ms = throttle
+        except Exception:  # closed after a stop signal: nothing more to say
+            pass
 
     def close(self) -> None:
         """The bar closed; the producer closed (the import's own) or drained (the

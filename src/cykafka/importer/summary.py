@@ -92,6 +92,21 @@ class ImportResult:
     #: Where the wall time went, in seconds, in the order it was spent (see
     #: :data:`PHASES`); ``cykafka import --timings`` prints it.
     phases: dict[str, float] = field(default_factory=dict)
+    #: ``{topic: (first, now)}``: partition counts that changed during the run
+    #: (:meth:`cykafka.Producer.partition_count_changes`), and whether keyed placement
+    #: kept the first count (``keys.partition.count=first``).
+    partition_changes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    keys_kept: bool = True
+    #: The topic was deleted (or deleted and made again) during the import: the rows it
+    #: had acknowledged (``lost_with_topic``) are counted not sent (gone) or unknown
+    #: (made again: some may be in the new topic), never delivered.
+    #: The largest broker throttle per response (a client quota) in the run's last
+    #: minute; 0: none.
+    throttle_max_ms: float = 0.0
+    topic_lost: bool = False
+    topic_made_again: bool = False
+    topic_partitions: int = 0
+    lost_with_topic: int = 0
 
     @property
     def rows_seen(self) -> int:
@@ -203,6 +218,66 @@ class ImportResult:
         )
         return out
 
+    def _how_to_redo(self) -> list[str]:
+        """After the topic was lost: the rows it held are gone, so the import is done
+        again from the first row, into the topic made again as it was."""
+        out = []
+        if self.lost_with_topic:
+            where = "unknown" if self.topic_made_again else "not sent"
+            out.append(
+                f"  lost        {self.lost_with_topic:,} {plural(self.lost_with_topic, 'row')} the "
+                f"topic had acknowledged went with it (counted {where} above, not delivered)"
+            )
+        n = self.topic_partitions
+        first = (
+            "delete the topic made again (it holds only rows of this run), then "
+            if self.topic_made_again
+            else "if a broker with auto.create.topics.enable has made the topic again "
+            "meanwhile, delete it; then "
+        )
+        out.append(
+            f"  to finish   {first}import everything again from the first row; it makes "
+            f"the topic with its {n} partitions:"
+        )
+        out.append(f"                {self.redo_command()}")
+        return out
+
+    def redo_command(self) -> str:
+        """This run's command from the first row (no ``--skip-rows``), making the topic
+        with the partitions it had (``--partitions``)."""
+        n = self.topic_partitions
+        if not self.command:
+            return f"ImportJob.build(..., partitions={n})"
+        cmd, i = [], 0
+        while i < len(self.command):
+            arg = self.command[i]
+            if arg in ("--skip-rows", "--partitions"):
+                i += 2
+                continue
+            if not arg.startswith(("--skip-rows=", "--partitions=")):
+                cmd.append(arg)
+            i += 1
+        return shlex.join([*cmd, "--partitions", str(n)] if n else cmd)
+
+    def _partition_lines(self) -> list[str]:
+        """Where the guarantee is stated, what a partition count change did to it."""
+        out = []
+        for topic, (first, now) in sorted(self.partition_changes.items()):
+            said = f"  partitions  topic {topic!r} went from {first} to {now} partitions during the import: "
+            if self.keys_kept:
+                out.append(
+                    said + "every key stayed on the partition it started on "
+                    "(keys.partition.count), so per-key order holds; the new "
+                    "partitions got no keyed rows"
+                )
+            else:
+                out.append(
+                    said + "keys written after the producer saw it may be on another "
+                    "partition than before (keys.partition.count=current), so per-key "
+                    "order does not hold across the change"
+                )
+        return out
+
     def finish_command(self) -> str:
         """The command that imports the rows after :attr:`settled_rows`: this run's
         command with ``--skip-rows`` (``ImportJob.build(..., skip_rows=)`` without a
@@ -278,6 +353,12 @@ class ImportResult:
             out.append(f"  guarantees  {self.guarantees}")
         for line in self.exactly_once:
             out.append(f"  exactly-once {line}")
+        out.extend(self._partition_lines())
+        if self.throttle_max_ms:
+            out.append(
+                f"  throttled   by the broker up to {self.throttle_max_ms:,.0f} ms per response "
+                "(a client quota): the import went on at the quota's rate"
+            )
         if self.problem_count:
             out.append(
                 f"  problems    {self.problem_count:,} {plural(self.problem_count, 'row')} "
@@ -307,6 +388,8 @@ class ImportResult:
             out.append(f"  note        {p.describe()}")
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")
+        if self.topic_lost:
+            out.extend(self._how_to_redo())
         if self.interrupted:
             from .signals import signal_name
 

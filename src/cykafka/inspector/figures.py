@@ -63,6 +63,11 @@ class BrokerSnapshot:
     rtt_avg_ms: Optional[float]  # None: no sample in the last interval
     int_latency_avg_ms: Optional[float]  # produce() -> request built
     outbuf_latency_avg_ms: Optional[float]  # request built -> written to the socket
+    #: The broker's throttle time per throttled response in the last statistics
+    #: interval (librdkafka's ``throttle`` window: it samples only responses with a
+    #: throttle time > 0); None: none throttled.  A client quota
+    #: (``producer_byte_rate``) shows here: the broker delays its answers, and the
+    #: producer keeps going at the quota's rate.
     throttle_avg_ms: Optional[float]
     tx_retries: int
     req_timeouts: int
@@ -131,6 +136,13 @@ class AccumulatorFigures:
         if self.queued_bytes is None or not self.max_bytes:
             return None
         return self.queued_bytes / self.max_bytes
+
+    @property
+    def throttle_ms(self) -> Optional[float]:
+        """The largest broker throttle per throttled response in the last statistics
+        interval (a client quota at work); None: no broker throttled this producer."""
+        found = [b.throttle_avg_ms for b in self.brokers.values() if b.throttle_avg_ms]
+        return max(found) if found else None
 
     @property
     def queued_msgs(self) -> int:

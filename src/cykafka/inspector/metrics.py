@@ -395,6 +395,12 @@ def prometheus_text(metrics: Mapping[str, float], snap: AccumulatorSnapshot) -> 
         [(f'broker="{b.id}"', b.waiting_requests) for b in brokers],
     )
     family(
+        "cykafka_broker_throttle_ms",
+        "The broker's throttle time per throttled response in the last statistics "
+        "interval (a client quota; 0: none throttled).",
+        [(f'broker="{b.id}"', b.throttle_avg_ms or 0.0) for b in brokers],
+    )
+    family(
         "cykafka_producer_pending_messages",
         "Messages without an outcome (exact).",
         [("", snap.pending)],

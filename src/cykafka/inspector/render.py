@@ -189,6 +189,7 @@ _BROKER_HEADER = [
     "msgs",
     "rtt ms",
     "queue ms",
+    "throttle ms",
     "partitions",
 ]
 
@@ -207,6 +208,7 @@ def _broker_row(b: BrokerSnapshot) -> list[tuple[str, str]]:
         (f"{b.waiting_msgs:,}", ""),
         (_fmt_ms(b.rtt_avg_ms), ""),
         (_fmt_ms(b.int_latency_avg_ms), ""),
+        (_fmt_ms(b.throttle_avg_ms), "yellow" if b.throttle_avg_ms else ""),
         (str(len(b.partitions)), ""),
     ]
 
@@ -230,7 +232,9 @@ def log_line(snap: AccumulatorFigures) -> str:
         for p in busy[:8]
     ) + (f" +{len(busy) - 8} more" if len(busy) > 8 else "")
     brokers = " ".join(
-        f"b{b.id}={b.state}:{b.in_flight_requests}req" for b in snap.brokers.values()
+        f"b{b.id}={b.state}:{b.in_flight_requests}req"
+        + (f":throttled{b.throttle_avg_ms:.0f}ms" if b.throttle_avg_ms else "")
+        for b in snap.brokers.values()
     )
     return (
         f"{snap.name}: pending {snap.pending} ({snap.msgs_fill:.1%} msgs, {bf} bytes) "
