@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
 # The installed package is what is measured (./run bench installs it); src/ only for a
 # checkout without an install, which then needs the extension built in place.  Putting
@@ -18,7 +19,13 @@ _SRC = Path(__file__).resolve().parent.parent / "src"
 if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
     sys.path.insert(0, str(_SRC))
 
-__all__ = ["bootstrap_or_local", "fresh_topic", "wheel_librdkafka"]
+__all__ = [
+    "bootstrap_or_local",
+    "fresh_topic",
+    "listener_pid",
+    "process_cpu_seconds",
+    "wheel_librdkafka",
+]
 
 
 def fresh_topic(bootstrap_servers: str, prefix: str, partitions: int = 3) -> str:
@@ -55,3 +62,37 @@ def wheel_librdkafka() -> str:
     if len(libs) != 1:
         raise SystemExit(f"bench: expected one librdkafka in confluent_kafka.libs, found {libs}")
     return libs[0]
+
+
+def listener_pid(bootstrap_servers: str) -> Optional[int]:
+    """The pid of the process listening on the first bootstrap address's port (this
+    machine only), found through /proc: the broker whose CPU a comparison counts, be it a
+    node we started or one given on the command line.  None when not found."""
+    port = int(bootstrap_servers.split(",")[0].rsplit(":", 1)[1])
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for row in f.read().splitlines()[1:]:
+                cols = row.split()
+                # local address "ADDR:PORT" in hex, state 0A is LISTEN
+                if int(cols[1].rsplit(":", 1)[1], 16) == port and cols[3] == "0A":
+                    inodes.add(f"socket:[{cols[9]}]")
+    for fd_dir in glob.glob("/proc/[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(fd_dir):
+                with contextlib.suppress(OSError):
+                    if os.readlink(os.path.join(fd_dir, fd)) in inodes:
+                        return int(fd_dir.split("/")[2])
+    return None
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` (all its threads) from the kernel's own
+    accounting (/proc/PID/stat, utime and stime in clock ticks); 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # the command name (field 2) may hold spaces: count from its closing bracket
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from _common import bootstrap_or_local, fresh_topic
+from _common import bootstrap_or_local, fresh_topic, process_cpu_seconds
 
 __all__ = ["run"]
 
@@ -86,14 +86,8 @@ def _machine_cpu() -> float:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
-def _process_cpu(pid: int) -> float:
-    """CPU-seconds of one process (all its threads), 0 if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+# one reading of a process's CPU for every step (bench/_common.py)
+_process_cpu = process_cpu_seconds
 
 
 def _descendants(pid: int) -> list[int]:

@@ -418,6 +418,29 @@ def test_ordered_with_fewer_writers_keeps_each_partition_to_one_task(
 
 
 @pytest.mark.parametrize("preset", ["ordered", "exactly_once"])
+def test_one_writing_task_needs_no_shuffle(spark, broker, topic, preset, committed) -> None:
+    """A one-partition topic is written by one task: the DataFrame's partitions read one
+    after another (coalesce), no shuffle and no sort back into order, and every row in
+    the DataFrame's order."""
+    from cykafka.spark.routing import ordered
+
+    bs = broker.bootstrap_servers
+    name, n = topic(partitions=1), 3000
+    df = spark.range(n, numPartitions=3).select(
+        F.concat(F.lit("user-"), (F.col("id") % 29).cast("string")).alias("key"),
+        F.col("id").cast("string").alias("value"),
+    )
+    units = 1 if preset == "exactly_once" else None
+    routed = ordered(df, "key", None, None, 1, "consistent_random", None, units)
+    physical = routed._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" not in physical and "Sort" not in physical, physical
+    report = write_kafka(df, name, bootstrap_servers=bs, preset=preset)
+    assert report.ok and report.ordered and report.delivered == n
+    assert len([t for t in report.tasks if t.rows]) == 1
+    assert [int(r.value) for r in committed(bs, name, 1)] == list(range(n))
+
+
+@pytest.mark.parametrize("preset", ["ordered", "exactly_once"])
 def test_order_by_defines_each_partitions_order(spark, broker, topic, preset, committed) -> None:
     """order_by: each Kafka partition gets its rows in the order of a column, from a
     DataFrame in no order at all (rows scrambled by a shuffle on a random column)."""

@@ -88,8 +88,9 @@ def ordered(
     """Repartition so one task writes each Kafka partition, keeping df's order.
 
     ``writers``: how many tasks write (each owning whole Kafka partitions); None: one
-    per Kafka partition.  ``writers=1`` needs no shuffle at all: ``coalesce(1)`` reads
-    the partitions one after another, in the DataFrame's order.
+    per Kafka partition.  One writing task (``writers=1``, one unit, or a topic of one
+    partition) needs no shuffle at all: ``coalesce(1)`` reads the partitions one after
+    another, in the DataFrame's order, so there is nothing to sort back either.
 
     ``units`` (exactly_once): Spark task k gets exactly the rows of work unit k of
     ``units``, a function of each row's content alone (its Kafka partition, else a hash
@@ -100,7 +101,8 @@ def ordered(
     DataFrame's order), whatever order the rows reached it in."""
     from pyspark.sql import functions as F
 
-    if writers == 1:
+    single = topic_col is None and n is not None
+    if writers == 1 or units == 1 or (units is None and single and n == 1):
         one = df.coalesce(1)
         return one.sortWithinPartitions(*order_by) if order_by else one
     df = df.withColumn(SEQ, F.monotonically_increasing_id())
