@@ -121,7 +121,8 @@ def registry_client(registry: Any) -> SchemaRegistryClient:
     """The client of the session's real registry (``schema_registry`` fixture)."""
     client = _CLIENTS.get(registry.url)
     if client is None:
-        client = _CLIENTS[registry.url] = SchemaRegistryClient({"url": registry.url})
+        # A request the registry never answers fails (and is retried) instead of hanging.
+        client = _CLIENTS[registry.url] = SchemaRegistryClient({"url": registry.url, "timeout": 30})
     return client
 
 

@@ -36,13 +36,19 @@ class SchemaRegistryFailure(RuntimeError):
     message of the batch is produced."""
 
 
+#: Seconds one request to a registry may take (confluent-kafka's client waits forever by
+#: default: a registry that accepts a connection and never answers hung the caller).
+REGISTRY_TIMEOUT_S = 30.0
+
+
 def registry_client(registry: RegistryLike) -> SchemaRegistryClient:
     """confluent-kafka's client for a URL (``mock://name`` gives its in-process mock),
-    a client config dict, or a client (returned as is)."""
+    a client config dict (``timeout`` defaults to :data:`REGISTRY_TIMEOUT_S`), or a
+    client (returned as is)."""
     if isinstance(registry, str):
-        return SchemaRegistryClient.new_client({"url": registry})
+        registry = {"url": registry}
     if isinstance(registry, Mapping):
-        return SchemaRegistryClient.new_client(dict(registry))
+        return SchemaRegistryClient.new_client({"timeout": REGISTRY_TIMEOUT_S, **registry})
     if registry is None:
         raise TypeError("a schema registry client, URL or config dict is required")
     return registry
