@@ -86,6 +86,8 @@ REGISTRY = {
     "--key-schema": Honoured((REG + "test_parquet_as_registry_avro_bad_row_dead_lettered",)),
 }  # fmt: skip
 
+LAUNCH = "registry/test_launcher.py::"
+
 AUDIT: dict[str, dict[str, object]] = {
     "import": {
         **SHARED,
@@ -157,6 +159,13 @@ AUDIT: dict[str, dict[str, object]] = {
         "-X": Honoured(("cli/test_cli.py::test_explain_json_file_x_and_preset",)),
         "--preset": Honoured(("cli/test_cli.py::test_explain_preset_combo",)),
         "--json": Honoured(("cli/test_cli.py::test_explain_json_file_x_and_preset",)),
+    },
+    "registry": {
+        "--port": Honoured((LAUNCH + "test_cli_serves_until_ctrl_c_and_a_killed_parent_takes_it_along",
+                            LAUNCH + "test_a_taken_port_is_an_error_naming_the_log")),
+        "--compatibility": Honoured((LAUNCH + "test_a_bad_compatibility_names_the_levels",
+                                     LAUNCH + "test_the_session_registry_listens_on_loopback_only_with_backward")),
+        "--log-file": Honoured((LAUNCH + "test_a_taken_port_is_an_error_naming_the_log",)),
     },
     "presets": {
         "name": Refused(("presets", "nope"), "valid presets"),

@@ -21,6 +21,9 @@ import pytest
 from cykafka.launchers.process import poll_until
 from cykafka.testing import SchemaRegistry
 
+# Each test but one starts a registry JVM of its own (or runs one through the CLI).
+pytestmark = pytest.mark.broker
+
 
 def listening(pid: int) -> list[str]:
     """The addresses ``pid`` listens on (TCP), from ``ss``."""
