@@ -20,11 +20,13 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from types import TracebackType
+from typing import IO, Any, Self, TypeVar
 
 from .errors import LauncherError
 
 __all__ = [
+    "OwnedProcess",
     "dies_with_this_process",
     "free_port",
     "log_tail",
@@ -195,3 +197,42 @@ def _stop_all() -> None:
             continue
         with contextlib.suppress(Exception):
             stop(launcher)
+
+
+class OwnedProcess:
+    """What every launcher that owns one child process answers about it, and the
+    context manager around its :meth:`start` and :meth:`stop`."""
+
+    _proc: subprocess.Popen[bytes] | None = None
+    _log_path: Path | None = None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the running process, or ``None`` when it is not running."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    @property
+    def log_path(self) -> Path | None:
+        """The process's log of the current (or last) run."""
+        return self._log_path
+
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

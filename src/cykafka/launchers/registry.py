@@ -32,12 +32,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from . import jvm
 from .errors import RegistryError, RegistryStartError
 from .process import (
+    OwnedProcess,
     free_port,
     log_tail,
     start_process,
@@ -104,7 +104,7 @@ def apicurio_home(
     )
 
 
-class SchemaRegistry:
+class SchemaRegistry(OwnedProcess):
     """Apicurio Registry (in-memory) serving Confluent's Schema Registry API on loopback.
 
     Args:
@@ -167,20 +167,6 @@ class SchemaRegistry:
     def url(self) -> str:
         """The Confluent API's base URL: ``SchemaRegistryClient({"url": registry.url})``."""
         return f"http://{self.host}:{self.port}{CONFLUENT_API}"
-
-    @property
-    def pid(self) -> int | None:
-        """PID of the running registry, or ``None``."""
-        proc = self._proc
-        return proc.pid if proc is not None and proc.poll() is None else None
-
-    @property
-    def log_path(self) -> Path | None:
-        """The registry's log of the current (or last) run."""
-        return self._log_path
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     def client_config(self, **overrides: str) -> dict[str, str]:
         """A ``SchemaRegistryClient`` config that reaches this registry."""
@@ -333,17 +319,6 @@ class SchemaRegistry:
             self._terminate()
             self._close_log(delete=True)
             unregister(self)
-
-    def __enter__(self) -> SchemaRegistry:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         where = self.url if self._port is not None else "not started"

@@ -39,11 +39,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import BrokerError, BrokerStartError, TopicError
 from .process import (
+    OwnedProcess,
     free_port,
     log_tail,
     port_is_free,
@@ -113,7 +113,7 @@ def find_tansu() -> str:
     )
 
 
-class LocalBroker:
+class LocalBroker(OwnedProcess):
     """A Tansu broker subprocess bound to ``host:port`` (loopback by default).
 
     Args:
@@ -183,20 +183,6 @@ class LocalBroker:
     def bootstrap_servers(self) -> str:
         """``"host:port"`` for ``bootstrap.servers``."""
         return f"{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        """PID of the running broker process, or ``None`` when not running."""
-        proc = self._proc
-        return proc.pid if proc is not None and proc.poll() is None else None
-
-    @property
-    def log_path(self) -> Path | None:
-        """Path of the broker log of the current (or last) run."""
-        return self._log_path
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     def client_config(self, **overrides: Any) -> dict[str, Any]:
         """A confluent_kafka/librdkafka config dict that reaches this broker."""
@@ -410,17 +396,6 @@ class LocalBroker:
         return topic_names(self._admin(), timeout)
 
     # ------------------------------------------------------------------ protocol
-    def __enter__(self) -> LocalBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     def __del__(self) -> None:
         # Last resort for a forgotten broker; never raise from a finalizer.
         with contextlib.suppress(Exception):
