@@ -76,6 +76,8 @@ class TopicWatch:
                 now = self._look()
             except Exception:  # the cluster did not answer this time: ask again
                 continue
+            if self._stop.is_set():  # the import ended while the cluster was asked
+                return
             if now is None:
                 self.on_lost(
                     f"topic {self.topic!r} was deleted during the import (it had "
@@ -94,6 +96,9 @@ class TopicWatch:
                 return
 
     def stop(self) -> None:
+        """Ends the watch without waiting on a request in flight: a stalled broker holds
+        one for up to its request timeout (10 s), and a stop (Ctrl-C) must not wait for
+        it; the thread reports nothing once stopped."""
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(5)
+            self._thread.join(0.2)
