@@ -214,6 +214,14 @@ def _refused_before_reading(status: int, out: str, err: str) -> None:
     assert "rows" not in out and "delivered" not in out, out  # no summary: nothing read
 
 
+def _refused_for_security(status: int, out: str, err: str) -> None:
+    # A cluster this client cannot use is said on one line, exit status 2, as an
+    # unreachable one is; the line names the security settings, not the address.
+    assert status == 2, (status, out, err)
+    assert "refused this client's security settings" in err, err
+    assert "rows" not in out and "delivered" not in out, out  # no summary: nothing read
+
+
 @pytest.mark.parametrize("case", ["wrong CA", "wrong host"])
 def test_import_refuses_a_wrong_ca_or_host_before_reading(
     secure, certs, read_back, tmp_path, capsys, case
@@ -224,7 +232,7 @@ def test_import_refuses_a_wrong_ca_or_host_before_reading(
     else:
         conf = secure.listener_config("BADHOST")
     status, out, err = _run_import(conf, topic, tmp_path, capsys)
-    _refused_before_reading(status, out, err)
+    _refused_for_security(status, out, err)
     assert "SSL handshake failed" in err and "certificate verify failed" in err, err
     assert records(secure, topic, read_back) == 0
 
@@ -239,7 +247,7 @@ def test_import_wrong_password_is_clear_and_never_printed(
     status, out, err = _run_import(
         sasl(secure, u, **{"sasl.password": wrong}), topic, tmp_path, capsys
     )
-    _refused_before_reading(status, out, err)
+    _refused_for_security(status, out, err)
     assert "SCRAM-SHA-512" in err and "uthentication" in err, err
     log = "\n".join(r.getMessage() for r in caplog.records)
     for where, text in (("stdout", out), ("stderr", err), ("log", log)):

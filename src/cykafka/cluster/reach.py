@@ -28,11 +28,25 @@ class ClusterUnreachable(ConnectionError):
 
     def __init__(self, bootstrap: str, timeout: float, reason: str) -> None:
         self.bootstrap, self.timeout, self.reason = bootstrap, timeout, reason
-        super().__init__(
-            f"cannot reach the Kafka cluster at {bootstrap}: no broker answered within "
-            f"{timeout:g} s ({reason}); check --bootstrap-servers, or wait longer with "
-            "--connect-timeout SECONDS"
-        )
+        if _SECURITY.search(reason):
+            # The brokers answered, and refused this client's TLS or SASL: waiting longer
+            # or another address would not help.
+            text = (
+                f"cannot connect to the Kafka cluster at {bootstrap}: its brokers refused "
+                f"this client's security settings ({reason}); check the security.protocol, "
+                "ssl.* and sasl.* properties (-X, -F)"
+            )
+        else:
+            text = (
+                f"cannot reach the Kafka cluster at {bootstrap}: no broker answered within "
+                f"{timeout:g} s ({reason}); check --bootstrap-servers, or wait longer with "
+                "--connect-timeout SECONDS"
+            )
+        super().__init__(text)
+
+
+#: librdkafka's words for a TLS handshake or SASL authentication that failed.
+_SECURITY = re.compile(r"SSL handshake failed|certificate verify failed|[Aa]uthentication")
 
 
 #: librdkafka's "(after 3ms in state CONNECT)" or "(after 0ms in state CONNECT, 1 identical
