@@ -77,7 +77,13 @@ def outside(tmp_path: Path) -> Iterator[Path]:
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CYKAFKA_"))}
+    # (nor Spark Connect's mode, which a Spark Connect test of this session leaves set)
+    connect = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "CYKAFKA_")) and k not in connect
+    }
     env.update(extra)
     return env
 
