@@ -80,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kafka_only(why): runs on Apache Kafka only; `why` says what Tansu lacks"
     )
+    config.pluginmanager.register(_LongGroupsFirst(), "cykafka-long-groups-first")
 
 
 def _broker_kinds(config: pytest.Config) -> list[str]:
@@ -105,13 +106,47 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("broker", kinds, indirect=True, scope="session")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with what the fixtures it uses start (:data:`NEEDS`)."""
+    """Mark each test with what the fixtures it uses start (:data:`NEEDS`), and with the
+    group of tests it runs with under ``pytest -n`` (:func:`_worker_group`)."""
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for marker, fixtures in NEEDS.items():
             if used & fixtures and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+
+
+def _worker_group(item: pytest.Item) -> str:
+    """What one worker of ``pytest -n N --dist loadgroup`` (``./run tests``) runs
+    together: the tests of one Spark deployment (a process holds one SparkSession), the
+    three-node cluster's (three JVMs are started once), and otherwise a module's (its
+    module-scoped fixtures are made once).  Every worker has its own session brokers."""
+    callspec = getattr(item, "callspec", None)
+    deployment = callspec.params.get("spark") if callspec is not None else None
+    if deployment is not None:
+        return f"spark-{deployment}"
+    if item.get_closest_marker("kafka3") is not None:
+        return "kafka3"
+    return item.nodeid.split("::")[0]
+
+
+#: The groups that take longest, started first so that none is left running alone at
+#: the end of a parallel run: Spark deployments and the three-node cluster.
+_LONG_GROUPS = ("spark-", "kafka3")
+
+
+class _LongGroupsFirst:
+    @pytest.hookimpl(trylast=True)  # after pytest's own ordering by session parameters
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        def rank(item: pytest.Item) -> int:
+            marker = item.get_closest_marker("xdist_group")
+            name = str(marker.args[0]) if marker is not None and marker.args else ""
+            return 0 if name.startswith(_LONG_GROUPS) else 1
+
+        items.sort(key=rank)  # stable: each group keeps its own order
 
 
 def _refuse_to_start(*_: Any, **__: Any) -> Any:
@@ -202,7 +237,10 @@ _REGISTRY: list[SchemaRegistry] = []
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # Its JVM takes seconds to start: begun here, it starts while the brokers (and Spark)
-    # do, and only when a test to run uses it.
+    # do, and only when a test to run uses it.  A worker of ``pytest -n`` collects every
+    # test but runs only some: it starts the registry when a test first asks for it.
+    if hasattr(session.config, "workerinput"):
+        return
     if any("schema_registry" in getattr(i, "fixturenames", ()) for i in session.items):
         _REGISTRY.append(SchemaRegistry().start(wait=False))
 
