@@ -8,6 +8,7 @@ import time
 from typing import Any, Callable
 
 import cykafka
+from support.librdkafka import stuck_config
 
 
 def _close_during(p: cykafka.Producer, call: Callable[[], Any], after: float) -> Any:
@@ -34,14 +35,7 @@ def test_close_racing_a_blocked_batch_fails_the_rest_of_it() -> None:
     # The batch waits for room in another thread when close() runs: close() used to free
     # the topic handle under it (a crash).  Now the batch stops with ProducerClosedError
     # and every message is accounted for.
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "log_level": 0,
-        "queue.buffering.max.messages": 1,
-        "message.timeout.ms": 60_000,
-        "max.block.ms": 600_000,
-    }
-    p = cykafka.Producer(conf)
+    p = cykafka.Producer(stuck_config())
     exc = _close_during(p, lambda: p.produce_batch("t", [b"x"] * 200_000), after=0.5)
     assert isinstance(exc, cykafka.ProducerClosedError), exc
     report = exc.batch.result(10)

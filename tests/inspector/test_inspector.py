@@ -25,6 +25,7 @@ from cykafka.inspector import (
     inspector_of,
 )
 from cykafka.testing import MockCluster
+from support.librdkafka import stuck_config
 
 # librdkafka's mock cluster (in this process) or a real broker: not a unit test.
 pytestmark = pytest.mark.broker
@@ -787,13 +788,7 @@ def test_size_compression_flush_and_transaction_metrics(cluster: Any) -> None:
 def test_waiting_threads_counts_threads_blocked_for_room() -> None:
     import threading
 
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "queue.buffering.max.messages": 1,
-        "max.block.ms": 1500,
-        "log_level": 0,
-    }
-    with Producer(conf, inspect_interval_ms=0) as p:
+    with Producer(stuck_config(**{"max.block.ms": 1500}), inspect_interval_ms=0) as p:
         p.produce("t", b"fills the queue")
         outcome: list[BaseException] = []
 

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import cykafka
+from support.librdkafka import stuck_config
 
 
 def test_librdkafka_is_the_wheels_2_16() -> None:
@@ -132,14 +133,7 @@ def test_close_racing_other_calls_waits_for_them_and_fails_the_rest() -> None:
     # A produce() blocked for room and a flush() in other threads while close() runs:
     # close() must not free librdkafka under them (it used to crash); both notice the
     # close, and every message still gets an outcome.
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "log_level": 0,
-        "queue.buffering.max.messages": 1,
-        "message.timeout.ms": 60_000,
-        "max.block.ms": 600_000,
-    }
-    p = cykafka.Producer(conf)
+    p = cykafka.Producer(stuck_config())
     first = p.produce("t", b"x")
     out: dict[str, object] = {}
 
