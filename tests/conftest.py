@@ -51,6 +51,9 @@ NEEDS = {
     | {"schema_registry"},
     "kafka3": {"kafka3", "_kafka3_session"},
     "spark": {"spark", "deployment", "two_host_cluster"},
+    # ./run wheel and a virtualenv that installs it from PyPI: minutes of compiling and
+    # downloading, with nothing running
+    "build": {"wheel", "venv"},
 }
 #: The markers of a test that needs something running; one without them must not start a
 #: broker (``_unmarked_tests_start_no_broker``).
