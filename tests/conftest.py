@@ -124,21 +124,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _worker_group(item: pytest.Item) -> str:
     """What one worker of ``pytest -n N --dist loadgroup`` (``./run tests``) runs
-    together: the tests of one Spark deployment (a process holds one SparkSession), the
-    three-node cluster's (three JVMs are started once), and otherwise a module's (its
-    module-scoped fixtures are made once).  Every worker has its own session brokers."""
-    callspec = getattr(item, "callspec", None)
-    deployment = callspec.params.get("spark") if callspec is not None else None
-    if deployment is not None:
-        return f"spark-{deployment}"
+    together: Spark's tests (its deployments one after another, as in one process: each
+    is a JVM or three, and two at once on two cores slow both), the three-node cluster's
+    (three JVMs, started once), and otherwise a module's (its module-scoped fixtures are
+    made once).  Every worker has its own session brokers."""
+    if _TESTS / "spark" in item.path.parents or "spark" in getattr(item, "fixturenames", ()):
+        return "spark"
     if item.get_closest_marker("kafka3") is not None:
         return "kafka3"
     return item.nodeid.split("::")[0]
 
 
-#: The groups that take longest, started first so that none is left running alone at
-#: the end of a parallel run: Spark deployments and the three-node cluster.
-_LONG_GROUPS = ("spark-", "kafka3")
+#: The groups that take longest, started first so that neither is left running alone at
+#: the end of a parallel run.
+_LONG_GROUPS = ("spark", "kafka3")
 
 
 class _LongGroupsFirst:
@@ -147,7 +146,7 @@ class _LongGroupsFirst:
         def rank(item: pytest.Item) -> int:
             marker = item.get_closest_marker("xdist_group")
             name = str(marker.args[0]) if marker is not None and marker.args else ""
-            return 0 if name.startswith(_LONG_GROUPS) else 1
+            return 0 if name in _LONG_GROUPS else 1
 
         items.sort(key=rank)  # stable: each group keeps its own order
 
