@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from cykafka.launchers.process import free_port
+from cykafka.launchers.process import dies_with_this_process, free_port, tcp_open
 
 DEPLOYMENTS = ("local", "standalone", "connect")
 #: What PySpark sets in os.environ once a process has been a Spark Connect client.
@@ -50,26 +49,30 @@ def _env() -> dict[str, str]:
 
 
 class _Proc:
-    """A JVM started in its own process group, stopped with it."""
+    """A JVM started in its own process group, stopped with it, and killed by the
+    kernel if this process dies first (a test run stopped with SIGKILL or a timeout
+    leaves no Spark master, worker or Connect server behind)."""
 
     def __init__(self, args: list[str], log: Path, env: dict[str, str]) -> None:
         self.log = log
-        self._out = open(log, "wb")
+        self._out = open(log, "wb")  # partner: closed in stop()
         self.proc = subprocess.Popen(
-            args, stdout=self._out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            dies_with_this_process(args),
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
         )
 
     def wait_port(self, port: int, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while not tcp_open("127.0.0.1", port):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.log.name} exited: {self.log.read_text()[-3000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.5)
-        raise TimeoutError(f"{self.log.name}: port {port} not open in {timeout} s")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.log.name}: port {port} not open in {timeout} s")
+            time.sleep(0.5)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
