@@ -118,26 +118,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, fixtures in NEEDS.items():
             if used & fixtures and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+        group = _worker_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
-def _worker_group(item: pytest.Item) -> str:
+def _worker_group(item: pytest.Item) -> str | None:
     """What one worker of ``pytest -n N --dist loadgroup`` (``./run tests``) runs
     together: Spark's tests (its deployments one after another, as in one process: each
     is a JVM or three, and two at once on two cores slow both), the three-node cluster's
-    (three JVMs, started once), and otherwise a module's (its module-scoped fixtures are
-    made once).  Every worker has its own session brokers."""
-    if _TESTS / "spark" in item.path.parents or "spark" in getattr(item, "fixturenames", ()):
+    (three JVMs, started once), the tests of each costly session fixture of
+    :data:`_ONE_WORKER` (made once, not once a worker), and a module's tests that share
+    a module- or class-scoped fixture.  Any other test goes to whichever worker is free;
+    every worker has its own single-node Kafka and Tansu."""
+    used = set(getattr(item, "fixturenames", ()))
+    if _TESTS / "spark" in item.path.parents or "spark" in used:
         return "spark"
     if item.get_closest_marker("kafka3") is not None:
         return "kafka3"
-    return item.nodeid.split("::")[0]
+    for fixture, group in _ONE_WORKER.items():
+        if fixture in used:
+            return group
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d[-1].scope in ("module", "class", "package") for d in defs if d):
+        return item.nodeid.split("::")[0]
+    return None
 
 
-#: The groups that take longest, started first so that neither is left running alone at
+#: Session fixtures that cost a JVM or minutes to make, by the group of their tests.
+_ONE_WORKER = {"wheel": "wheel", "secure": "secure", "schema_registry": "registry"}
+#: The groups that take longest, started first so that none is left running alone at
 #: the end of a parallel run.
-_LONG_GROUPS = ("spark", "kafka3")
+_LONG_GROUPS = ("spark", "kafka3", "wheel")
 
 
 class _LongGroupsFirst:
