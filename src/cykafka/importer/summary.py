@@ -359,6 +359,31 @@ class ImportResult:
                 f"  throttled   by the broker up to {self.throttle_max_ms:,.0f} ms per response "
                 "(a client quota): the import went on at the quota's rate"
             )
+        out.extend(self._problem_lines())
+        for p in self.notes[:SHOW_PROBLEMS]:
+            out.append(f"  note        {p.describe()}")
+        if self.fatal:
+            out.append(f"  stopped     {self.fatal}")
+        if self.topic_lost:
+            out.extend(self._how_to_redo())
+        if self.interrupted:
+            from .signals import signal_name
+
+            by = signal_name(self.signal or 2)
+            by = "interrupted (Ctrl-C)" if by == "Ctrl-C" else by
+            when = (
+                "while the last rows were delivered"
+                if self.read_all
+                else "before the end of the input"
+            )
+            out.append(f"  stopped     {by} {when}")
+            out.extend(self._how_to_finish())
+        out.append(self._result_line())
+        return out
+
+    def _problem_lines(self) -> list[str]:
+        """The rows not delivered, a few by name, and where the rest are."""
+        out: list[str] = []
         if self.problem_count:
             out.append(
                 f"  problems    {self.problem_count:,} {plural(self.problem_count, 'row')} "
@@ -384,35 +409,16 @@ class ImportResult:
                 out.append(f"    {p.describe()}")
             if self.lost_count > SHOW_PROBLEMS:
                 out.append(f"    ... and {self.lost_count - SHOW_PROBLEMS:,} more")
-        for p in self.notes[:SHOW_PROBLEMS]:
-            out.append(f"  note        {p.describe()}")
-        if self.fatal:
-            out.append(f"  stopped     {self.fatal}")
-        if self.topic_lost:
-            out.extend(self._how_to_redo())
-        if self.interrupted:
-            from .signals import signal_name
-
-            by = signal_name(self.signal or 2)
-            by = "interrupted (Ctrl-C)" if by == "Ctrl-C" else by
-            when = (
-                "while the last rows were delivered"
-                if self.read_all
-                else "before the end of the input"
-            )
-            out.append(f"  stopped     {by} {when}")
-            out.extend(self._how_to_finish())
-        if self.ok and self.rows_seen == 0:  # only with --allow-empty (inputs/check.py)
-            out.append("  result      OK: the input holds no rows; nothing to deliver")
-        elif self.ok:
-            out.append("  result      OK: every row was delivered")
-        elif self.interrupted:
-            out.append(
-                f"  result      NOT OK: stopped before the end (exit status {self.exit_status})"
-            )
-        else:
-            out.append(
-                "  result      NOT OK: some rows were not delivered "
-                f"(exit status {self.exit_status})"
-            )
         return out
+
+    def _result_line(self) -> str:
+        """The last line: OK, or why not, with the exit status."""
+        if self.ok and self.rows_seen == 0:  # only with --allow-empty (inputs/check.py)
+            return "  result      OK: the input holds no rows; nothing to deliver"
+        if self.ok:
+            return "  result      OK: every row was delivered"
+        if self.interrupted:
+            return f"  result      NOT OK: stopped before the end (exit status {self.exit_status})"
+        return (
+            f"  result      NOT OK: some rows were not delivered (exit status {self.exit_status})"
+        )
