@@ -20,6 +20,9 @@ def plural(n: int, word: str) -> str:
 # The first N problems are listed on the terminal (all are in the dead-letter file).
 SHOW_PROBLEMS = 10
 
+#: Where ``cykafka broker`` listens unless told otherwise (its --host and --port).
+STANDALONE_BOOTSTRAP = "127.0.0.1:9092"
+
 #: The phases of :attr:`ImportResult.phases`, as ``--timings`` names them.  Reading runs
 #: in a thread of its own, beside handing over: "waiting for input" is only the time
 #: the producer side had nothing to send.
@@ -213,10 +216,19 @@ class ImportResult:
             out.append(f"                {shlex.join(self.command)}")
         out.append(
             "              (add --keep-broker to read the topic afterwards; to keep what an "
-            "import delivered across stops, run `cykafka broker` in another terminal and "
-            "pass --bootstrap-servers 127.0.0.1:9092)"
+            f"import delivered across stops, run `{self.broker_command()}` in another "
+            f"terminal and pass --bootstrap-servers {STANDALONE_BOOTSTRAP})"
         )
         return out
+
+    def broker_command(self) -> str:
+        """The ``cykafka broker`` that keeps this import's topic across runs, as a person
+        runs it in another terminal: with the topic, as the embedded broker had it (an
+        import into a cluster creates no topic unless told to)."""
+        cmd = ["cykafka", "broker", "--topic", self.topic]
+        if self.topic_partitions > 1:
+            cmd += ["--partitions", str(self.topic_partitions)]
+        return shlex.join(cmd)
 
     def _how_to_redo(self) -> list[str]:
         """After the topic was lost: the rows it held are gone, so the import is done
