@@ -161,7 +161,12 @@ class ImportResult:
             return out
         n = self.settled_rows
         if n == 0:
-            return ["  to finish   nothing was handed over: run the same command again"]
+            # Printed, as every other advice's command is: "the same command" is not
+            # something to run as printed.
+            out = ["  to finish   nothing was handed over: run the same command again"]
+            if self.command:
+                out.append(f"                {shlex.join(self.command)}")
+            return out
         shown = self.problem_count <= SHOW_PROBLEMS
         where = (
             f"in {self.dead_letter}"
