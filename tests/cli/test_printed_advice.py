@@ -51,3 +51,58 @@ def test_nothing_handed_over_run_the_same_command_again(kafka: Any, tmp_path: Pa
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert _values(kafka.bootstrap_servers, topic, len(rows)) == sorted(r.encode() for r in rows)
+
+
+def _count(out: str, label: str) -> int:
+    line = next(x for x in out.splitlines() if x.strip().startswith(label))
+    return int(line.split()[len(label.split())].replace(",", ""))
+
+
+def test_unknown_rows_check_them_first_with_the_verify_printed(
+    fresh_broker: Any, tmp_path: Path
+) -> None:
+    """The broker stalls (SIGSTOP) with rows in flight, then Ctrl-C: rows end unknown,
+    and the verify printed for them, run as printed once the broker is back, reads the
+    topic and says how many of the input's rows it holds: what a consumer reads."""
+    import os
+    import time
+
+    from support.import_signals import wait_for
+
+    bs = fresh_broker.bootstrap_servers
+    topic = fresh_broker.create_topic("stalled", partitions=1)
+    f = tmp_path / "rows.jsonl"
+    f.write_text("".join(f'{{"id": {i}}}\n' for i in range(20_000)))
+    cmd = import_command(bs, str(f), "-t", topic, "--rate", "2000", "--dead-letter", "dead.jsonl")
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        wait_for(proc, "reading")
+        time.sleep(1.5)  # a point within the run: rows delivered, more on the way
+        os.kill(fresh_broker.pid, signal.SIGSTOP)
+        try:
+            time.sleep(1.0)  # rows sent meanwhile stay unacknowledged
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            os.kill(fresh_broker.pid, signal.SIGCONT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (proc.returncode, out, err)
+    assert _count(out, "unknown") > 0, out
+    assert "may be in the topic: check them first" in out, out
+    verify = _printed_command(out, "check them first")
+    assert verify[3] == "verify" and str(f) in verify and "--dead-letter" not in verify, verify
+    checked = subprocess.run(
+        verify, capture_output=True, text=True, timeout=120, env=child_env(), cwd=tmp_path
+    )
+    # A mismatch (the rest of the input is missing), said, not a usage error.
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    held = _count(checked.stdout, "in topic")
+    assert _count(checked.stdout, "duplicated") == 0, checked.stdout
+    consumed = read_back(bs, topic, expected=held)
+    assert sum(len(r) for r in consumed.values()) == held, checked.stdout
+    assert _count(out, "delivered") <= held <= _count(out, "rows read"), (out, checked.stdout)

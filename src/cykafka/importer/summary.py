@@ -74,6 +74,9 @@ class ImportResult:
     #: The command line that ran this import, when a command did (``cykafka import``):
     #: the summary then prints the command that finishes an import that stopped.
     command: Optional[list[str]] = None
+    #: ... and the ``cykafka verify`` of the same inputs, topic and cluster, which the
+    #: advice for unknown rows prints.
+    verify_command: Optional[str] = None
     #: The import ran into an embedded broker, started for it and stopped after it: what
     #: it delivered was in that broker's memory, and is gone.
     embedded_broker: bool = False
@@ -191,7 +194,14 @@ class ImportResult:
                 f"              and send again the {self.not_sent:,} {plural(self.not_sent, 'row')} "
                 f"not sent ({where});"
             )
-        if self.unknown:
+        if self.unknown and self.verify_command:
+            out.append(
+                f"              the {self.unknown:,} unknown {plural(self.unknown, 'row')} "
+                f"({where}) may be in the topic: check them first, with what the topic holds "
+                "against the input:"
+            )
+            out.append(f"                {self.verify_command}")
+        elif self.unknown:
             out.append(
                 f"              the {self.unknown:,} unknown {plural(self.unknown, 'row')} "
                 f"({where}) may be in the topic: check them first (cykafka verify)."
