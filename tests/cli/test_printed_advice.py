@@ -106,3 +106,42 @@ def test_unknown_rows_check_them_first_with_the_verify_printed(
     consumed = read_back(bs, topic, expected=held)
     assert sum(len(r) for r in consumed.values()) == held, checked.stdout
     assert _count(out, "delivered") <= held <= _count(out, "rows read"), (out, checked.stdout)
+
+
+def test_a_lost_progress_log_advises_a_verify_and_a_restart_that_run(
+    fresh_broker: Any, tmp_path: Path
+) -> None:
+    """The broker restarts without its data mid-way through an exactly-once import: the
+    error prints the verify to read the topic (it says the rows are gone) and the rerun
+    with --restart, which, run as printed, commits every row once."""
+    from support.consume import committed_so_far
+
+    bs = fresh_broker.bootstrap_servers
+    name = fresh_broker.create_topic("lost", partitions=1)
+    rows = [f'{{"id": {i}}}' for i in range(3000)]
+    f = tmp_path / "rows.jsonl"
+    f.write_text("\n".join(rows) + "\n")
+    args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100", "--rate", "1000"]
+    cmd = import_command(bs, *args)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and committed_so_far(bs, name) < 300:
+        time.sleep(0.2)
+    fresh_broker.restart()
+    fresh_broker.create_topic(name, partitions=1)
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode != 0, out
+    assert "with --restart if its rows are gone" in out, out
+    verify = _printed_command(out, "read the topic first:")
+    restart = _printed_command(out, "if its rows are gone, import everything again:")
+    assert verify[3] == "verify" and restart[3:] == [*cmd[3:], "--restart"], out
+    checked = subprocess.run(verify, capture_output=True, text=True, timeout=120, env=child_env())
+    assert checked.returncode == 1, checked.stdout + checked.stderr  # rows are gone: said
+    assert _count(checked.stdout, "in topic") < len(rows), checked.stdout
+    again = subprocess.run(restart, capture_output=True, text=True, timeout=300, env=child_env())
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(bs, name, len(rows)) == sorted(r.encode() for r in rows)
+    after = subprocess.run(verify, capture_output=True, text=True, timeout=120, env=child_env())
+    assert after.returncode == 0, after.stdout + after.stderr

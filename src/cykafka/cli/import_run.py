@@ -137,8 +137,22 @@ def run_import(
         print(f"cykafka import: error: {e}", file=sys.stderr)
         return 1
     except ImportInputError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(_with_commands(e, getattr(args, "argv", []))) from None
     return result.exit_status
+
+
+def _with_commands(error: Exception, argv: list[str]) -> str:
+    """``error``'s text, and when it advises commands (a progress topic whose log the
+    broker lost: read the topic, then rerun with --restart), those commands as they run."""
+    from ..importer.summary import rerun_with_restart
+    from ..importer.txn_sink import ProgressLost
+
+    text = str(error)
+    if not isinstance(error, ProgressLost) or not argv:
+        return text
+    verify = verify_command(argv)
+    read = f"read it with `{verify}`, and " if verify else ""
+    return f"{text}: {read}rerun with `{rerun_with_restart(['cykafka', *argv])}`"
 
 
 def _process_age() -> Optional[float]:

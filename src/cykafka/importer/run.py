@@ -361,10 +361,12 @@ class _Run:
                 result.interrupted = True
             except ImportInputError as e:
                 from .resume_state import ResumeRefused
+                from .txn_sink import ProgressLost
 
                 if isinstance(e, ResumeRefused):
                     raise
                 result.fatal = str(e)
+                result.progress_lost = isinstance(e, ProgressLost)
             except Exception as e:  # a fatal producer error: report what happened so far
                 if signals.requested.is_set():
                     result.interrupted = True  # the producer was closed after the signal

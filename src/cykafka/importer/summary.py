@@ -23,6 +23,21 @@ SHOW_PROBLEMS = 10
 #: Where ``cykafka broker`` listens unless told otherwise (its --host and --port).
 STANDALONE_BOOTSTRAP = "127.0.0.1:9092"
 
+
+def rerun_with_restart(command: list[str]) -> str:
+    """``command`` (``cykafka import ... --exactly-once``) with ``--restart`` in place of
+    its own ``--resume``/``--restart``: the import done again from the first row."""
+    again, i = [], 0
+    while i < len(command):
+        if command[i] == "--resume":
+            i += 2
+            continue
+        if command[i] != "--restart" and not command[i].startswith("--resume="):
+            again.append(command[i])
+        i += 1
+    return shlex.join([*again, "--restart"])
+
+
 #: The phases of :attr:`ImportResult.phases`, as ``--timings`` names them.  Reading runs
 #: in a thread of its own, beside handing over: "waiting for input" is only the time
 #: the producer side had nothing to send.
@@ -77,6 +92,9 @@ class ImportResult:
     #: ... and the ``cykafka verify`` of the same inputs, topic and cluster, which the
     #: advice for unknown rows prints.
     verify_command: Optional[str] = None
+    #: An ``--exactly-once`` import stopped because the broker lost its progress log: the
+    #: summary prints the verify to read the topic and the rerun with --restart.
+    progress_lost: bool = False
     #: The import ran into an embedded broker, started for it and stopped after it: what
     #: it delivered was in that broker's memory, and is gone.
     embedded_broker: bool = False
@@ -415,6 +433,14 @@ class ImportResult:
             out.append(f"  note        {p.describe()}")
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")
+        if self.progress_lost and self.command:
+            if self.verify_command:
+                out.append("  to finish   read the topic first:")
+                out.append(f"                {self.verify_command}")
+                out.append("              if its rows are gone, import everything again:")
+            else:
+                out.append("  to finish   if the topic's rows are gone, import everything again:")
+            out.append(f"                {rerun_with_restart(self.command)}")
         if self.topic_lost:
             out.extend(self._how_to_redo())
         if self.interrupted:
