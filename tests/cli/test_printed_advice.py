@@ -11,7 +11,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from support.cli import child_env, cykafka_command, import_command
+import pytest
+
+from support.cli import child_env, cykafka_command, import_command, run_cykafka
 from support.consume import read_back
 from support.import_signals import stop_after
 
@@ -145,3 +147,63 @@ def test_a_lost_progress_log_advises_a_verify_and_a_restart_that_run(
     assert _values(bs, name, len(rows)) == sorted(r.encode() for r in rows)
     after = subprocess.run(verify, capture_output=True, text=True, timeout=120, env=child_env())
     assert after.returncode == 0, after.stdout + after.stderr
+
+
+#: Inputs an import refuses with a "pass --FLAG" advice: (file name, its bytes, the
+#: advice as printed, the flags the advice says to pass, the values the topic then holds).
+REFUSED_INPUTS = {
+    "empty": ("rows.csv", b"", "pass --allow-empty", ["--allow-empty"], []),
+    "format": (
+        "rows.data",
+        b'{"id":1}\n{"id":2}\n',
+        "pass --format csv|jsonl|parquet|lines",
+        ["--format", "jsonl"],  # one of the choices printed
+        [b'{"id":1}', b'{"id":2}'],
+    ),
+    "header": (
+        "rows.csv",
+        b"1,2\n3,4\n",
+        "pass --no-header (and --column-names a,b,...)",
+        ["--no-header", "--column-names", "a,b"],
+        [b'{"a":1,"b":2}', b'{"a":3,"b":4}'],
+    ),
+    "encoding": (
+        "rows.csv",
+        "id,name\n1,café\n2,naïve\n".encode("cp1252"),
+        "pass --encoding cp1252",
+        ["--encoding", "cp1252"],
+        ['{"id":1,"name":"café"}'.encode(), '{"id":2,"name":"naïve"}'.encode()],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_INPUTS))
+def test_a_refused_inputs_advice_applied_as_printed_imports_it(
+    case: str, kafka: Any, tmp_path: Path
+) -> None:
+    name, body, advice, flags, values = REFUSED_INPUTS[case]
+    f = tmp_path / name
+    f.write_bytes(body)
+    topic = kafka.create_topic(f"advice-{case}-{tmp_path.name[-12:]}", partitions=1)
+    argv = ["import", "-b", kafka.bootstrap_servers, "--no-progress", str(f), "-t", topic]
+    first = run_cykafka(*argv)
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert advice in first.stderr, first.stderr
+    again = run_cykafka(*argv, *flags)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, topic, len(values)) == sorted(values)
+
+
+def test_a_missing_topics_advice_applied_as_printed_creates_it(kafka: Any, tmp_path: Path) -> None:
+    """ "create it, or pass --partitions N to create it with N partitions"."""
+    f = tmp_path / "rows.jsonl"
+    f.write_text('{"id":1}\n{"id":2}\n{"id":3}\n')
+    topic = f"advice-missing-{tmp_path.name[-12:]}"
+    argv = ["import", "-b", kafka.bootstrap_servers, "--no-progress", str(f), "-t", topic]
+    first = run_cykafka(*argv)
+    assert first.returncode != 0, first.stdout + first.stderr
+    assert "or pass --partitions N to create it with N partitions" in first.stderr, first.stderr
+    again = run_cykafka(*argv, "--partitions", "2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    got = read_back(kafka.bootstrap_servers, topic, expected=3)
+    assert len(got) <= 2 and sum(len(r) for r in got.values()) == 3, got
