@@ -207,3 +207,39 @@ def test_a_missing_topics_advice_applied_as_printed_creates_it(kafka: Any, tmp_p
     assert again.returncode == 0, again.stdout + again.stderr
     got = read_back(kafka.bootstrap_servers, topic, expected=3)
     assert len(got) <= 2 and sum(len(r) for r in got.values()) == 3, got
+
+
+def test_ctrl_c_that_also_ends_a_piped_input_is_a_stop(kafka: Any, tmp_path: Path) -> None:
+    """Ctrl-C at a terminal signals the whole pipeline (``gen | cykafka import -``): the
+    writer's end closes the pipe as the import's handler runs.  The import says it was
+    stopped (exit 130), not "OK: the input holds no rows" (exit 0)."""
+    import time
+
+    topic = kafka.create_topic(f"advice-pipe-{tmp_path.name[-12:]}", partitions=1)
+    cmd = import_command(kafka.bootstrap_servers, "-", "-t", topic, "--format", "jsonl")
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        from support.import_signals import wait_for
+
+        wait_for(proc, "reading")
+        time.sleep(0.5)  # waiting on the pipe
+        proc.send_signal(signal.SIGINT)
+        assert proc.stdin is not None
+        proc.stdin.close()  # the writer ended by the same Ctrl-C
+        proc.wait(timeout=60)  # (its output is a summary: the pipes hold it)
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (proc.returncode, out, err)
+    assert "interrupted (Ctrl-C) before the end of the input" in out, out
+    assert "nothing was handed over: run the same command again" in out, out
