@@ -243,3 +243,75 @@ def test_ctrl_c_that_also_ends_a_piped_input_is_a_stop(kafka: Any, tmp_path: Pat
     assert proc.returncode == 130, (proc.returncode, out, err)
     assert "interrupted (Ctrl-C) before the end of the input" in out, out
     assert "nothing was handed over: run the same command again" in out, out
+
+
+def _import(kafka: Any, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        import_command(kafka.bootstrap_servers, *args),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=child_env(),
+    )
+
+
+def _rows(tmp_path: Path, n: int = 50, name: str = "rows.jsonl") -> tuple[Path, list[bytes]]:
+    rows = [f'{{"id": {i}, "user": "u{i % 3}"}}' for i in range(n)]
+    f = tmp_path / name
+    f.write_text("\n".join(rows) + "\n")
+    return f, sorted(r.encode() for r in rows)
+
+
+def test_stdin_exactly_once_advice_pass_restart_runs(kafka: Any, tmp_path: Path) -> None:
+    """ "... cannot be read from a position; pass --restart to import it in transactions
+    from the first row": with it, every row committed once."""
+    f, want = _rows(tmp_path)
+    topic = kafka.create_topic(f"advice-stdin-eo-{tmp_path.name[-12:]}", partitions=1)
+    args = ["-", "-t", topic, "--format", "jsonl", "--exactly-once"]
+    first = _import(kafka, *args, stdin=f.read_text())
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert "pass --restart to import it in transactions from the first row" in first.stderr
+    again = _import(kafka, *args, "--restart", stdin=f.read_text())
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, topic, len(want)) == want
+
+
+def test_a_transactional_id_of_another_topic_advice_runs(kafka: Any, tmp_path: Path) -> None:
+    """ "the saved progress of this transactional.id is an import into topic A, not B; use
+    another --transactional-id": with another, B gets every row once, A keeps its own."""
+    f, want = _rows(tmp_path)
+    a = kafka.create_topic(f"advice-tid-a-{tmp_path.name[-12:]}", partitions=1)
+    b = kafka.create_topic(f"advice-tid-b-{tmp_path.name[-12:]}", partitions=1)
+    tid = f"advice-{tmp_path.name[-12:]}"
+    done = _import(kafka, str(f), "-t", a, "--exactly-once", "--transactional-id", tid)
+    assert done.returncode == 0, done.stdout + done.stderr
+    refused = _import(kafka, str(f), "-t", b, "--exactly-once", "--transactional-id", tid)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "use another --transactional-id" in refused.stderr, refused.stderr
+    again = _import(kafka, str(f), "-t", b, "--exactly-once", "--transactional-id", tid + "-2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, b, len(want)) == want
+    assert _values(kafka.bootstrap_servers, a, len(want)) == want
+
+
+def test_changed_settings_advice_pass_restart_does_what_it_says(kafka: Any, tmp_path: Path) -> None:
+    """ "... pass --restart to import everything again from the first row (the rows committed
+    so far stay in the topic)": the topic then holds both runs' rows, as said."""
+    f, want = _rows(tmp_path)
+    topic = kafka.create_topic(f"advice-changed-{tmp_path.name[-12:]}", partitions=1)
+    done = _import(kafka, str(f), "-t", topic, "--exactly-once")
+    assert done.returncode == 0, done.stdout + done.stderr
+    changed = [str(f), "-t", topic, "--exactly-once", "--key-field", "user"]
+    refused = _import(kafka, *changed)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = "pass --restart to import everything again from the first row (the rows committed so far stay in the topic)"  # noqa: E501
+    assert said in refused.stderr, refused.stderr
+    again = _import(kafka, *changed, "--restart")
+    assert again.returncode == 0, again.stdout + again.stderr
+    got = read_back(kafka.bootstrap_servers, topic, expected=2 * len(want))
+    records = [r for recs in got.values() for r in recs]
+    assert sorted(r.value or b"" for r in records) == sorted(want + want)
+    assert sorted(r.key or b"" for r in records if r.key) == sorted(
+        f"u{i % 3}".encode() for i in range(len(want))
+    )  # the second run's rows, keyed as it was told
