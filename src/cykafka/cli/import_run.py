@@ -25,16 +25,17 @@ _VERIFY_CANNOT = frozenset(
 )
 
 
-def verify_command(argv: list[str]) -> Optional[str]:
-    """The ``cykafka verify`` of the import ``argv`` (``import FILE... -t T ...``): its
-    inputs and every option verify takes too (-t, -b, the input and client options),
-    the import's own left out; None when there is no file to verify (``--sample``,
-    stdin) or an option's values cannot be told apart from the files."""
+def verify_command(argv: list[str], parser: Optional[argparse.ArgumentParser]) -> Optional[str]:
+    """The ``cykafka verify`` of the import ``argv`` (``import FILE... -t T ...``), which
+    ``parser`` (cykafka's, with both commands) read: its inputs and every option verify
+    takes too (-t, -b, the input and client options), the import's own left out; None
+    when there is no file to verify (``--sample``, stdin), no parser, or an option's
+    values cannot be told apart from the files."""
     import shlex
 
-    from .main import build_parser
-
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    if parser is None:
+        return None
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     imp, ver = sub.choices["import"], sub.choices["verify"]
     out, files, i, rest = ["cykafka", "verify"], 0, 0, argv[1:]
     while i < len(rest):
@@ -116,7 +117,9 @@ def run_import(
         if sample_rows is not None:
             result.files = [f"sample of {sample_rows:,} orders"]
         result.command = ["cykafka", *getattr(args, "argv", [])] or None
-        result.verify_command = verify_command(getattr(args, "argv", []))
+        result.verify_command = verify_command(
+            getattr(args, "argv", []), getattr(args, "parser", None)
+        )
         result.phases = {**phases, **result.phases}
         for line in [*result.summary_lines(timings=args.timings), *broker_lines]:
             print(line, flush=True)
@@ -137,20 +140,20 @@ def run_import(
         print(f"cykafka import: error: {e}", file=sys.stderr)
         return 1
     except ImportInputError as e:
-        raise UsageError(_with_commands(e, getattr(args, "argv", []))) from None
+        raise UsageError(_with_commands(e, args)) from None
     return result.exit_status
 
 
-def _with_commands(error: Exception, argv: list[str]) -> str:
+def _with_commands(error: Exception, args: argparse.Namespace) -> str:
     """``error``'s text, and when it advises commands (a progress topic whose log the
     broker lost: read the topic, then rerun with --restart), those commands as they run."""
     from ..importer.summary import rerun_with_restart
     from ..importer.txn_sink import ProgressLost
 
-    text = str(error)
+    text, argv = str(error), getattr(args, "argv", [])
     if not isinstance(error, ProgressLost) or not argv:
         return text
-    verify = verify_command(argv)
+    verify = verify_command(argv, getattr(args, "parser", None))
     read = f"read it with `{verify}`, and " if verify else ""
     return f"{text}: {read}rerun with `{rerun_with_restart(['cykafka', *argv])}`"
 
