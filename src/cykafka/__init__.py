@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         all_delivered,
         librdkafka_version,
     )
+    from .cluster.reach import ClusterSeen, ClusterUnreachable
     from .producer import Producer
 
 # PEP 562: the extension and the producer load when first used, so that the CLI, the
@@ -60,6 +61,8 @@ _LAZY = {
     "all_delivered": "._native",
     "librdkafka_version": "._native",
     "Producer": ".producer",
+    "ClusterSeen": ".cluster.reach",
+    "ClusterUnreachable": ".cluster.reach",
 }
 
 
@@ -81,6 +84,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchFuture",
     "BatchReport",
+    "ClusterSeen",
+    "ClusterUnreachable",
     "DeliveryFuture",
     "DeliveryTimeoutError",
     "ErrorCode",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     # The stub's names for what the native batch path takes (private: no runtime twin).
     from ._native import _Headers, _OnBatchDelivery, _Timestamp
+    from .cluster.reach import ClusterSeen
     from .explain import Guarantees
     from .inspector import AccumulatorSnapshot
     from .serialized import Data, Serializer
@@ -257,6 +258,31 @@ class Producer(NativeProducer):
         servers = self._config.get("bootstrap.servers", "?") if hasattr(self, "_config") else "?"
         preset = f" preset={'+'.join(self._preset)}" if getattr(self, "_preset", None) else ""
         return f"<cykafka.Producer {self.name} {servers}{preset} {state}>"
+
+    # -- readiness ----------------------------------------------------------
+
+    def require(self, timeout: float = 6.0) -> ClusterSeen:
+        """Wait at most ``timeout`` seconds (default 6, the CLI's ``--connect-timeout``)
+        for a broker of ``bootstrap.servers`` to answer, with this producer's connection
+        and security settings, and return what the cluster said: a
+        :class:`~cykafka.cluster.reach.ClusterSeen` (``brokers``: node id to
+        ``"host:port"``, ``controller``, ``cluster_id``, ``seconds`` it took).
+
+        Call it before a long load: :meth:`produce` never fails on a cluster that does
+        not answer, its messages wait for ``message.timeout.ms`` (5 minutes by default)
+        and then fail.  When no broker answers in time,
+        :class:`~cykafka.cluster.reach.ClusterUnreachable` (a :class:`ConnectionError`)
+        says so in one line naming the address and what each attempt met (connection
+        refused, name not resolved), or, when the brokers refused this client's TLS or
+        SASL, that the security settings are to check (its ``security`` is True); the
+        same check and the same words as ``cykafka import`` and ``verify``.  The probe
+        uses a client of its own and sends nothing."""
+        from .cluster.reach import require
+
+        bootstrap = self._config.get("bootstrap.servers")
+        if not bootstrap:
+            raise ValueError("require() asks the cluster: the config needs bootstrap.servers")
+        return require(str(bootstrap), self._config, timeout, python=True)
 
     @property
     def keys_partition_count(self) -> str:

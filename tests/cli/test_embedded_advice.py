@@ -99,3 +99,65 @@ def test_the_embedded_brokers_closing_advice_runs_as_printed(tmp_path) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_the_advice_to_run_a_broker_of_ones_own_runs_as_printed(tmp_path) -> None:
+    """ "or run `cykafka broker ...` and pass --bootstrap-servers ADDR": that broker, run as
+    printed, takes the same import with that flag, and holds its rows afterwards."""
+    from support.consume import read_back
+
+    rows = [f"{i},user-{i % 5}" for i in range(500)]
+    f = tmp_path / "rows.csv"
+    f.write_text("id,user\n" + "\n".join(rows) + "\n")
+    argv = ["import", str(f), "-t", "kept", "--no-progress"]
+    first = run_cykafka(*argv, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    said = next(ln for ln in first.stdout.splitlines() if ln.startswith("Embedded broker on"))
+    broker_cmd = said.split("or run `", 1)[1].split("`", 1)[0]
+    flag, address = said.rsplit("pass ", 1)[1].rstrip(".").split()
+    assert flag == "--bootstrap-servers", said
+    assert shlex.split(broker_cmd)[:2] == ["cykafka", "broker"], said
+    port = int(address.rsplit(":", 1)[1])
+    if not _port_free(port):
+        pytest.skip(f"port {port}, the one `cykafka broker` takes by default, is in use here")
+    with subprocess.Popen(
+        cykafka_command(*shlex.split(broker_cmd)[1:]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    ) as broker:
+        try:
+            assert broker.stdout is not None
+            for line in broker.stdout:
+                if line.startswith("Press Ctrl-C to stop."):
+                    break
+            else:
+                raise AssertionError(broker.stderr.read() if broker.stderr else "")
+            again = run_cykafka(*argv, flag, address, timeout=300)
+            assert again.returncode == 0, again.stdout + again.stderr
+            assert "OK: every row was delivered" in again.stdout, again.stdout
+            # The rows are still there once the import has ended: each once.
+            got = read_back(address, "kept", expected=len(rows))
+            values = sorted(r.value for recs in got.values() for r in recs)
+            assert len(values) == len(rows) and len(set(values)) == len(rows), len(values)
+            assert len(got) == 3, sorted(got)  # the partitions the embedded broker had
+        finally:
+            broker.send_signal(signal.SIGINT)
+            try:
+                broker.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                broker.kill()
+                broker.communicate()

@@ -130,3 +130,93 @@ def test_spark_driver_says_it_the_same_way(refused: str) -> None:
 
     with pytest.raises(ClusterUnreachable, match=f"cannot reach the Kafka cluster at {refused}"):
         partition_count({"bootstrap.servers": refused}, "t")
+
+
+# -- Producer.require(): the same check, for a Python caller before a long load --------
+
+
+def test_require_says_an_unreachable_cluster_as_the_cli_does(refused: str, rows: str) -> None:
+    """One ClusterUnreachable, within the timeout, in the CLI's words; only the fix names
+    the Python caller's knobs (the config's property, the timeout argument)."""
+    import time
+
+    import cykafka
+
+    with cykafka.Producer({"bootstrap.servers": refused}) as p:
+        started = time.monotonic()
+        with pytest.raises(cykafka.ClusterUnreachable) as e:
+            p.require(timeout=2)
+        took = time.monotonic() - started
+    assert took < 2 + 3, took  # bounded by the timeout (and a client's start and stop)
+    said = str(e.value)
+    assert e.value.bootstrap == refused and e.value.timeout == 2 and not e.value.security
+    assert said.startswith(
+        f"cannot reach the Kafka cluster at {refused}: no broker answered within 2 s ("
+    ), said
+    assert said.count("Connection refused") == 1, said
+    assert said.endswith(
+        "; check bootstrap.servers, or wait longer with require(timeout=SECONDS)"
+    ), said
+    # The CLI's line for the same address says the same fact, up to its fix.
+    out = run_cykafka(*COMMANDS["verify"](refused, rows), "--connect-timeout", "2", timeout=60)
+    cli = out.stderr.strip().removeprefix("cykafka verify: error: ")
+    fact = said.rsplit("; check ", 1)[0]
+    assert cli.rsplit("; check ", 1)[0].split(" (", 1)[0] == fact.split(" (", 1)[0], cli
+    assert "Connection refused" in cli, cli
+
+
+def test_require_waits_for_the_timeout_given(silent: str) -> None:
+    """A socket that accepts and never answers: require() gives up after the timeout."""
+    import time
+
+    import cykafka
+
+    with cykafka.Producer({"bootstrap.servers": silent}) as p:
+        started = time.monotonic()
+        with pytest.raises(
+            cykafka.ClusterUnreachable,
+            match=f"cannot reach the Kafka cluster at {silent}: no broker answered within 1.5 s",
+        ):
+            p.require(timeout=1.5)
+        assert 1.4 < time.monotonic() - started < 1.5 + 3
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), "5", True])
+def test_require_refuses_a_timeout_that_is_no_wait(refused: str, timeout: object) -> None:
+    import cykafka
+
+    with cykafka.Producer({"bootstrap.servers": refused}) as p:
+        with pytest.raises((ValueError, TypeError), match="connect timeout must be"):
+            p.require(timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_require_needs_bootstrap_servers() -> None:
+    import cykafka
+
+    with cykafka.Producer({}) as p:
+        with pytest.raises(ValueError, match="the config needs bootstrap.servers"):
+            p.require(timeout=1)
+
+
+def test_require_defaults_to_the_clis_connect_timeout() -> None:
+    import inspect
+
+    import cykafka
+    from cykafka.cluster.reach import CONNECT_TIMEOUT_S
+
+    default = inspect.signature(cykafka.Producer.require).parameters["timeout"].default
+    assert default == CONNECT_TIMEOUT_S
+
+
+def test_require_on_apache_kafka_returns_what_the_cluster_said(kafka) -> None:
+    """The session's real Kafka node answers at once: its broker, controller and id."""
+    import cykafka
+
+    bootstrap = kafka.bootstrap_servers
+    with cykafka.Producer({"bootstrap.servers": bootstrap}, preset="ordered") as p:
+        seen = p.require(timeout=10)
+    assert isinstance(seen, cykafka.ClusterSeen) and seen.bootstrap == bootstrap
+    assert seen.seconds < 10, seen
+    assert set(seen.brokers.values()) >= set(bootstrap.split(",")), seen
+    assert seen.controller is None or seen.controller in seen.brokers, seen
+    assert seen.cluster_id, seen

@@ -78,6 +78,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     # What was run, for advice such as "run the same command again".
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    # ... and the parser that read it, for advice that turns it into another command
+    # (the verify of an import's inputs: cli/import_run.py).
+    args.parser = parser
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -13,9 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterUnreachable", "probe_config", "probe_topic", "summarised"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "ClusterSeen",
+    "ClusterUnreachable",
+    "probe_config",
+    "probe_topic",
+    "require",
+    "summarised",
+]
 
 #: Seconds to wait for the cluster's first answer (``--connect-timeout``).
 CONNECT_TIMEOUT_S = 6.0
@@ -24,23 +32,30 @@ CONNECT_TIMEOUT_S = 6.0
 class ClusterUnreachable(ConnectionError):
     """No broker of ``bootstrap`` answered within ``timeout`` seconds; ``reason``: what
     librdkafka reported meanwhile, each error once (connection refused, name not
-    resolved, authentication failed)."""
+    resolved, authentication failed).  The fact is said the same way wherever it is met;
+    the fix names the knobs of the caller: the CLI's flags, or with ``python=True``
+    (:meth:`cykafka.Producer.require`) the config's properties and the timeout argument."""
 
-    def __init__(self, bootstrap: str, timeout: float, reason: str) -> None:
+    def __init__(self, bootstrap: str, timeout: float, reason: str, python: bool = False) -> None:
         self.bootstrap, self.timeout, self.reason = bootstrap, timeout, reason
-        if _SECURITY.search(reason):
+        self.security = bool(_SECURITY.search(reason))
+        if self.security:
             # The brokers answered, and refused this client's TLS or SASL: waiting longer
             # or another address would not help.
             text = (
                 f"cannot connect to the Kafka cluster at {bootstrap}: its brokers refused "
                 f"this client's security settings ({reason}); check the security.protocol, "
-                "ssl.* and sasl.* properties (-X, -F)"
+                "ssl.* and sasl.* properties" + ("" if python else " (-X, -F)")
             )
         else:
+            fix = (
+                "check bootstrap.servers, or wait longer with require(timeout=SECONDS)"
+                if python
+                else "check --bootstrap-servers, or wait longer with --connect-timeout SECONDS"
+            )
             text = (
                 f"cannot reach the Kafka cluster at {bootstrap}: no broker answered within "
-                f"{timeout:g} s ({reason}); check --bootstrap-servers, or wait longer with "
-                "--connect-timeout SECONDS"
+                f"{timeout:g} s ({reason}); {fix}"
             )
         super().__init__(text)
 
@@ -90,6 +105,7 @@ def probe_topic(
     topic: str,
     timeout: float = CONNECT_TIMEOUT_S,
     count_records: bool = False,
+    python: bool = False,
 ) -> tuple[Optional[int], Optional[int]]:
     """``topic``'s partition count (None: no such topic) and, with ``count_records``,
     the records it holds (None: not asked, or not said), from one Metadata request that
@@ -99,7 +115,9 @@ def probe_topic(
     from .._native import KafkaConfigError, KafkaError, topic_probe
     from ..config import redact
 
-    if timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"the connect timeout must be a number of seconds, not {timeout!r}")
+    if not timeout > 0:
         raise ValueError(f"the connect timeout must be > 0 seconds, not {timeout:g}")
     try:
         return topic_probe(probe_config(bootstrap, config), topic, timeout, count_records)
@@ -109,5 +127,63 @@ def probe_topic(
         # librdkafka's "Local: Broker transport failure: <what each attempt met>" (or
         # "Local: Timed out" when nothing refused but nothing answered).
         raise ClusterUnreachable(
-            bootstrap, timeout, redact(summarised(e.message), config)
+            bootstrap, timeout, redact(summarised(e.message), config), python
         ) from None
+
+
+class ClusterSeen(NamedTuple):
+    """What :func:`require` (and :meth:`cykafka.Producer.require`) saw of a cluster that
+    answered."""
+
+    #: The bootstrap servers asked (the config's ``bootstrap.servers``).
+    bootstrap: str
+    #: The brokers the cluster's metadata names: node id to ``"host:port"``.
+    brokers: dict[int, str]
+    #: The node id of the controller the metadata names (None: not said).
+    controller: Optional[int]
+    #: The cluster's id (None: not said).
+    cluster_id: Optional[str]
+    #: Seconds from the first connection attempt to the answer.
+    seconds: float
+
+
+#: A topic name no cluster holds (Kafka refuses names with "!"): the probe's Metadata
+#: request lists every topic and looks this one up, so it creates nothing.
+_NO_TOPIC = "!cykafka-require"
+
+
+def require(
+    bootstrap: str,
+    config: Mapping[str, Any],
+    timeout: float = CONNECT_TIMEOUT_S,
+    python: bool = False,
+) -> ClusterSeen:
+    """Wait up to ``timeout`` seconds for the cluster at ``bootstrap`` to answer, through
+    the same probe as every front door (:func:`probe_topic`, so the same
+    :class:`ClusterUnreachable`), then name the brokers and controller its metadata
+    lists."""
+    import time
+
+    started = time.monotonic()
+    probe_topic(bootstrap, config, _NO_TOPIC, timeout, python=python)
+    seconds = time.monotonic() - started
+    # The probe's own client says only whether a topic exists; the brokers are asked of
+    # confluent-kafka's admin client with the same connection settings, within what is
+    # left of the timeout (the cluster just answered: a failure here is a real one).
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from ..config import redact
+
+    left = max(1.0, timeout - seconds)
+    try:
+        md = AdminClient(probe_config(bootstrap, config)).list_topics(timeout=left)
+    except KafkaException as e:
+        raise ClusterUnreachable(
+            bootstrap, timeout, redact(summarised(str(e.args[0].str())), config), python
+        ) from None
+    brokers = {b.id: f"{b.host}:{b.port}" for b in md.brokers.values()}
+    controller = md.controller_id if md.controller_id >= 0 else None
+    return ClusterSeen(
+        bootstrap, dict(sorted(brokers.items())), controller, md.cluster_id or None, seconds
+    )

@@ -84,6 +84,11 @@ def prefetch(
             except queue.Empty:
                 continue
             if item is end:
+                # A stop signal that came while the last wait was on (Ctrl-C at a
+                # terminal also ends the program writing a piped input: its end follows
+                # at once) is a stop, not the end of the input.
+                if ctrl_c is not None:
+                    ctrl_c.check()
                 return
             if isinstance(item, tuple) and item and item[0] is end:
                 raise item[1]

@@ -18,7 +18,7 @@ from .bar import PlainBar, RichBar, isatty
 from .deadletter import DeadLetter
 from .signals import StopSignals
 from .sink import Sink
-from .summary import SHOW_PROBLEMS, ImportResult, plural
+from .summary import SHOW_PROBLEMS, STANDALONE_BOOTSTRAP, ImportResult, plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -104,7 +104,15 @@ def import_files(
             run.close()  # the producer closed or drained, the dead letters written
         result = run.result
         result.embedded_broker = broker is not None
-        lines = _broker_lines(broker, keep_broker) if broker and not result.interrupted else []
+        if broker is not None and not result.topic_partitions:
+            # The embedded broker's topic, as this run made it: what a broker of one's own
+            # is advised to be given (ImportResult.broker_command).
+            result.topic_partitions = job.topic_partitions or 0
+        lines = (
+            _broker_lines(broker, keep_broker, result.broker_command())
+            if broker and not result.interrupted
+            else []
+        )
         if on_result is not None:
             on_result(result, lines)  # while an embedded broker still runs
         if broker is not None and keep_broker and not result.interrupted:
@@ -169,16 +177,19 @@ def _check_topic(job: ImportJob, say: Callable[[str], None]) -> ImportJob:
     return on
 
 
-def _broker_lines(broker: LocalBroker, keep: bool) -> list[str]:
+def _broker_lines(broker: LocalBroker, keep: bool, broker_command: str) -> list[str]:
     bootstrap = broker.bootstrap_servers
     if keep:
         return [
             f"Embedded broker still running: bootstrap.servers={bootstrap} (pid {broker.pid}). "
             "Press Ctrl-C to stop it."
         ]
+    # The broker of one's own is given the topic: an import into a cluster creates none
+    # unless told to, and a bare `cykafka broker` left the next run refused.
     return [
         f"Embedded broker on {bootstrap} stopped (its data was in memory); use --keep-broker "
-        "to read the topic afterwards, or run `cykafka broker` and pass --bootstrap-servers."
+        f"to read the topic afterwards, or run `{broker_command}` and pass "
+        f"--bootstrap-servers {STANDALONE_BOOTSTRAP}."
     ]
 
 
@@ -350,10 +361,12 @@ class _Run:
                 result.interrupted = True
             except ImportInputError as e:
                 from .resume_state import ResumeRefused
+                from .txn_sink import ProgressLost
 
                 if isinstance(e, ResumeRefused):
                     raise
                 result.fatal = str(e)
+                result.progress_lost = isinstance(e, ProgressLost)
             except Exception as e:  # a fatal producer error: report what happened so far
                 if signals.requested.is_set():
                     result.interrupted = True  # the producer was closed after the signal

@@ -20,6 +20,24 @@ def plural(n: int, word: str) -> str:
 # The first N problems are listed on the terminal (all are in the dead-letter file).
 SHOW_PROBLEMS = 10
 
+#: Where ``cykafka broker`` listens unless told otherwise (its --host and --port).
+STANDALONE_BOOTSTRAP = "127.0.0.1:9092"
+
+
+def rerun_with_restart(command: list[str]) -> str:
+    """``command`` (``cykafka import ... --exactly-once``) with ``--restart`` in place of
+    its own ``--resume``/``--restart``: the import done again from the first row."""
+    again, i = [], 0
+    while i < len(command):
+        if command[i] == "--resume":
+            i += 2
+            continue
+        if command[i] != "--restart" and not command[i].startswith("--resume="):
+            again.append(command[i])
+        i += 1
+    return shlex.join([*again, "--restart"])
+
+
 #: The phases of :attr:`ImportResult.phases`, as ``--timings`` names them.  Reading runs
 #: in a thread of its own, beside handing over: "waiting for input" is only the time
 #: the producer side had nothing to send.
@@ -71,6 +89,12 @@ class ImportResult:
     #: The command line that ran this import, when a command did (``cykafka import``):
     #: the summary then prints the command that finishes an import that stopped.
     command: Optional[list[str]] = None
+    #: ... and the ``cykafka verify`` of the same inputs, topic and cluster, which the
+    #: advice for unknown rows prints.
+    verify_command: Optional[str] = None
+    #: An ``--exactly-once`` import stopped because the broker lost its progress log: the
+    #: summary prints the verify to read the topic and the rerun with --restart.
+    progress_lost: bool = False
     #: The import ran into an embedded broker, started for it and stopped after it: what
     #: it delivered was in that broker's memory, and is gone.
     embedded_broker: bool = False
@@ -158,7 +182,12 @@ class ImportResult:
             return out
         n = self.settled_rows
         if n == 0:
-            return ["  to finish   nothing was handed over: run the same command again"]
+            # Printed, as every other advice's command is: "the same command" is not
+            # something to run as printed.
+            out = ["  to finish   nothing was handed over: run the same command again"]
+            if self.command:
+                out.append(f"                {shlex.join(self.command)}")
+            return out
         shown = self.problem_count <= SHOW_PROBLEMS
         where = (
             f"in {self.dead_letter}"
@@ -183,7 +212,14 @@ class ImportResult:
                 f"              and send again the {self.not_sent:,} {plural(self.not_sent, 'row')} "
                 f"not sent ({where});"
             )
-        if self.unknown:
+        if self.unknown and self.verify_command:
+            out.append(
+                f"              the {self.unknown:,} unknown {plural(self.unknown, 'row')} "
+                f"({where}) may be in the topic: check them first, with what the topic holds "
+                "against the input:"
+            )
+            out.append(f"                {self.verify_command}")
+        elif self.unknown:
             out.append(
                 f"              the {self.unknown:,} unknown {plural(self.unknown, 'row')} "
                 f"({where}) may be in the topic: check them first (cykafka verify)."
@@ -213,10 +249,19 @@ class ImportResult:
             out.append(f"                {shlex.join(self.command)}")
         out.append(
             "              (add --keep-broker to read the topic afterwards; to keep what an "
-            "import delivered across stops, run `cykafka broker` in another terminal and "
-            "pass --bootstrap-servers 127.0.0.1:9092)"
+            f"import delivered across stops, run `{self.broker_command()}` in another "
+            f"terminal and pass --bootstrap-servers {STANDALONE_BOOTSTRAP})"
         )
         return out
+
+    def broker_command(self) -> str:
+        """The ``cykafka broker`` that keeps this import's topic across runs, as a person
+        runs it in another terminal: with the topic, as the embedded broker had it (an
+        import into a cluster creates no topic unless told to)."""
+        cmd = ["cykafka", "broker", "--topic", self.topic]
+        if self.topic_partitions > 1:
+            cmd += ["--partitions", str(self.topic_partitions)]
+        return shlex.join(cmd)
 
     def _how_to_redo(self) -> list[str]:
         """After the topic was lost: the rows it held are gone, so the import is done
@@ -364,6 +409,14 @@ class ImportResult:
             out.append(f"  note        {p.describe()}")
         if self.fatal:
             out.append(f"  stopped     {self.fatal}")
+        if self.progress_lost and self.command:
+            if self.verify_command:
+                out.append("  to finish   read the topic first:")
+                out.append(f"                {self.verify_command}")
+                out.append("              if its rows are gone, import everything again:")
+            else:
+                out.append("  to finish   if the topic's rows are gone, import everything again:")
+            out.append(f"                {rerun_with_restart(self.command)}")
         if self.topic_lost:
             out.extend(self._how_to_redo())
         if self.interrupted:

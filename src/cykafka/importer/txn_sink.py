@@ -207,7 +207,12 @@ class TransactionalSink:
         if pos is not None:
             fp.row, fp.offset, fp.line = pos.row, pos.offset, pos.line
             fp.row_group, fp.group_row = pos.row_group, pos.group_row
-            fp.before = block_digest(fp.identity.path, pos.offset) if pos.offset else None
+            # Standard input has no file to read the block before the position from
+            # (nor a fingerprint: it is read from its first row, never resumed).
+            on_file = bool(fp.identity.fingerprint)
+            fp.before = (
+                block_digest(fp.identity.path, pos.offset) if pos.offset and on_file else None
+            )
         fp.done = done
         new.rows += self.open_rows
         new.done = all(f.done for f in new.files)
