@@ -33,6 +33,28 @@ MAX_PENDING = 32
 MAX_PENDING_ROWS = 1 << 19
 
 
+#: Refusals that say this principal lost a right it needs for every row that follows
+#: (an ACL deleted mid-run): the import stops at the first instead of sending the rest
+#: to the same refusal, row by row, into the dead letters.
+RIGHTS_REFUSED = frozenset(
+    {
+        "TOPIC_AUTHORIZATION_FAILED",
+        "CLUSTER_AUTHORIZATION_FAILED",
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    }
+)
+
+
+def _last_delivered(n: int, failed: list[int]) -> int:
+    """The highest index of ``n`` rows not among ``failed`` (ascending); -1: none."""
+    j = n - 1
+    for k in reversed(failed):
+        if k != j:
+            break
+        j -= 1
+    return j
+
+
 def _error_text(exc: BaseException) -> str:
     return f"{getattr(exc, 'name', type(exc).__name__)}: {getattr(exc, 'message', str(exc))}"
 
@@ -67,6 +89,19 @@ class Sink:
         #: than message.timeout.ms left stuck (an idempotent producer whose epoch bump
         #: the broker refuses never sends again).
         self.on_timed_out: Optional[Callable[[], None]] = None
+        #: Called once with the first refusal of a right (:data:`RIGHTS_REFUSED`).
+        self.on_right_refused: Optional[Callable[[BaseException], None]] = None
+        #: The rows of the inputs before the chunk being sent (set by the loop): with a
+        #: row's number in its file, its place in the whole input.
+        self.rows_before = 0
+        self._bases: dict[int, int] = {}  # id(chunk) -> rows_before when it was sent
+        #: Over every settled row, in the whole input's numbering: the last delivered and
+        #: the first not delivered (rows before it: a --skip-rows that re-reads it), and
+        #: whether any was unknown.  When every failure comes after every delivery, the
+        #: import can be finished by re-reading from the first failure on.
+        self.last_delivered_row = 0
+        self.first_failed_before: Optional[int] = None
+        self.any_unknown = False
         self._sent = 0  # batches handed to produce_batch ...
         self._settled = 0  # ... and settled, in the same order
         self._current_from = 0  # the first batch sent through the current producer
@@ -75,6 +110,7 @@ class Sink:
         parts = chunk.partitions
         if partition is not None and parts is None:
             parts = [partition] * len(chunk)
+        self._bases[id(chunk)] = self.rows_before
         headers = chunk.headers
         if self.static_headers:
             extra = self.static_headers
@@ -142,12 +178,19 @@ class Sink:
         for p, hi in rep.last_offsets.items():
             if p not in r.last_offsets or hi > r.last_offsets[p]:
                 r.last_offsets[p] = hi
+        base = self._bases.pop(id(chunk), 0)
+        failed: list[int] = []
+        refused_right: Optional[BaseException] = None
         for index, exc in rep.errors:
+            failed.append(index)
             fate = fate_of(exc)
             if fate == NOT_SENT:
                 r.not_sent += 1
             else:
                 r.unknown += 1
+                self.any_unknown = True
+            if refused_right is None and getattr(exc, "name", "") in RIGHTS_REFUSED:
+                refused_right = exc
             pos = chunk.position(index)
             self.report(
                 Problem(
@@ -162,6 +205,9 @@ class Sink:
                     fate=fate,
                 )
             )
+        self._note_rows(chunk, base, failed)
+        if refused_right is not None and self.on_right_refused is not None:
+            self.on_right_refused(refused_right)
         if self.on_delivered is not None:
             self.on_delivered(chunk, rep)
         if (
@@ -172,11 +218,32 @@ class Sink:
             self._current_from = self._sent  # what is queued now went to the old one
             self.on_timed_out()
 
+    def _note_rows(self, chunk: Chunk, base: int, failed: list[int]) -> None:
+        """Where this chunk's delivered and failed rows sit in the whole input."""
+        last = _last_delivered(len(chunk), failed)
+        if last >= 0:
+            self.last_delivered_row = max(self.last_delivered_row, base + chunk.row_of(last))
+        if failed:
+            before = base + chunk.row_of(failed[0]) - 1
+            if self.first_failed_before is None or before < self.first_failed_before:
+                self.first_failed_before = before
+
+    def clean_cut(self) -> Optional[int]:
+        """The rows of the input before the first row not delivered, when every row
+        after them is not sent (none unknown) or not read: a rerun that skips exactly
+        these sends every other row once.  None when a delivered row comes after a
+        failed one, or a failed row may be in the topic."""
+        at = self.first_failed_before
+        if at is None or self.any_unknown or self.unsent is not None:
+            return None
+        return at if self.last_delivered_row <= at else None
+
     def _unconfirmed(self, chunk: Chunk, reason: str) -> None:
         """Rows handed over whose report cannot be had: each goes to the problems (and
         the dead-letter file) as "unknown".  Some may be in the topic."""
         keys, values = chunk.items(chunk.keys), chunk.items(chunk.values)
         self.result.unknown += len(chunk)
+        self.any_unknown = True
         for i in range(len(chunk)):
             self.report(
                 chunk.problem(
