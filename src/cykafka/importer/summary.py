@@ -109,6 +109,12 @@ class ImportResult:
     #: The largest broker throttle per response (a client quota) in the run's last
     #: minute; 0: none.
     throttle_max_ms: float = 0.0
+    #: Rows librdkafka failed only because the broker refused another record of their
+    #: batch one by one (INVALID_RECORD, INVALID_TIMESTAMP), sent again (counted in their
+    #: fates as any row) ...
+    resent: int = 0
+    #: ... and of them, at most these were written after a later row of their partition.
+    resent_out_of_order: int = 0
     topic_lost: bool = False
     #: The brokers stopped letting this principal write mid-run (an ACL deleted, its
     #: password changed): the import stopped at the first refusal, named in ``fatal``.
@@ -384,6 +390,17 @@ class ImportResult:
         for line in self.exactly_once:
             out.append(f"  exactly-once {line}")
         out.extend(self._partition_lines())
+        if self.resent:
+            line = (
+                f"  re-sent     {self.resent:,} {plural(self.resent, 'row')} librdkafka failed "
+                "with a record the broker refused one by one (their batch was not written)"
+            )
+            if self.resent_out_of_order:
+                line += (
+                    f"; {self.resent_out_of_order:,} of them reached the topic after later rows "
+                    "of their partition: per-partition order does not hold for those"
+                )
+            out.append(line)
         if self.throttle_max_ms:
             out.append(
                 f"  throttled   by the broker up to {self.throttle_max_ms:,.0f} ms per response "
