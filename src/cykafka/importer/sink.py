@@ -56,11 +56,10 @@ MAX_RESENDS = 3
 
 @dataclass
 class _Resent:
-    """A chunk of re-sent batch-mates: its attempt, the batch it was refused with (its
-    sequence), and per partition the lowest offset written since by a later row."""
+    """A chunk of re-sent batch-mates: its attempt, and per partition the lowest offset
+    written since they were refused by a row later in the input."""
 
     attempt: int
-    after: int
     later_min: dict[int, int] = field(default_factory=dict)
 
 
@@ -242,7 +241,7 @@ class Sink:
             if refused_right is None and getattr(exc, "name", "") in RIGHTS_REFUSED:
                 refused_right = exc
             self._failed(chunk, index, exc)
-        if mates and not self._resend(chunk, mates, base, partition, seq, rep, again):
+        if mates and not self._resend(chunk, mates, base, partition, rep, again):
             for index, mate in mates:
                 failed.append(index)
                 self._failed(chunk, index, mate)
@@ -290,7 +289,6 @@ class Sink:
         mates: list[tuple[int, BaseException]],
         base: int,
         partition: Optional[int],
-        seq: int,
         rep: BatchReport,
         again: Optional[_Resent],
     ) -> bool:
@@ -329,7 +327,7 @@ class Sink:
             for p, lo in again.later_min.items():
                 later[p] = min(lo, later.get(p, lo))
         self._resent[id(part)] = _Resent(
-            attempt=1 if again is None else again.attempt + 1, after=seq, later_min=later
+            attempt=1 if again is None else again.attempt + 1, later_min=later
         )
         self._bases[id(part)] = (base, None)
         self.pending.append((fut, part))
