@@ -29,8 +29,10 @@ __all__ = [
     "new_topic",
     "no_secret",
     "records",
+    "revoke",
     "sasl",
     "secure_cluster",
+    "set_password",
     "transactional_writer",
     "user",
     "writer",
@@ -90,8 +92,8 @@ def make_certs(d: Path) -> Certs:
     )
 
 
-def secure_cluster(certs: Certs) -> KafkaCluster:
-    """The node described above (not started)."""
+def secure_cluster(certs: Certs, **broker_config: Any) -> KafkaCluster:
+    """The node described above (not started), with more ``server.properties``."""
     listeners = (
         Listener("PLAINTEXT"),
         Listener("SSL", "SSL"),
@@ -99,7 +101,9 @@ def secure_cluster(certs: Certs) -> KafkaCluster:
         Listener("SASL_SSL", "SASL_SSL"),
     )
     security = Security(certificate=certs.server[0], key=certs.server[1], ca=certs.ca, acls=True)
-    return KafkaCluster(nodes=1, listeners=listeners, security=security)
+    return KafkaCluster(
+        nodes=1, listeners=listeners, security=security, broker_config=broker_config
+    )
 
 
 @dataclass
@@ -153,3 +157,39 @@ def transactional_writer(cluster: KafkaCluster) -> tuple[str, str, User]:
     cluster.create_topic(progress, config={"cleanup.policy": "compact"})
     cluster.allow(u.principal, "TOPIC", progress, ["WRITE", "READ", "DESCRIBE_CONFIGS"])
     return topic, progress, u
+
+
+def revoke(cluster: KafkaCluster, principal: str, topic: str, timeout: float = 30.0) -> None:
+    """Delete every ACL of ``principal`` on ``topic`` with AdminClient ``delete_acls``, as
+    an operator would, and wait until the broker's authorizer no longer lists one."""
+    from confluent_kafka.admin import (
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    flt = AclBindingFilter(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        principal,
+        "*",
+        AclOperation.ANY,
+        AclPermissionType.ANY,
+    )
+    for f in cluster.admin.delete_acls([flt], request_timeout=timeout).values():
+        f.result(timeout=timeout)
+    cluster.wait_for(
+        lambda: not cluster.admin.describe_acls(flt, request_timeout=5).result(timeout=5),
+        timeout,
+        f"the ACLs of {principal} on {topic} to be gone",
+    )
+
+
+def set_password(cluster: KafkaCluster, u: User, password: str) -> None:
+    """Rotate ``u``'s SCRAM credentials to ``password`` (AdminClient
+    ``alter_user_scram_credentials``): ``u.password`` is the new one."""
+    cluster.add_scram_user(u.name, password)
+    u.password = password

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["DELIVERED", "NOT_SENT", "UNKNOWN", "fate_of"]
+__all__ = ["DELIVERED", "NOT_SENT", "UNKNOWN", "fate_of", "is_batch_mate"]
 
 DELIVERED = "delivered"
 NOT_SENT = "not sent"
@@ -50,6 +50,10 @@ _BROKER_NOT_WRITTEN = frozenset(
         "CORRUPT_MESSAGE",
         "INVALID_RECORD",
         "INVALID_TIMESTAMP",
+        # librdkafka's code for a record of a batch the broker refused for another
+        # record's sake: "an invalid record in the same batch caused the failure of this
+        # message too" (the batch was not appended).
+        "_INVALID_DIFFERENT_RECORD",
         "INVALID_REQUIRED_ACKS",
         "RECORD_LIST_TOO_LARGE",
         "NOT_ENOUGH_REPLICAS",
@@ -76,6 +80,19 @@ _BROKER_NOT_WRITTEN = frozenset(
 #: The prefix cykafka's batch path gives the messages after the one where a batch
 #: stopped (Ctrl-C, close, max.block.ms): they were never handed to librdkafka.
 _NOT_QUEUED = "not queued:"
+
+
+#: How cykafka's delivery error (ext/errors.pxi, ``_record_refusal``) tells a record that
+#: librdkafka failed only because the broker refused another record of its batch one by
+#: one (INVALID_RECORD, INVALID_TIMESTAMP: ProduceResponse ``record_errors``, KIP-467)
+#: from the refused record itself.  Kafka says the batch was not appended: sending such a
+#: record again duplicates nothing.
+_BATCH_MATE = "this record itself was not refused: send it again"
+
+
+def is_batch_mate(exc: Optional[BaseException]) -> bool:
+    """Whether ``exc`` failed a record for a batch-mate's sake, not its own."""
+    return exc is not None and str(getattr(exc, "message", "")).endswith(_BATCH_MATE)
 
 
 def fate_of(exc: Optional[BaseException]) -> str:

@@ -120,6 +120,7 @@ def _send_chunk(
         result.read_to = part.end  # these rows get a fate now
         result.settled_rows = rows_before + _rows_to(part.end)
         sent_t = time.monotonic()
+        sink.rows_before = rows_before
         sink.send(part, job.partition)
         took += time.monotonic() - sent_t
     return took

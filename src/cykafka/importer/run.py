@@ -17,7 +17,7 @@ from ..inputs.model import ImportInputError, Problem
 from .bar import PlainBar, RichBar, isatty
 from .deadletter import DeadLetter
 from .signals import StopSignals
-from .sink import Sink
+from .sink import RIGHTS_REFUSED, Sink
 from .summary import SHOW_PROBLEMS, STANDALONE_BOOTSTRAP, ImportResult, plural
 
 if TYPE_CHECKING:
@@ -268,12 +268,15 @@ class _Run:
         #: Why the topic is no longer the one the import started writing to (deleted,
         #: or deleted and made again), from the :class:`~.topic_watch.TopicWatch`.
         self.topic_lost: Optional[str] = None
+        #: Why the brokers no longer let this principal write (an ACL deleted, its
+        #: password changed): the first refusal stops the import.
+        self.rights_lost: Optional[str] = None
 
     def new_producer(self) -> Producer:
         """A producer of the job's one resolution: the only place an import makes one."""
         from ..producer import Producer
 
-        made = Producer(self.job.resolved)
+        made = Producer(self.job.resolved, on_error=self._client_error)
         self.bar.watch(made)  # its broker throttle (a client quota) shows on the bar
         return made
 
@@ -290,6 +293,7 @@ class _Run:
         plain.static_headers = list(job.static_headers)
         if self.owns or replace_stuck:
             plain.on_timed_out = self.replace_producer
+        plain.on_right_refused = self._right_refused
         return plain
 
     def start(self, progress: Optional[bool], inspect: bool, console: Optional[Console]) -> None:
@@ -410,6 +414,42 @@ class _Run:
         except Exception:  # closed already: its rows have their fates
             pass
 
+    def _client_error(self, exc: Exception) -> None:
+        """The producer's client-level errors (its event thread: kept short).  The
+        brokers refusing this principal's credentials mid-run (its SCRAM password
+        changed) is met when a connection logs in again: KIP-368 re-authentication, or
+        any reconnect.  librdkafka keeps the rows queued and logs in again and again,
+        each attempt refused, until message.timeout.ms (300 s): stop at the first."""
+        name = getattr(exc, "name", "")
+        if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
+            from .._native import principal
+
+            conf = self.job.config
+            mech = conf.get("sasl.mechanisms") or conf.get("sasl.mechanism") or "SASL"
+            self._rights_gone(
+                f"the brokers refused {principal(dict(conf))}'s {mech} credentials during "
+                f"the import (its password was changed or removed after the import logged "
+                f"in): {getattr(exc, 'message', exc)}"
+            )
+        elif name in RIGHTS_REFUSED and getattr(exc, "fatal", False):
+            self._right_refused(exc)
+
+    def _right_refused(self, exc: BaseException) -> None:
+        """A delivery refused for a right the import had when it started (its WRITE ACL
+        deleted): every row after it would be refused too."""
+        text = f"{getattr(exc, 'name', type(exc).__name__)}: {getattr(exc, 'message', exc)}"
+        self._rights_gone(f"the brokers refused a right this import started with ({text})")
+
+    def _rights_gone(self, why: str) -> None:
+        """Stop reading at the next safe point.  Not purged at once, unlike a lost
+        topic: what the producer holds comes back refused (not sent) within moments,
+        and the settling waits INTERRUPT_WAIT_S for it before purging what is left."""
+        if self.rights_lost is not None:
+            return
+        self.rights_lost = why
+        print(f"cykafka import: {why}: stopping", file=self.log, flush=True)
+        self.signals.requested.set()
+
     def _loop(self, t0: float) -> bool:
         """Whether every row was read and handed over."""
         job, result = self.job, self.result
@@ -460,6 +500,11 @@ class _Run:
         result.phases["final_flush"] = time.monotonic() - flush_t
         if self.topic_lost is not None:
             self._topic_lost(self.topic_lost)
+        elif self.rights_lost is not None and self.sink is not None:
+            result.interrupted = False  # not a signal: the cause is named instead
+            result.fatal = self.rights_lost
+            result.rights_lost = True
+            result.resume_at = self.sink.clean_cut()
 
     def _topic_lost(self, why: str) -> None:
         """The rows the lost topic acknowledged are not in the topic now: never

@@ -12,6 +12,12 @@ from ..inputs.model import Problem, SourcePosition
 __all__ = ["ImportResult", "plural"]
 
 
+def _next_name(path: str) -> str:
+    """``dead.jsonl`` -> ``dead.rest.jsonl``: the next run's dead-letter file."""
+    root, ext = os.path.splitext(path)
+    return f"{root}.rest{ext}"
+
+
 def plural(n: int, word: str) -> str:
     """``word`` for one, ``word + "s"`` for any other count."""
     return word if n == 1 else word + "s"
@@ -127,7 +133,20 @@ class ImportResult:
     #: The largest broker throttle per response (a client quota) in the run's last
     #: minute; 0: none.
     throttle_max_ms: float = 0.0
+    #: Rows librdkafka failed only because the broker refused another record of their
+    #: batch one by one (INVALID_RECORD, INVALID_TIMESTAMP), sent again (counted in their
+    #: fates as any row) ...
+    resent: int = 0
+    #: ... and of them, at most these were written after a later row of their partition.
+    resent_out_of_order: int = 0
     topic_lost: bool = False
+    #: The brokers stopped letting this principal write mid-run (an ACL deleted, its
+    #: password changed): the import stopped at the first refusal, named in ``fatal``.
+    rights_lost: bool = False
+    #: The rows of the input before the first one not delivered, when every row after
+    #: them is not sent or unread (none delivered, none unknown): ``--skip-rows`` with
+    #: this number finishes the import, sending each remaining row once.
+    resume_at: Optional[int] = None
     topic_made_again: bool = False
     topic_partitions: int = 0
     lost_with_topic: int = 0
@@ -179,6 +198,17 @@ class ImportResult:
             ]
             if self.command:
                 out.append(f"                {shlex.join(self.command)}")
+            return out
+        if self.resume_at is not None:
+            n = self.resume_at
+            failed = self.not_sent
+            out = [
+                f"  to finish   import the rest, after the first {n:,} {plural(n, 'row')} of the "
+                f"input, all delivered: every row after them was not sent ({failed:,}"
+                f"{', in ' + self.dead_letter if self.dead_letter and failed else ''}) or not "
+                "read, so this sends each once:",
+                f"                {self.finish_command(n)}",
+            ]
             return out
         n = self.settled_rows
         if n == 0:
@@ -323,17 +353,23 @@ class ImportResult:
                 )
         return out
 
-    def finish_command(self) -> str:
-        """The command that imports the rows after :attr:`settled_rows`: this run's
-        command with ``--skip-rows`` (``ImportJob.build(..., skip_rows=)`` without a
-        command)."""
-        n = self.settled_rows
+    def finish_command(self, rows: Optional[int] = None) -> str:
+        """The command that imports the rows after ``rows`` (default
+        :attr:`settled_rows`): this run's command with ``--skip-rows``
+        (``ImportJob.build(..., skip_rows=)`` without a command).  A dead-letter file
+        this run wrote rows to is never overwritten (:mod:`.deadletter`): the command
+        names another beside it."""
+        n = self.settled_rows if rows is None else rows
         if not self.command:
             return f"ImportJob.build(..., skip_rows={n})"
         cmd, i = [], 0
         while i < len(self.command):
             arg = self.command[i]
             if arg == "--skip-rows":
+                i += 2
+                continue
+            if arg == "--dead-letter" and i + 1 < len(self.command) and self.problem_count:
+                cmd += [arg, _next_name(self.command[i + 1])]
                 i += 2
                 continue
             if not arg.startswith("--skip-rows="):
@@ -399,6 +435,17 @@ class ImportResult:
         for line in self.exactly_once:
             out.append(f"  exactly-once {line}")
         out.extend(self._partition_lines())
+        if self.resent:
+            line = (
+                f"  re-sent     {self.resent:,} {plural(self.resent, 'row')} librdkafka failed "
+                "with a record the broker refused one by one (their batch was not written)"
+            )
+            if self.resent_out_of_order:
+                line += (
+                    f"; {self.resent_out_of_order:,} of them reached the topic after later rows "
+                    "of their partition: per-partition order does not hold for those"
+                )
+            out.append(line)
         if self.throttle_max_ms:
             out.append(
                 f"  throttled   by the broker up to {self.throttle_max_ms:,.0f} ms per response "
@@ -419,6 +466,12 @@ class ImportResult:
             out.append(f"                {rerun_with_restart(self.command)}")
         if self.topic_lost:
             out.extend(self._how_to_redo())
+        elif self.rights_lost:
+            out.append(
+                "  rights      once the right is given back (an ACL, the password in the "
+                "client's settings), finish the import:"
+            )
+            out.extend(self._how_to_finish())
         if self.interrupted:
             from .signals import signal_name
 
