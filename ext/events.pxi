@@ -36,6 +36,11 @@ cdef _produce_errstr_fn _find_produce_errstr() noexcept:
 cdef _produce_errstr_fn _produce_errstr = _find_produce_errstr()
 
 
+#: What a purged message's error says when librdkafka had sent it before
+#: (cykafka.importer.fates reads it: such a row is unknown, not "not sent").
+_SENT_BEFORE = "it was sent before and never acknowledged: it may be in the topic"
+
+
 cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     """The text of a failed delivery report: librdkafka's per-message reason, else
     the description of its code.  Never rd_kafka_message_errstr(), which "MUST NOT
@@ -55,6 +60,14 @@ cdef str _dr_errstr(_Core core, const rd_kafka_message_t *m):
     elif core.purge_reason is not None and m.err in (RD_KAFKA_RESP_ERR__PURGE_QUEUE,
                                                      RD_KAFKA_RESP_ERR__PURGE_INFLIGHT):
         text = f"{text}: {core.purge_reason}"
+    if (m.err == RD_KAFKA_RESP_ERR__PURGE_QUEUE
+            and rd_kafka_message_status(m) != RD_KAFKA_MSG_STATUS_NOT_PERSISTED):
+        # Purged from the queue, but after a request that carried it got no answer
+        # (socket.timeout.ms) and it waited there for its retry: rdkafka.h, "Message
+        # was transmitted to broker, but no acknowledgement was received ...
+        # RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED".  The broker may append that request
+        # yet: unlike the rest of _PURGE_QUEUE, this one is not safe to send again.
+        text = f"{text}; {_SENT_BEFORE}"
     note = (_authz_note(core, m.err, topic)
             or _size_note(core, m.err, topic, m.len + m.key_len))
     return f"{text}: {note}" if note else text

@@ -105,6 +105,12 @@ cdef extern from "librdkafka/rdkafka.h" nogil:
     const char *rd_kafka_version_str()
     int rd_kafka_version()
     const char *rd_kafka_err2str(rd_kafka_resp_err_t err)
+
+    ctypedef enum rd_kafka_msg_status_t:
+        RD_KAFKA_MSG_STATUS_NOT_PERSISTED
+        RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED
+        RD_KAFKA_MSG_STATUS_PERSISTED
+    rd_kafka_msg_status_t rd_kafka_message_status(const rd_kafka_message_t *rkmessage)
     const char *rd_kafka_err2name(rd_kafka_resp_err_t err)
     rd_kafka_resp_err_t rd_kafka_last_error()
     void rd_kafka_get_err_descs(const rd_kafka_err_desc **errdescs, size_t *cntp)

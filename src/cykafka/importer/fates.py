@@ -3,7 +3,9 @@
 - **delivered**: the broker acknowledged it (a delivery report without error).
 - **not sent**: provably not in the topic, so sending it again duplicates nothing:
   never handed to the network (refused by ``produce``, stopped before it was queued,
-  or purged while still queued: librdkafka's ``RD_KAFKA_MSG_STATUS_NOT_PERSISTED``),
+  or purged while still queued and never sent: librdkafka's
+  ``RD_KAFKA_MSG_STATUS_NOT_PERSISTED``; one purged from the queue after a request that
+  carried it got no answer is unknown),
   or refused by the broker with an error that says it was not written.
 - **unknown**: handed over, and no acknowledgement came: it may be in the topic
   (``RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED``).  Sending it again may duplicate it.
@@ -81,6 +83,11 @@ _BROKER_NOT_WRITTEN = frozenset(
 #: stopped (Ctrl-C, close, max.block.ms): they were never handed to librdkafka.
 _NOT_QUEUED = "not queued:"
 
+#: How cykafka's delivery error (ext/events.pxi, ``_SENT_BEFORE``) tells a message purged
+#: from the queue after a request that carried it got no answer (librdkafka's
+#: ``RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED``): the broker may still append it.
+_SENT_BEFORE = "it was sent before and never acknowledged: it may be in the topic"
+
 
 #: How cykafka's delivery error (ext/errors.pxi, ``_record_refusal``) tells a record that
 #: librdkafka failed only because the broker refused another record of its batch one by
@@ -101,6 +108,8 @@ def fate_of(exc: Optional[BaseException]) -> str:
     if exc is None:
         return UNKNOWN
     name = getattr(exc, "name", None)
+    if _SENT_BEFORE in str(getattr(exc, "message", "")):
+        return UNKNOWN
     if name in _LOCAL_NOT_SENT or name in _BROKER_NOT_WRITTEN:
         return NOT_SENT
     if str(getattr(exc, "message", "")).startswith(_NOT_QUEUED):
