@@ -126,9 +126,14 @@ def test_cancelled_while_waiting_queues_none_of_the_rest(kafka: KafkaCluster) ->
     assert _values(kafka, name, len(want)) == want
 
 
-def test_max_block_ms_bounds_the_batch_without_blocking_the_loop(kafka: KafkaCluster) -> None:
-    name = kafka.create_topic("abatch-max-block", partitions=1)
+@pytest.mark.parametrize("with_headers", [False, True], ids=["plain", "headers"])
+def test_max_block_ms_bounds_the_batch_without_blocking_the_loop(
+    kafka: KafkaCluster, with_headers: bool
+) -> None:
+    name = kafka.create_topic(f"abatch-max-block-{with_headers}", partitions=1)
     values = _payloads("m")
+    # Headers take the one-call-per-message hand-over; those never queued are freed.
+    headers = [[("n", b"%d" % i)] for i in range(N)] if with_headers else None
 
     async def main() -> tuple[_Ticker, Any, str]:
         async with cykafka.Producer(_conf(kafka, **{"max.block.ms": 300})) as p:
@@ -136,7 +141,7 @@ def test_max_block_ms_bounds_the_batch_without_blocking_the_loop(kafka: KafkaClu
             async with _Ticker(p) as ticker:
                 with _frozen(kafka, None):
                     with pytest.raises(cykafka.QueueFullError) as raised:
-                        await p.aproduce_batch(name, values)
+                        await p.aproduce_batch(name, values, headers=headers)
             report = await raised.value.batch  # type: ignore[attr-defined]
             return ticker, report, str(raised.value)
 
@@ -145,8 +150,10 @@ def test_max_block_ms_bounds_the_batch_without_blocking_the_loop(kafka: KafkaClu
     assert ticker.worst < MAX_GAP_S, f"the loop stalled {ticker.worst * 1000:.0f} ms"
     assert QUEUE <= report.delivered < N and report.delivered + report.failed == N
     assert all(e.name == "_QUEUE_FULL" for _, e in report.errors)
-    want = [b"warm"] + values[: report.delivered]
-    assert _values(kafka, name, len(want)) == want
+    got = read_back(kafka.bootstrap_servers, name, expected=report.delivered + 1)[0]
+    assert [r.value for r in got] == [b"warm"] + values[: report.delivered]
+    if with_headers:
+        assert [r.headers for r in got[1:]] == [[("n", b"%d" % i)] for i in range(len(got) - 1)]
 
 
 def test_aclose_fails_what_a_waiting_batch_had_queued(kafka: KafkaCluster) -> None:
