@@ -11,9 +11,11 @@ The freeze: on a broker of its own (the embedded one) SIGSTOPped for 2 s, 3,000
 messages through a 1,000-message queue while a ticker task on the same loop sleeps
 5 ms at a time; its worst lateness, for aproduce and for produce().
 
-Prints one JSON line: the median seconds and messages/s of each, the freeze's worst
-lateness (the median over the rounds), and the targets (speed = 1 / time: ratio =
-produce()'s time / aproduce's, the median of the rounds' ratios).
+Prints one JSON line: the median seconds and messages/s of each with the fastest and
+slowest round, the freeze's worst lateness (the median over the rounds), each round's
+ratio of seconds and of the process's CPU-seconds, and the targets (speed = 1 / time:
+ratio = produce()'s time / aproduce's, the median of the rounds' ratios, with their
+spread: on a shared machine one round can be far off).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ async def _aproduce(p: Any, topic: str, n: int, value: bytes) -> Any:
 VARIANTS = {"produce": _produce, "aproduce": _aproduce}
 
 
-def _round(bs: str, topic: str, variant: str, n: int) -> float:
+def _round(bs: str, topic: str, variant: str, n: int) -> tuple[float, float]:
+    """Seconds and this process's CPU-seconds (every thread's) for the round."""
     import cykafka
 
     with cykafka.Producer({"bootstrap.servers": bs, **CONF}) as p:
@@ -64,11 +67,11 @@ def _round(bs: str, topic: str, variant: str, n: int) -> float:
         gc.collect()
         loop = asyncio.new_event_loop()
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             loop.run_until_complete(VARIANTS[variant](p, topic, n, b"x" * 100))
             if p.flush(300):
                 raise SystemExit(f"bench: {variant} left messages undelivered")
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, time.process_time() - c0
         finally:
             loop.close()
 
@@ -124,18 +127,26 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rows", type=int, help="ignored (bench/run.py passes it to every step)")
     a = ap.parse_args(argv)
     times: dict[str, list[float]] = {k: [] for k in VARIANTS}
+    cpus: dict[str, list[float]] = {k: [] for k in VARIANTS}
     with bootstrap_or_local([a.bootstrap] if a.bootstrap else []) as bs:
         topic = fresh_topic(bs, "bench-aproduce", 1)
         for _ in range(a.repeat):
             for variant in VARIANTS:
-                times[variant].append(_round(bs, topic, variant, a.count))
+                seconds, cpu = _round(bs, topic, variant, a.count)
+                times[variant].append(seconds)
+                cpus[variant].append(cpu)
     freeze: dict[str, list[float]] = {k: [] for k in VARIANTS}
     for _ in range(a.repeat):
         for variant in VARIANTS:
             freeze[variant].append(_freeze(variant))
     worst = {k: round(statistics.median(v), 1) for k, v in freeze.items()}
     med = {k: statistics.median(v) for k, v in times.items()}
-    ratio = statistics.median(p / ap_ for p, ap_ in zip(times["produce"], times["aproduce"]))
+    # Each round's ratio pairs two runs made one after the other, under the same load.
+    ratios = sorted(p / ap_ for p, ap_ in zip(times["produce"], times["aproduce"]))
+    ratio = statistics.median(ratios)
+    # The CPU the process spent, which the broker's pace and the other builds' load move
+    # less than the seconds: produce()'s CPU / aproduce's, per round.
+    cpu_ratios = sorted(p / ap_ for p, ap_ in zip(cpus["produce"], cpus["aproduce"]))
     label, need = TARGET
     print(
         json.dumps(
@@ -144,6 +155,12 @@ def main(argv: list[str]) -> int:
                 "repeat": a.repeat,
                 "median_seconds": {k: round(v, 4) for k, v in med.items()},
                 "msgs_per_s": {k: round(a.count / v) for k, v in med.items()},
+                "seconds_spread": {
+                    k: [round(min(v), 4), round(max(v), 4)] for k, v in times.items()
+                },
+                "round_ratios": [round(r, 3) for r in ratios],
+                "cpu_ratio": round(statistics.median(cpu_ratios), 3),
+                "cpu_round_ratios": [round(r, 3) for r in cpu_ratios],
                 "freeze_worst_lateness_ms": worst,
                 "targets": [
                     {
@@ -158,6 +175,7 @@ def main(argv: list[str]) -> int:
                         "target": label,
                         "ratio": round(ratio, 3),
                         "paired_median": round(ratio, 3),
+                        "spread": [round(ratios[0], 3), round(ratios[-1], 3)],
                         "need": need,
                         "pass": ratio >= need,
                     },

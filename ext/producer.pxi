@@ -221,22 +221,16 @@ cdef class NativeProducer:
         return _produce_one(self._usable(), topic, value, key, partition, timestamp,
                             headers, on_delivery, True, NULL)
 
-    async def aproduce(self, topic, value=None, key=None, partition=None, timestamp=None,
-                       headers=None, on_delivery=None, *, value_serializer=None,
-                       key_serializer=None):
-        """produce() for asyncio: returns the DeliveryFuture once the message is queued,
-        waiting for room on the running loop, never blocking it (aio.pxi)."""
-        cdef unsigned long gen = 0
+    def aproduce(self, topic, value=None, key=None, partition=None, timestamp=None,
+                 headers=None, on_delivery=None, *, value_serializer=None,
+                 key_serializer=None):
+        """produce() for asyncio: an awaitable giving the DeliveryFuture once the message
+        is queued, waiting for room on the running loop, never blocking it (aio.pxi)."""
         if value_serializer is not None or key_serializer is not None:
             value, key = _serialize_one(topic, value, key, headers, value_serializer,
                                         key_serializer)
-        # The common case, queued at once, without a second coroutine.
-        fut = _produce_one(self._usable(), topic, value, key, partition, timestamp,
-                           headers, on_delivery, False, &gen)
-        if fut is not None:
-            return fut
-        return await _aproduce_wait(self, topic, value, key, partition, timestamp,
-                                    headers, on_delivery, gen)
+        return _aproduce(self, topic, value, key, partition, timestamp, headers,
+                         on_delivery)
 
     def produce_batch(self, topic, values, keys=None, *, partitions=None, timestamps=None,
                       headers=None, on_delivery=None):

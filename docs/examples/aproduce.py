@@ -1,4 +1,4 @@
-"""asyncio: aproduce waits for room on the loop while a ticker task keeps running."""
+"""asyncio: aproduce and aproduce_batch wait for room on the loop while a ticker keeps running."""
 
 import asyncio
 
@@ -20,9 +20,13 @@ async def main(bootstrap: str) -> None:
     tick = asyncio.create_task(ticker())
     async with cykafka.Producer(config) as p:
         futures = [await p.aproduce("events", b"event %d" % i) for i in range(20_000)]
+        # A whole column, five times the queue: it too waits for room on the loop.
+        batch = await p.aproduce_batch("events", [b"row %d" % i for i in range(5_000)])
         assert await p.aflush() == 0  # waits on the loop too
         last = await futures[-1]
         print(f"delivered {len(futures)}, the last at offset {last.offset}")
+        report = await batch
+        print(f"batch: {report.delivered} of {report.total} delivered")
     tick.cancel()
     print("the ticker ran meanwhile:", ticks > 0)
 

@@ -15,3 +15,15 @@ cdef extern from "Python.h":
     void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)   # steals a reference to o
     PyObject *PyTuple_GET_ITEM(object t, Py_ssize_t i)   # borrowed
     Py_ssize_t Py_REFCNT(PyObject *o)
+
+    # aio.pxi: aproduce's awaitable answers an await in C through the am_send slot
+    # (PyIter_Send, which CPython's await and asyncio's Task steps call)
+    ctypedef enum PySendResult:
+        PYGEN_RETURN
+        PYGEN_ERROR
+        PYGEN_NEXT
+    ctypedef PySendResult (*sendfunc)(PyObject *, PyObject *, PyObject **) noexcept
+    ctypedef struct PyAsyncMethods:
+        sendfunc am_send
+    ctypedef struct PyTypeObject_async "PyTypeObject":
+        PyAsyncMethods *tp_as_async

@@ -239,6 +239,16 @@ class NativeProducer:
     def abort_transaction(self, timeout: float = ...) -> None: ...
     def __del__(self) -> None: ...
 
+def aproduce_batch(
+    producer: NativeProducer,
+    topic: str,
+    values: Any,
+    keys: Any = ...,
+    partitions: Optional[Sequence[Optional[SupportsIndex]]] = ...,
+    timestamps: Optional[Sequence[_Timestamp]] = ...,
+    headers: Optional[Sequence[Optional[_Headers]]] = ...,
+    on_delivery: Optional[_OnBatchDelivery] = ...,
+) -> Coroutine[Any, Any, BatchFuture]: ...
 def produce_serialized(
     producer: NativeProducer,
     topic: str,

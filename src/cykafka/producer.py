@@ -17,6 +17,7 @@ from ._native import (
     NativeProducer,
     produce_serialized,
 )
+from ._native import aproduce_batch as _aproduce_batch
 from .config import (
     KEYS_PARTITION_COUNT,
     Properties,
@@ -443,6 +444,34 @@ class Producer(NativeProducer):
             topic, values, keys, value_serializer, key_serializer, partitions, timestamps, headers
         )
         return produce_serialized(self, topic, chunks, on_delivery)
+
+    async def aproduce_batch(
+        self,
+        topic: str,
+        values: Data,
+        keys: Optional[Data] = None,
+        *,
+        partitions: Optional[Sequence[Optional[SupportsIndex]]] = None,
+        timestamps: Optional[Sequence[_Timestamp]] = None,
+        headers: Optional[Sequence[Optional[_Headers]]] = None,
+        on_delivery: Optional[_OnBatchDelivery] = None,
+    ) -> BatchFuture:
+        """:meth:`produce_batch` for asyncio: return the :class:`BatchFuture` once every
+        message is handed to librdkafka.  At a full queue it waits for room on the
+        running loop (woken by the delivery reports that free it, up to
+        ``max.block.ms`` for the whole batch) instead of blocking the loop's thread, and
+        a long hand-over lets the loop's other tasks run every few milliseconds.
+
+        Cancelled while it waits (or stopped by ``max.block.ms`` or :meth:`close`), the
+        messages not yet handed over are never queued: each is failed in the batch's
+        report ("not queued"); those handed over already end delivered or failed by
+        their delivery reports.  The exception raised carries the future as
+        ``exc.batch``, which resolves once every message has its outcome, so nothing
+        is lost silently.  Serializers are :meth:`produce_batch`'s alone (an encoder
+        that asks a registry would wait with the loop's thread)."""
+        return await _aproduce_batch(
+            self, topic, values, keys, partitions, timestamps, headers, on_delivery
+        )
 
     # -- transactions -------------------------------------------------------
 

@@ -256,3 +256,22 @@ def test_aclose_fails_what_is_left_and_wakes_waiting_aproduce(kafka: KafkaCluste
     got = [r.value for r in read_back(kafka.bootstrap_servers, name)[0]]
     assert got == [b"warm"] + [b"%d" % i for i in range(len(got) - 1)]
     assert len(delivered) <= len(got) - 1 <= len(outcomes)
+
+
+def test_with_room_the_message_is_queued_by_the_call(kafka: KafkaCluster) -> None:
+    """With room, aproduce queues at the call, as produce() does: awaitables awaited out
+    of order (or gathered) keep the order of the calls, and awaiting one needs no turn
+    of the loop."""
+    name = kafka.create_topic("aproduce-call-order", partitions=1)
+
+    async def main() -> list[int]:
+        async with cykafka.Producer(_conf(kafka)) as p:
+            first = p.aproduce(name, b"1")
+            second = p.aproduce(name, b"2")
+            third = asyncio.create_task(p.aproduce(name, b"3"))  # passes for a coroutine
+            mds = [await (await second), await (await first), await (await third)]
+            return [md.offset for md in mds]
+
+    offsets = asyncio.run(main())
+    assert offsets[1] < offsets[0] < offsets[2]
+    assert _values(kafka, name, 3) == [b"1", b"2", b"3"]
