@@ -16,7 +16,7 @@ import re
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
@@ -32,6 +32,7 @@ import cykafka._native  # noqa: E402
 from cykafka.broker import LocalBroker  # noqa: E402
 from cykafka.launchers.kafka import KafkaCluster  # noqa: E402
 from cykafka.testing import SchemaRegistry  # noqa: E402
+from support import workers  # noqa: E402
 from support.consume import KAFKA_SERVERS, Record, committed_records, read_back  # noqa: E402, F401
 
 #: The fixtures users get (kafka_cluster, kafka_topic, local_broker, schema_registry) are
@@ -84,6 +85,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "kafka_only(why): runs on Apache Kafka only; `why` says what Tansu lacks"
     )
     config.pluginmanager.register(_LongGroupsFirst(), "cykafka-long-groups-first")
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        workers.name_groups_file()  # the controller, before it starts the workers
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        workers.remove_groups_file()
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # a hook of pytest-xdist's
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist", "no") == "loadgroup":
+        return workers.scheduler(config, log)
+    return None
 
 
 def _broker_kinds(config: pytest.Config) -> list[str]:
@@ -109,7 +124,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("broker", kinds, indirect=True, scope="session")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+#: Each test's group of :func:`_worker_group` (None: none), for the scheduler.
+_GROUP = pytest.StashKey[Optional[str]]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with what the fixtures it uses start (:data:`NEEDS`), and with the
     group of tests it runs with under ``pytest -n`` (:func:`_worker_group`)."""
@@ -118,13 +136,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, fixtures in NEEDS.items():
             if used & fixtures and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
-        group = _worker_group(item)
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        item.stash[_GROUP] = _worker_group(item)
 
 
 def _worker_group(item: pytest.Item) -> str | None:
-    """What one worker of ``pytest -n N --dist loadgroup`` (``./run tests``) runs
+    """What one worker of ``pytest -n N --dist loadgroup`` (``./run tests``;
+    tests/support/workers.py schedules the groups) runs
     together: Spark's tests (its deployments one after another, as in one process: each
     is a JVM or three, and two at once on two cores slow both), the three-node cluster's
     (three JVMs, started once), the tests of each costly session fixture of
@@ -157,9 +174,7 @@ class _LongGroupsFirst:
     @pytest.hookimpl(trylast=True)  # after pytest's own ordering by session parameters
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         def rank(item: pytest.Item) -> int:
-            marker = item.get_closest_marker("xdist_group")
-            name = str(marker.args[0]) if marker is not None and marker.args else ""
-            return 0 if name in _LONG_GROUPS else 1
+            return 0 if item.stash.get(_GROUP, None) in _LONG_GROUPS else 1
 
         items.sort(key=rank)  # stable: each group keeps its own order
 
@@ -250,7 +265,14 @@ def secure(certs: Any) -> Iterator[KafkaCluster]:
 _REGISTRY: list[SchemaRegistry] = []
 
 
+@pytest.hookimpl(tryfirst=True)  # before the worker reports its collection
 def pytest_collection_finish(session: pytest.Session) -> None:
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None and workerinput.get("workerid") == "gw0":
+        if os.environ.get(workers.GROUPS_ENV):
+            workers.write_groups(
+                workers.grouped(session.items, lambda i: i.stash.get(_GROUP, None))
+            )
     # Its JVM takes seconds to start: begun here, it starts while the brokers (and Spark)
     # do, and only when a test to run uses it.  A worker of ``pytest -n`` collects every
     # test but runs only some: it starts the registry when a test first asks for it.

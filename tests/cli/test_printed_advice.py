@@ -315,3 +315,90 @@ def test_changed_settings_advice_pass_restart_does_what_it_says(kafka: Any, tmp_
     assert sorted(r.key or b"" for r in records if r.key) == sorted(
         f"u{i % 3}".encode() for i in range(len(want))
     )  # the second run's rows, keyed as it was told
+
+
+def test_a_naive_timestamps_advice_applied_as_printed_reads_them_in_that_zone(
+    kafka: Any, tmp_path: Path
+) -> None:
+    """ "pass --timezone with the zone it was written in (--timezone UTC if it is UTC)":
+    each row whose timestamp names no zone is refused alone, and the same import with
+    ``--timezone UTC`` as printed delivers every row with its time read in UTC."""
+    f = tmp_path / "rows.csv"
+    f.write_text("id,at\n1,2026-01-02T03:04:05\n2,2026-01-02T03:04:06.5\n")
+    topic = kafka.create_topic(f"advice-tz-{tmp_path.name[-12:]}", partitions=1)
+    argv = ["import", "-b", kafka.bootstrap_servers, "--no-progress", str(f), "-t", topic]
+    argv += ["--timestamp-field", "at"]
+    first = run_cykafka(*argv)
+    assert first.returncode == 1, first.stdout + first.stderr
+    said = "pass --timezone with the zone it was written in (--timezone UTC if it is UTC)"
+    assert said in first.stdout + first.stderr, first.stdout + first.stderr
+    assert _count(first.stdout, "delivered") == 0, first.stdout
+    again = run_cykafka(*argv, "--timezone", "UTC")
+    assert again.returncode == 0, again.stdout + again.stderr
+    got = [
+        r for recs in read_back(kafka.bootstrap_servers, topic, expected=2).values() for r in recs
+    ]
+    assert [r.timestamp for r in got] == [1767323045000, 1767323046500], got
+
+
+def test_a_one_column_headers_delimiter_advice_applied_as_printed_splits_it(
+    kafka: Any, tmp_path: Path
+) -> None:
+    """A header of one column holding another delimiter is imported as told, with the note
+    "if that is the delimiter, pass --delimiter '|'"; passed as printed (shlex-split, as a
+    shell reads it), the rows arrive split into their columns."""
+    f = tmp_path / "rows.csv"
+    f.write_text("id|name\n1|ann\n2|bob\n")
+    told = kafka.create_topic(f"advice-delim-{tmp_path.name[-12:]}", partitions=1)
+    argv = ["import", "-b", kafka.bootstrap_servers, "--no-progress", str(f), "--delimiter", ","]
+    first = run_cykafka(*argv, "-t", told)
+    assert first.returncode == 0, first.stdout + first.stderr
+    out = first.stdout + first.stderr
+    advice = next(line for line in out.splitlines() if "if that is the delimiter" in line)
+    flags = shlex.split(advice.split("if that is the delimiter, pass ", 1)[1])
+    assert flags == ["--delimiter", "|"], advice
+    split = kafka.create_topic(f"advice-delim2-{tmp_path.name[-12:]}", partitions=1)
+    again = run_cykafka(*argv[:-2], *flags, "-t", split)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, split, 2) == [
+        b'{"id":1,"name":"ann"}',
+        b'{"id":2,"name":"bob"}',
+    ]
+
+
+def test_a_resume_with_other_settings_refused_then_rerun_with_the_earlier_ones_finishes(
+    kafka: Any, tmp_path: Path
+) -> None:
+    """ "rerun with the earlier settings": an exactly-once import stopped part-way, run
+    again with another --key-field, is refused; run with the earlier settings, as the
+    refusal says, it goes on from its last commit and every row is in the topic once."""
+    f, want = _rows(tmp_path, n=3000)
+    topic = kafka.create_topic(f"advice-earlier-{tmp_path.name[-12:]}", partitions=1)
+    args = [str(f), "-t", topic, "--exactly-once", "--commit-every", "100", "--rate", "1000"]
+    status, out, err = stop_after(
+        import_command(kafka.bootstrap_servers, *args), signal.SIGINT, "reading", 1.0
+    )
+    assert status == 130, (status, out, err)
+    refused = _import(kafka, *args, "--key-field", "user")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "rerun with the earlier settings" in refused.stderr, refused.stderr
+    earlier = [a for a in args if a not in ("--rate", "1000")]  # the pace is no setting
+    again = _import(kafka, *earlier)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, topic, len(want)) == want
+
+
+def test_a_transactional_id_given_with_x_is_refused_for_the_flag_that_runs(
+    kafka: Any, tmp_path: Path
+) -> None:
+    """ "--exactly-once sets transactional.id; use --transactional-id": the flag, given as
+    told, imports every row once, in transactions of that id."""
+    f, want = _rows(tmp_path)
+    topic = kafka.create_topic(f"advice-txid-{tmp_path.name[-12:]}", partitions=1)
+    tid = f"advice-{tmp_path.name[-12:]}"
+    refused = _import(kafka, str(f), "-t", topic, "--exactly-once", "-X", f"transactional.id={tid}")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "use --transactional-id" in refused.stderr, refused.stderr
+    again = _import(kafka, str(f), "-t", topic, "--exactly-once", "--transactional-id", tid)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _values(kafka.bootstrap_servers, topic, len(want)) == want
