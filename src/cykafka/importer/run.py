@@ -419,7 +419,12 @@ class _Run:
         brokers refusing this principal's credentials mid-run (its SCRAM password
         changed) is met when a connection logs in again: KIP-368 re-authentication, or
         any reconnect.  librdkafka keeps the rows queued and logs in again and again,
-        each attempt refused, until message.timeout.ms (300 s): stop at the first."""
+        each attempt refused, until message.timeout.ms (300 s): stop at the first.
+        An exactly-once import meets these in its transaction calls, which stop it with
+        the cause named (a refused transactional id fails init_transactions, exit 1):
+        a stop here would be taken for a signal."""
+        if self.job.exactly_once is not None:
+            return
         name = getattr(exc, "name", "")
         if name in ("_AUTHENTICATION", "SASL_AUTHENTICATION_FAILED"):
             from .._native import principal
