@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, TypeVar
 
-from ..inputs.model import Chunk, Problem
+from ..inputs.model import Chunk, Headers, Problem
 from .fates import NOT_SENT, UNKNOWN, fate_of, is_batch_mate
 from .summary import ImportResult
 
@@ -159,10 +159,7 @@ class Sink:
         if partition is not None and parts is None:
             parts = [partition] * len(chunk)
         self._bases[id(chunk)] = (self.rows_before, partition)
-        headers = chunk.headers
-        if self.static_headers:
-            extra = self.static_headers
-            headers = [extra] * len(chunk) if headers is None else [[*h, *extra] for h in headers]
+        headers = self._headers(chunk.headers, len(chunk))
         try:
             fut = self.producer.produce_batch(
                 self.topic,
@@ -302,10 +299,7 @@ class Sink:
         parts = part.partitions
         if partition is not None and parts is None:
             parts = [partition] * len(part)
-        headers = part.headers
-        if self.static_headers:
-            extra = self.static_headers
-            headers = [extra] * len(part) if headers is None else [[*h, *extra] for h in headers]
+        headers = self._headers(part.headers, len(part))
         if self.stop is not None and self.stop.is_set():
             return False
         try:
@@ -416,6 +410,13 @@ class Sink:
                 return r.fatal
             self.pending.popleft()
         return None
+
+    def _headers(self, headers: Optional[Headers], n: int) -> Optional[Headers]:
+        """A part's headers with ``--header`` ones (the same on every row) after them."""
+        if not self.static_headers:
+            return headers
+        extra = self.static_headers
+        return [extra] * n if headers is None else [[*h, *extra] for h in headers]
 
     def finish(
         self,
