@@ -116,7 +116,7 @@ def test_a_lost_progress_log_advises_a_verify_and_a_restart_that_run(
     """The broker restarts without its data mid-way through an exactly-once import: the
     error prints the verify to read the topic (it says the rows are gone) and the rerun
     with --restart, which, run as printed, commits every row once."""
-    from support.consume import committed_so_far
+    from support.import_signals import lose_the_log_mid_import
 
     bs = fresh_broker.bootstrap_servers
     name = fresh_broker.create_topic("lost", partitions=1)
@@ -125,16 +125,8 @@ def test_a_lost_progress_log_advises_a_verify_and_a_restart_that_run(
     f.write_text("\n".join(rows) + "\n")
     args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100", "--rate", "1000"]
     cmd = import_command(bs, *args)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    import time
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and committed_so_far(bs, name) < 300:
-        time.sleep(0.2)
-    fresh_broker.restart()
-    fresh_broker.create_topic(name, partitions=1)
-    out, _ = proc.communicate(timeout=180)
-    assert proc.returncode != 0, out
+    status, out = lose_the_log_mid_import(fresh_broker, name, cmd)
+    assert status != 0, out
     assert "with --restart if its rows are gone" in out, out
     verify = _printed_command(out, "read the topic first:")
     restart = _printed_command(out, "if its rows are gone, import everything again:")

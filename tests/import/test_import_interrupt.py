@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from support.consume import committed_records
+from support.consume import committed_records, committed_so_far
 from support.import_signals import stop_after
 
 ROWS = 3_000_000
@@ -256,9 +256,12 @@ def test_started_in_a_scripts_background_sigint_stops_it(
     if not exactly_once:
         at = cmd.index("--exactly-once")
         del cmd[at : at + 3]  # --exactly-once --commit-every N
-    # (--rate: the import is still running when the signal comes)
+    # (--rate: the import is still running when the signal comes, once rows are in)
     script = " ".join(f"'{a}'" for a in cmd) + " & echo $! >&2; wait $!"
-    status, out, err = stop_after(["bash", "-c", script], signal.SIGINT, "reading", 0.5, True)
+    status, out, err = stop_after(
+        ["bash", "-c", script], signal.SIGINT, "reading", pid_first=True,
+        ready=lambda: committed_so_far(broker.bootstrap_servers, name) > 0,
+    )  # fmt: skip
     assert status == 130, (status, out, err)
     read = _count(out, "rows read")
     assert 0 < read < ROWS, out

@@ -26,6 +26,7 @@ import pytest
 from cykafka.testing import read_raw_log
 from support.cli import import_command as _cli
 from support.consume import committed_records, committed_so_far
+from support.import_signals import lose_the_log_mid_import
 
 SEED = int(os.environ.get("CYKAFKA_PROPERTY_SEED", "0"))
 
@@ -34,27 +35,30 @@ def _run(bootstrap: str, *args: str, timeout: float = 120.0) -> subprocess.Compl
     return subprocess.run(_cli(bootstrap, *args), capture_output=True, text=True, timeout=timeout)
 
 
-def _run_and_kill(bootstrap: str, after: float, *args: str) -> int:
-    """Start an import, SIGKILL it ``after`` seconds later (if still running)."""
-    proc = subprocess.Popen(
-        _cli(bootstrap, *args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        proc.wait(after)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-    return proc.wait(30)
-
-
-def _kill_once_committed(bootstrap: str, topic: str, rows: int, *args: str, parts: int = 1) -> int:
-    """Start an import, SIGKILL it once ``rows`` rows are committed; the committed count."""
+def _kill_once_committed(
+    bootstrap: str, topic: str, rows: int, *args: str, parts: int = 1, then: float = 0.0
+) -> int:
+    """Start an import, SIGKILL it once ``rows`` rows are committed (``then`` s later:
+    inside a transaction); the committed count.  A point reached by a condition, not
+    a time since the start, which a busy machine stretches past the whole run."""
     proc = subprocess.Popen(_cli(bootstrap, *args), stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and committed_so_far(bootstrap, topic, parts) < rows:
         time.sleep(0.2)
+    time.sleep(then)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     return len(_committed(bootstrap, topic, parts))
+
+
+def _kill_at_random_points(rng: random.Random, bootstrap: str, topic: str, *args: str,
+                           parts: int = 1) -> None:  # fmt: skip
+    """Three SIGKILLs at random points of a 1,500-row input: after 0 to 1,400 committed
+    rows, then up to 0.3 s more (--rate 1000: up to 300 rows into the next ones)."""
+    for rows in sorted(rng.randrange(0, 1400) for _ in range(3)):
+        _kill_once_committed(
+            bootstrap, topic, rows, *args, "--rate", "1000", parts=parts, then=rng.uniform(0, 0.3)
+        )
 
 
 def _committed(bootstrap: str, topic: str, partitions: int = 1) -> list[Any]:
@@ -115,9 +119,7 @@ def test_sigkill_at_random_points_then_rerun_commits_each_row_once(
     args = [*map(str, files), "-t", name, "--exactly-once", "--commit-every", "53"]
     if keyed:
         args += ["--key-field", "user"]
-    # --rate spreads the import over ~1.5 s, so the kills fall inside it.
-    for after in sorted(rng.uniform(1.0, 2.5) for _ in range(3)):
-        _run_and_kill(bs, after, *args, "--rate", "1000")
+    _kill_at_random_points(rng, bs, name, *args, parts=2 if keyed else 1)
     done = _run(bs, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     records = _committed(bs, name, 2 if keyed else 1)
@@ -351,8 +353,7 @@ def test_dead_letter_holds_each_rejected_row_once_across_kills(broker, topic, tm
         "--dead-letter",
         str(dead),
     ]
-    for after in sorted(rng.uniform(1.0, 2.5) for _ in range(3)):
-        _run_and_kill(bs, after, *args, "--rate", "1000")
+    _kill_at_random_points(rng, bs, name, *args)
     done = _run(bs, *args)
     # 1: the run that reads a malformed row is not OK; 0: all was committed before
     assert done.returncode in (0, 1), done.stdout + done.stderr
@@ -527,16 +528,8 @@ def test_broker_that_lost_its_log_is_named(fresh_broker, tmp_path) -> None:
     name = fresh_broker.create_topic("lost", partitions=1)
     f = _write(tmp_path, "lines", "rows", range(5000))
     args = [str(f), "-t", name, "--exactly-once", "--commit-every", "100", "--rate", "500"]
-    proc = subprocess.Popen(
-        _cli(bs, *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and committed_so_far(bs, name) < 300:
-        time.sleep(0.2)
-    fresh_broker.restart()
-    fresh_broker.create_topic(name, partitions=1)
-    out, _ = proc.communicate(timeout=180)
-    assert proc.returncode != 0, out
+    status, out = lose_the_log_mid_import(fresh_broker, name, _cli(bs, *args))
+    assert status != 0, out
     assert "lost" in out and "restarted" in out, out
     assert "another run" not in out and "does not fence" not in out, out
 

@@ -1,10 +1,13 @@
-"""A real `cykafka import` process stopped by a real signal once it is far enough."""
+"""A real `cykafka import` process interrupted once it is far enough: by a real signal,
+or by its broker restarting without its log."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import time
+from collections.abc import Callable
+from typing import Any
 
 
 def wait_for(proc: subprocess.Popen, text: str) -> None:
@@ -17,16 +20,27 @@ def wait_for(proc: subprocess.Popen, text: str) -> None:
 
 
 def stop_after(
-    cmd: list[str], sig: int, text: str, delay: float = 0.0, pid_first: bool = False
+    cmd: list[str],
+    sig: int,
+    text: str,
+    delay: float = 0.0,
+    pid_first: bool = False,
+    ready: Callable[[], bool] | None = None,
 ) -> tuple[int, str, str]:
     """Run ``cmd``, send ``sig`` ``delay`` s after its stderr shows ``text`` (to the pid
     it prints first, with ``pid_first``: a script's background command), and return
-    its exit status, stdout and the rest of stderr."""
+    its exit status, stdout and the rest of stderr.  With ``ready``, the signal waits
+    (after ``text``) until ``ready()`` holds: a condition, where a delay would be too
+    short on a busy machine."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         pid = int(proc.stderr.readline()) if pid_first else proc.pid
         wait_for(proc, text)
+        deadline = time.monotonic() + 60
+        while ready is not None and not ready():
+            assert proc.poll() is None and time.monotonic() < deadline, "never ready"
+            time.sleep(0.05)
         time.sleep(delay)  # a point within the run, not a wait for something
         os.kill(pid, sig)
         out, err = proc.communicate(timeout=60)
@@ -35,3 +49,27 @@ def stop_after(
             proc.kill()
             proc.wait()
     return proc.returncode, out, err
+
+
+def lose_the_log_mid_import(broker: Any, topic: str, cmd: list[str]) -> tuple[int, str]:
+    """Run the exactly-once import ``cmd`` into ``topic`` (one partition) of the
+    embedded ``broker``; once 300 rows are committed, restart the broker without its
+    data and make the topic again, as an operator would.  The import's exit status and
+    output."""
+    from .consume import committed_so_far
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        bs = broker.bootstrap_servers
+        deadline = time.monotonic() + 60
+        while committed_so_far(bs, topic) < 300:
+            assert proc.poll() is None and time.monotonic() < deadline, "never got that far"
+            time.sleep(0.2)
+        broker.restart()
+        broker.create_topic(topic, partitions=1)
+        out, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out
