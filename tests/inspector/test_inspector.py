@@ -504,7 +504,10 @@ def test_metrics_use_java_names(broker: Any, topic: Callable[..., str]) -> None:
         "buffer-total-bytes",
     ):
         assert key in m, key
-    assert m["record-send-total"] == 500 and m["record-error-total"] == 0
+    # Java's record-send-total counts retries too (a busy broker made 274 here): the
+    # records sent once each are the total less the retries.
+    assert m["record-send-total"] - m["record-retry-total"] == 500, m
+    assert m["record-error-total"] == 0
     assert m["buffer-available-bytes"] <= m["buffer-total-bytes"]
     for line in prom.splitlines():
         if not line.startswith("#"):
