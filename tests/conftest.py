@@ -147,10 +147,14 @@ def _worker_group(item: pytest.Item) -> str | None:
     (three JVMs, started once), the tests of each costly session fixture of
     :data:`_ONE_WORKER` (made once, not once a worker), and a module's tests that share
     a module- or class-scoped fixture.  Any other test goes to whichever worker is free;
-    every worker has its own single-node Kafka and Tansu."""
+    every worker has its own single-node Kafka and Tansu.  Spark's tests that run drivers
+    of their own (a ``spark-submit``, a local cluster) keep their module together, beside
+    the session's SparkSession rather than after it: one JVM of each at once."""
     used = set(getattr(item, "fixturenames", ()))
-    if _TESTS / "spark" in item.path.parents or "spark" in used:
+    if "spark" in used:
         return "spark"
+    if _TESTS / "spark" in item.path.parents and item.get_closest_marker("spark") is not None:
+        return item.nodeid.split("::")[0]
     if item.get_closest_marker("kafka3") is not None:
         return "kafka3"
     for fixture, group in _ONE_WORKER.items():
@@ -167,7 +171,7 @@ def _worker_group(item: pytest.Item) -> str | None:
 _ONE_WORKER = {"wheel": "wheel", "secure": "secure", "schema_registry": "registry"}
 #: The groups that take longest, started first so that none is left running alone at
 #: the end of a parallel run.
-_LONG_GROUPS = ("spark", "kafka3", "wheel")
+_LONG_GROUPS = ("spark", "tests/spark/test_exactly_once.py", "kafka3", "wheel")
 
 
 class _LongGroupsFirst:

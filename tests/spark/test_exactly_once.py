@@ -24,6 +24,9 @@ import pytest
 from cykafka.testing import committed_view, read_raw_log
 from support.consume import committed_records
 
+# Each runs a Spark driver of its own (tests/spark/eo_job.py): it needs Spark.
+pytestmark = pytest.mark.spark
+
 # What PySpark leaves in os.environ once this process was a Spark Connect client (the
 # connect deployment's fixture restores it; a subprocess must not inherit it either).
 CONNECT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")

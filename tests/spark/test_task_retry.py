@@ -15,6 +15,9 @@ from test_exactly_once import check_offsets, run_job
 
 from cykafka.testing import committed_view, read_raw_log
 
+# Each runs a Spark driver of its own (tests/spark/eo_job.py): it needs Spark.
+pytestmark = pytest.mark.spark
+
 ROWS = 20_000
 
 
