@@ -225,3 +225,18 @@ def test_a_spark_executor_runs_the_wheel(venv: Path, outside: Path, kafka: Kafka
         assert ex["python"] == py and ex["cykafka"].startswith(str(venv)), out
     got = committed_records(kafka.bootstrap_servers, topic)
     assert sorted(int(r.value) for r in got) == list(range(2000))
+
+
+#: The documentation's examples that need nothing beyond the wheel's own dependencies
+#: (the embedded broker included): the others need an extra, Java or pytest.
+BASE_EXAMPLES = ["quickstart.py", "aproduce.py", "require.py", "committed_view.py",
+                 "inspector.py", "ordering.py"]  # fmt: skip
+
+
+@pytest.mark.parametrize("example", BASE_EXAMPLES)
+def test_the_docs_examples_run_from_the_wheel(venv: Path, outside: Path, example: str) -> None:
+    """What a reader of the docs runs after ``pip install`` of the wheel: the example,
+    copied out of the tree, with the virtualenv's Python and nothing of the checkout."""
+    (outside / example).write_text((ROOT / "docs" / "examples" / example).read_text())
+    proc = _run([str(venv / "bin/python"), example], outside, _clean_env(), timeout=300)
+    assert proc.stdout.strip(), proc.stderr
