@@ -9,6 +9,7 @@ Works from a checkout with ``PYTHONPATH=src`` (or with nothing set: ``src`` is a
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import random
@@ -191,22 +192,37 @@ def _refuse_to_start(*_: Any, **__: Any) -> Any:
     )
 
 
-@pytest.fixture(autouse=True)
-def _unmarked_tests_start_no_broker(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A test not marked as needing something running fails when it starts a broker: in
-    this process (the launchers' ``start``) or in a child it runs (the embedded broker's
-    binary, looked up through ``$CYKAFKA_TANSU_BIN``, points nowhere)."""
-    if any(request.node.get_closest_marker(m) is not None for m in RUNNING):
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    # Around the set-up too: a module- or session-scoped fixture that starts a broker
+    # is made in the set-up of its first test, before any function fixture could
+    # forbid it.
+    with _unmarked_tests_start_no_broker(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    with _unmarked_tests_start_no_broker(item):
+        return (yield)
+
+
+@contextlib.contextmanager
+def _unmarked_tests_start_no_broker(item: pytest.Item) -> Iterator[None]:
+    """A test not marked as needing something running fails when it (or a fixture
+    made for it) starts a broker: in this process (the launchers' ``start``) or in a
+    child it runs (the embedded broker's binary, looked up through
+    ``$CYKAFKA_TANSU_BIN``, points nowhere)."""
+    if any(item.get_closest_marker(m) is not None for m in RUNNING):
+        yield
         return
-    monkeypatch.setattr(LocalBroker, "start", _refuse_to_start)
-    monkeypatch.setattr(KafkaCluster, "start", _refuse_to_start)
-    monkeypatch.setattr(SchemaRegistry, "start", _refuse_to_start)
-    monkeypatch.setattr(cykafka._native, "_MockCluster", _refuse_to_start)
-    monkeypatch.setenv(
-        "CYKAFKA_TANSU_BIN", "/this-test-starts-a-broker-but-is-not-marked-broker/tansu"
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LocalBroker, "start", _refuse_to_start)
+        mp.setattr(KafkaCluster, "start", _refuse_to_start)
+        mp.setattr(SchemaRegistry, "start", _refuse_to_start)
+        mp.setattr(cykafka._native, "_MockCluster", _refuse_to_start)
+        mp.setenv("CYKAFKA_TANSU_BIN", "/this-test-starts-a-broker-but-is-not-marked-broker/tansu")
+        yield
 
 
 @pytest.fixture(scope="session")

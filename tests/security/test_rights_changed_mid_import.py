@@ -29,6 +29,10 @@ from support.security import new_topic, no_secret, revoke, sasl, set_password, w
 
 N = 200_000
 
+# Every test runs an import against a secured Apache Kafka node (a module fixture
+# starts one of its own).
+pytestmark = pytest.mark.broker
+
 #: KIP-368: "a session lifetime that will not exceed the configured value will be
 #: communicated to v2.2.0 or later clients when they authenticate.  The broker will
 #: disconnect any such connection that is not re-authenticated within the session
