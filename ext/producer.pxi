@@ -547,8 +547,10 @@ cdef class NativeProducer:
                         core.name, core.produced - core.txn_produced)
                 core.purge()
             else:
+                # Flushed as at exit, for exit_timeout, but never over 10 s: a
+                # collection runs wherever the last reference goes.
                 try:
-                    core.close(10_000_000_000)
+                    core.close(min(self._exit_timeout_ns, 10_000_000_000))
                 except BaseException:
                     _logger.exception("cykafka: closing an unclosed Producer failed")
 

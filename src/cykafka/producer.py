@@ -65,7 +65,8 @@ class Producer(NativeProducer):
     A producer still open when the interpreter exits, and a ``with`` block left by
     Ctrl-C, is flushed for at most ``exit_timeout`` seconds (default 5; None: no
     limit); messages still undelivered then fail (their futures say so) and the
-    count is logged.  Ctrl-C again during that flush abandons it at once: what is
+    count is logged.  A producer garbage-collected unclosed warns and is flushed for
+    ``exit_timeout`` too, at most 10 s.  Ctrl-C again during that flush abandons it at once: what is
     left is purged, the futures fail saying so, stderr says how many messages were
     abandoned.  Ctrl-C during :meth:`flush` or :meth:`close` raises
     KeyboardInterrupt and loses nothing (close() again resumes).

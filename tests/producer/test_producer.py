@@ -342,12 +342,16 @@ def test_callback_that_raises_is_logged_and_delivery_continues(
 
 
 def test_unclosed_producer_warns_and_fails_nothing_silently() -> None:
-    p = cykafka.Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    # Flushed for exit_timeout (here 0.5 s; 5 by default), then what is left fails.
+    conf = {"bootstrap.servers": "127.0.0.1:1", "log_level": 0}
+    p = cykafka.Producer(conf, exit_timeout=0.5)
     fut = p.produce("t", b"x")
+    started = time.monotonic()
     with pytest.warns(ResourceWarning, match="unclosed cykafka Producer"):
         del p
         gc.collect()
     assert isinstance(fut.exception(15), cykafka.KafkaDeliveryError)
+    assert time.monotonic() - started < 5, "the collection waited longer than exit_timeout"
 
 
 def test_dropping_the_producer_in_its_own_callback_fails_its_futures() -> None:
