@@ -113,3 +113,57 @@ def test_import_sends_the_batch_mates_again_and_dead_letters_only_the_refused(
         said = int(out.split("re-sent", 1)[1].split("; ", 1)[1].split()[0].replace(",", ""))
     print(f"re-sent {resent}, said out of order {said}, read back out of key order {late}")
     assert late <= said <= resent, out
+
+
+@pytest.mark.parametrize("rule", ["timestamp", "null-key"])
+def test_exactly_once_import_commits_the_batch_mates_and_dead_letters_only_the_refused(
+    kafka, tmp_path, rule
+) -> None:
+    """`cykafka import --exactly-once`: a refused record fails its transaction (librdkafka
+    fails the batch, and a failed message makes the transaction abortable).  The import
+    tries the transaction again without the refused records, so they alone become dead
+    letters and every other row is committed once, in key order."""
+    import json
+
+    from support.cli import run_import_command
+    from support.cluster_faults import summary_count
+    from support.consume import committed_records
+
+    now = int(time.time() * 1000)
+    config = (
+        {"message.timestamp.before.max.ms": "3600000"}
+        if rule == "timestamp"
+        else {"cleanup.policy": "compact"}
+    )
+    t = kafka.create_topic(f"refusals-eo-{uuid.uuid4().hex[:8]}", partitions=3, config=config)
+    src = tmp_path / "rows.jsonl"
+    with src.open("w") as f:
+        for i in range(ROWS):
+            bad = i in BAD_ROWS
+            ts = now - 86_400_000 if bad and rule == "timestamp" else now
+            key = None if bad and rule == "null-key" else f"k{i % 13}"
+            f.write(json.dumps({"k": key, "i": i, "ts": ts}) + "\n")
+    dead = tmp_path / "dead.jsonl"
+    proc = run_import_command(
+        kafka.bootstrap_servers, str(src), "-t", t, "--format", "jsonl", "--key-field", "k",
+        "--timestamp-field", "ts", "--dead-letter", str(dead), "--exactly-once",
+        "--commit-every", "5000", timeout=300,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    print(out)
+    assert proc.returncode == 1, out
+    # The failed transaction is the import's to abort: the producer's own warning on
+    # closing one open (advice for Python callers: commit_transaction()) is not printed.
+    assert "commit_transaction()" not in out and "closed with an open transaction" not in out
+    letters = [json.loads(x) for x in dead.read_text().splitlines()]
+    assert sorted(e["row"] for e in letters) == [i + 1 for i in BAD_ROWS], letters[:5]
+    assert not any("this record itself was not refused" in e["error"] for e in letters)
+    assert summary_count(out, "delivered") == ROWS - len(BAD_ROWS), out
+    assert summary_count(out, "not sent") == len(BAD_ROWS), out
+    got = committed_records(kafka.bootstrap_servers, t, 3)
+    ids = [json.loads(r.value)["i"] for r in got]
+    assert sorted(ids) == [i for i in range(ROWS) if i not in BAD_ROWS]
+    by_key: dict[bytes, list[int]] = {}
+    for r, i in zip(got, ids):
+        by_key.setdefault(r.key, []).append(i)
+    assert all(v == sorted(v) for v in by_key.values())  # whole transactions again: in order

@@ -239,6 +239,8 @@ def run_exactly_once(
                     run.ours = (tx[0].state.rows, tx[0].state.rows + tx[0].open_rows)
                 if tx and tx[0].open_rows:
                     on_rewind(tx[0].open_rows)
+                if tx:
+                    tx[0].abort()
                 # A refusal by the brokers' ACLs comes back on every retry: say it now.
                 if failures > _MAX_RETRIES or e.name.endswith("_AUTHORIZATION_FAILED"):
                     raise

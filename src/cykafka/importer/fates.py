@@ -15,7 +15,7 @@ An error not listed below is *unknown*: a row is only called "not sent" with pro
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 __all__ = ["DELIVERED", "NOT_SENT", "UNKNOWN", "fate_of", "is_batch_mate"]
 
@@ -97,8 +97,11 @@ _SENT_BEFORE = "it was sent before and never acknowledged: it may be in the topi
 _BATCH_MATE = "this record itself was not refused: send it again"
 
 
-def is_batch_mate(exc: Optional[BaseException]) -> bool:
-    """Whether ``exc`` failed a record for a batch-mate's sake, not its own."""
+def is_batch_mate(exc: Union[BaseException, str, None]) -> bool:
+    """Whether ``exc`` (or a problem's error text) failed a record for a batch-mate's
+    sake, not its own."""
+    if isinstance(exc, str):
+        return exc.endswith(_BATCH_MATE)
     return exc is not None and str(getattr(exc, "message", "")).endswith(_BATCH_MATE)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ..inputs.model import Chunk, ImportInputError, Problem, SourcePosition
+from .fates import is_batch_mate
 from .identity import block_digest
 from .progress_records import Progress, committed_progress
 from .signals import StopRequested
@@ -265,6 +266,21 @@ class TransactionalSink:
         if stopping and not new.done:
             raise StopRequested
 
+    def abort(self) -> None:
+        """After a failure: abort the open transaction, so that closing the producer
+        finds none (its warning about one is advice for a Python caller, not for an
+        import that retries from its last commit).  A producer that cannot abort
+        (fenced, fatal) leaves it to its close, and the broker."""
+        from .._native import KafkaError
+
+        if self._began is None:
+            return
+        try:
+            self.producer.abort_transaction(self.timeout)
+            self._began = None
+        except KafkaError:
+            pass
+
     def _committed(self) -> list[Optional[bytes]]:
         assert self.client is not None
         return committed_progress(
@@ -352,8 +368,10 @@ class TransactionalSink:
 
     def _learn_permanent_failures(self) -> None:
         """After a failed commit: rows refused for good are reported and skipped from
-        now on; the others are sent again."""
+        now on; the others are sent again, a refused record's batch-mates too (they
+        carry its code, but the broker refused the record, not them)."""
         self._sink.finish(min(self.timeout, 5.0))
         for p in self._problems:
-            if p.error.split(":", 1)[0] in PERMANENT_ERRORS and p.row is not None:
+            permanent = p.error.split(":", 1)[0] in PERMANENT_ERRORS
+            if permanent and not is_batch_mate(p.error) and p.row is not None:
                 self.skip[(p.file, p.row)] = (self.names.index(p.file), p)
