@@ -21,11 +21,12 @@ from support.consume import read_back
 QUEUE = 1000  # queue.buffering.max.messages
 FREEZE_S = 2.0
 TICK_S = 0.005
-# The worst lateness a ticker on the loop may see: an eighth of the freeze, which the
-# synchronous calls wait out whole.  Not the 50 ms a quiet machine keeps (that target is
-# bench/aproduce.py's freeze line): on a shared 2-core machine a ticker on an idle loop,
-# nothing else running in its process, was measured up to 71 ms late.
-MAX_GAP_S = FREEZE_S / 8
+# The worst lateness a ticker on the loop may see: half the freeze, which the
+# synchronous calls wait out whole (they fail here, marked xfail).  Not the 50 ms a quiet
+# machine keeps (that target is bench/aproduce.py's freeze line): on a shared 2-core
+# machine a ticker on an idle loop, nothing else running in its process, was measured up
+# to 71 ms late, and 311 ms during a whole test run on three workers.
+MAX_GAP_S = FREEZE_S / 2
 
 _BLOCKS_LOOP = pytest.mark.xfail(
     strict=True, reason="the synchronous call waits with the loop's thread: the ticker stalls"
