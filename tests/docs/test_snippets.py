@@ -218,6 +218,27 @@ def test_every_python_block_is_run_by_the_docs_build_or_runs_alone(block: Block)
     )
 
 
+#: The sections of docs/spark.md whose blocks tests/spark/test_docs_deployments.py runs.
+RUN_BY_THE_SPARK_TESTS = ("## Deployments", "## Structured Streaming")
+
+
+def test_the_deployment_fragments_are_the_ones_the_spark_tests_run() -> None:
+    """Each fragment left to tests/spark is in a section that test runs, so it is run."""
+    found = {}
+    for b in _by_kind("python"):
+        first = b.body.strip().splitlines()[0]
+        if first in DEPLOYMENT_FRAGMENTS:
+            above = (ROOT / b.page).read_text().splitlines()[: b.line]
+            found[first] = (b.page, next(ln for ln in reversed(above) if ln.startswith("## ")))
+    assert set(found) == DEPLOYMENT_FRAGMENTS, sorted(DEPLOYMENT_FRAGMENTS - set(found))
+    wrong = {
+        k: v
+        for k, v in found.items()
+        if v[0] != "docs/spark.md" or v[1] not in RUN_BY_THE_SPARK_TESTS
+    }
+    assert not wrong, wrong
+
+
 def _bind_cykafka_calls(block: Block) -> None:
     import cykafka.spark
 

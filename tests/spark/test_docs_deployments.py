@@ -28,7 +28,6 @@ from typing import Any
 import pytest
 
 from cykafka.launchers.process import dies_with_this_process, free_port
-from support.cli import child_env
 from support.consume import committed_records
 
 # Each runs Spark's launchers and drivers of its own.
@@ -143,10 +142,23 @@ def _spark_conftest(config: pytest.Config) -> Any:
     return config.pluginmanager.get_plugin(str(HERE / "conftest.py"))
 
 
-def _reader_env(launch: Any, tmp: Path) -> dict[str, str]:
-    """A reader's shell with the virtualenv active (pip put PySpark's launchers and
-    ``python3`` there): executors run the ``python3`` on the worker's PATH unless
-    PYSPARK_PYTHON says otherwise, so what the page sets is what counts.  Spark's
+def _cykafka_path() -> dict[str, str]:
+    """No PYTHONPATH, as a reader has none (this process's would hand any Python the
+    virtualenv's packages): cykafka comes from where it was installed, or from a
+    checkout's ``src`` alone when the tests run from one."""
+    import site
+
+    import cykafka
+
+    where = Path(cykafka.__file__).resolve().parents[1]
+    installed = {Path(p).resolve() for p in site.getsitepackages()}
+    return {} if where in installed else {"PYTHONPATH": str(where)}
+
+
+def _reader_env(launch: Any, tmp: Path, venv_active: bool) -> dict[str, str]:
+    """A reader's shell, with PySpark's launchers on PATH, and the virtualenv that has
+    cykafka active or not (``python3`` is the one Spark runs for Python workers unless
+    PYSPARK_PYTHON names another: what the page sets is then what counts).  Spark's
     launchers are reached through shims that make each die with the bash that runs the
     block, which dies with this process: a test run killed leaves no JVM behind."""
     shims = tmp / "bin"
@@ -157,20 +169,19 @@ def _reader_env(launch: Any, tmp: Path) -> dict[str, str]:
             f'#!/bin/sh\nexec {shlex.join(dies_with_this_process(real))} "$@"\n'
         )
         (shims / name).chmod(0o755)
-    env = {
-        k: v
-        for k, v in child_env().items()
-        if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", *CONNECT_ENV)
-    }
+    drop = ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", *CONNECT_ENV)
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(_cykafka_path(), PYTHONUNBUFFERED="1")
     # SPARK_HOME, and SPARK_LOCAL_IP=127.0.0.1: the blocks bind to 127.0.0.1, and a
     # test machine's hostname need not resolve to an address executors can reach.
     env.update({k: v for k, v in launch._env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")})
-    env["PATH"] = os.pathsep.join(
-        [str(shims), str(launch._spark_home() / "bin"), str(Path(sys.executable).parent)]
-        + [env.get("PATH", "")]
-    )
+    venv = str(Path(sys.executable).parent)
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv]
+    first = [str(shims), str(launch._spark_home() / "bin"), *([venv] if venv_active else [])]
+    env["PATH"] = os.pathsep.join(first + path)
     # The web UIs' fixed ports (the master's 8080, the worker's 8081) are not in the
-    # blocks; free ones keep a parallel test worker's Spark from taking them.
+    # blocks; free ones keep a parallel test worker's Spark from taking them (a driver's
+    # 4040 moves to the next free port by itself).
     env["SPARK_MASTER_WEBUI_PORT"] = str(free_port())
     env["SPARK_WORKER_WEBUI_PORT"] = str(free_port())
     (tmp / "work").mkdir(exist_ok=True)
@@ -240,7 +251,9 @@ def test_the_spark_connect_deployment_runs_as_printed(pytestconfig, kafka, tmp_p
     topic, kwargs = _cykafka_call(d.python)
     _fresh_topic(kafka, topic, partitions=3)
     assert BROKER in d.python and VENV_PYTHON in d.shell
-    env = _reader_env(launch, tmp_path)
+    # The server's shell has no virtualenv active: the page says to give the server the
+    # Python that has cykafka, and its PYSPARK_PYTHON is what does.
+    env = _reader_env(launch, tmp_path, venv_active=False)
     # The page's 15002 could be a parallel test worker's Connect server: a free port
     # instead, the same in the shell block and the Python block.
     port = free_port()
@@ -272,7 +285,9 @@ def standalone(
     launch = _spark_conftest(pytestconfig)
     d = _deployments()["standalone"]
     tmp = tmp_path_factory.mktemp("standalone")
-    env = _reader_env(launch, tmp)
+    # The virtualenv active, as where cykafka[spark] was installed: the page sets no
+    # PYSPARK_PYTHON here, so the executors run the ``python3`` on the worker's PATH.
+    env = _reader_env(launch, tmp, venv_active=True)
     # The page's 7077 could be a parallel test worker's master: a free port instead,
     # the same in the shell block and the Python block.
     port = free_port()
