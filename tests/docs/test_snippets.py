@@ -5,8 +5,9 @@
 - ``python``: a block that needs nothing from outside it is executed as it is; one that
   uses names it does not define is a contiguous excerpt of a ``docs/examples`` script that
   a page runs while the site builds; the Spark deployment fragments (a standalone cluster,
-  a Spark Connect server: :data:`DEPLOYMENT_FRAGMENTS`) compile, and each call of
-  cykafka's in them binds to the real signature.
+  a Spark Connect server, the streaming query: :data:`DEPLOYMENT_FRAGMENTS`) are run by
+  tests/spark/test_docs_deployments.py, after their shell blocks; here, without Spark,
+  they compile and each call of cykafka's in them binds to the real signature.
 - ``bash``/``sh``: every ``cykafka ...`` line is parsed by the real CLI parser (every flag
   exists, every value is accepted), and the README's are run, bounded: into the embedded
   broker when they name no cluster, else into the session's Apache Kafka node, which
@@ -14,14 +15,18 @@
   is one of ``./run``'s commands; every ``pip install`` names an extra ``pyproject.toml``
   has and the version being built; every other program is one this list names as not
   cykafka's (:data:`OTHER_PROGRAMS`).
-- Blocks without a language, or ``text``, are synopses (``test_docs.py`` checks their flags)
-  or output, nothing to run.
+- Blocks without a language, or ``text``: a synopsis (or ``--help``) names only flags its
+  command's parser has, and only values among their choices (``test_docs.py`` checks
+  that the synopses name every flag); a block of cykafka's output (a summary, a warning,
+  an error) has only labels and words that string literals of the source print.  Other
+  blocks of the kind are left as they are.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import gzip
 import inspect
 import json
@@ -89,8 +94,10 @@ DIRECTIVES = {
 }
 
 #: Python fragments that need a Spark deployment the docs cannot start while the site
-#: builds (a standalone master and worker, a Spark Connect server): tests/spark runs those
-#: deployments; here the fragment compiles and its cykafka calls bind.
+#: builds (a standalone master and worker, a Spark Connect server):
+#: tests/spark/test_docs_deployments.py runs them after their page's shell blocks (it
+#: needs Spark, so ``./run tests unit`` leaves it out); here each compiles and its cykafka
+#: calls bind.
 DEPLOYMENT_FRAGMENTS = {
     'spark = SparkSession.builder.master("spark://127.0.0.1:7077").getOrCreate()',
     'spark = SparkSession.builder.remote("sc://127.0.0.1:15002").getOrCreate()',
@@ -195,8 +202,9 @@ def _excerpt_run_by_the_docs_build(block: Block) -> list[str]:
 @pytest.mark.parametrize("block", _by_kind("python"), ids=lambda b: b.where)
 def test_every_python_block_is_run_by_the_docs_build_or_runs_alone(block: Block) -> None:
     """An excerpt of a script a page runs is proven by the docs build; a block that
-    uses names from outside it must be one (or a Spark deployment's fragment: compiled,
-    its cykafka calls bound); the rest are run by the test below."""
+    uses names from outside it must be one (or a Spark deployment's fragment, run by
+    tests/spark/test_docs_deployments.py: here compiled, its cykafka calls bound); the
+    rest are run by the test below."""
     compile(block.body, block.where, "exec")
     if _excerpt_run_by_the_docs_build(block):
         return
@@ -208,6 +216,27 @@ def test_every_python_block_is_run_by_the_docs_build_or_runs_alone(block: Block)
         f"{block.where} uses {sorted(_free_names(block.body))} from outside the block and "
         "is no excerpt of a docs/examples script a page runs: make it one, or self-contained"
     )
+
+
+#: The sections of docs/spark.md whose blocks tests/spark/test_docs_deployments.py runs.
+RUN_BY_THE_SPARK_TESTS = ("## Deployments", "## Structured Streaming")
+
+
+def test_the_deployment_fragments_are_the_ones_the_spark_tests_run() -> None:
+    """Each fragment left to tests/spark is in a section that test runs, so it is run."""
+    found = {}
+    for b in _by_kind("python"):
+        first = b.body.strip().splitlines()[0]
+        if first in DEPLOYMENT_FRAGMENTS:
+            above = (ROOT / b.page).read_text().splitlines()[: b.line]
+            found[first] = (b.page, next(ln for ln in reversed(above) if ln.startswith("## ")))
+    assert set(found) == DEPLOYMENT_FRAGMENTS, sorted(DEPLOYMENT_FRAGMENTS - set(found))
+    wrong = {
+        k: v
+        for k, v in found.items()
+        if v[0] != "docs/spark.md" or v[1] not in RUN_BY_THE_SPARK_TESTS
+    }
+    assert not wrong, wrong
 
 
 def _bind_cykafka_calls(block: Block) -> None:
@@ -445,3 +474,241 @@ def test_the_readmes_exactly_once_import_and_verify_run(kafka: Any, tmp_path: Pa
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{n:,}" in checked.stdout, checked.stdout
     assert "OK: the topic holds every record exactly once, in order" in checked.stdout
+
+
+# -- blocks without a language, or text: synopses and cykafka's output -----------------
+
+#: A line of a synopsis or of ``--help`` (``usage: cykafka import ...``): the command,
+#: or a flag of the top-level parser.
+SYNOPSIS_LINE = re.compile(r"^(?:usage: )?cykafka (--[\w-]+|[a-z][\w-]*)(?=\s|$)")
+#: A line cykafka prints: a command's or the library's messages, an exception of its.
+OUTPUT_LINE = re.compile(r"^cykafka(?: [a-z][\w-]*)?:\s|^cykafka\.[\w.]+Error: ")
+#: Text in cykafka's output that another program wrote: the check leaves it out.
+NOT_CYKAFKAS = {
+    "No module named": "Python's ImportError, in the executors' Python, quoted in the error",
+}
+
+TEXT_BLOCKS = _by_kind("", "text")
+
+
+def _synopses_of(block: Block) -> list[tuple[str, str]]:
+    """(command, text): each synopsis line with the indented lines after it."""
+    out: list[tuple[str, str]] = []
+    for line in block.body.splitlines():
+        m = SYNOPSIS_LINE.match(line)
+        if m:
+            out.append((m[1], line))
+        elif out and line.startswith((" ", "\t")):
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+        elif line.strip():
+            out.append(("", ""))  # the synopsis ended
+    return [(cmd, text) for cmd, text in out if cmd]
+
+
+SYNOPSIS_BLOCKS = [b for b in TEXT_BLOCKS if _synopses_of(b)]
+OUTPUT_BLOCKS = [
+    b
+    for b in TEXT_BLOCKS
+    if b not in SYNOPSIS_BLOCKS and any(OUTPUT_LINE.match(ln) for ln in b.body.splitlines())
+]
+
+
+def test_some_text_blocks_are_synopses_or_output() -> None:
+    assert len(SYNOPSIS_BLOCKS) >= 3 and len(OUTPUT_BLOCKS) >= 3, (
+        [b.where for b in SYNOPSIS_BLOCKS],
+        [b.where for b in OUTPUT_BLOCKS],
+    )
+
+
+def _flags_of(parser: Any) -> dict[str, Any]:
+    return {s: a for a in parser._actions for s in a.option_strings}
+
+
+@pytest.mark.parametrize("block", SYNOPSIS_BLOCKS, ids=lambda b: b.where)
+def test_every_flag_a_synopsis_names_is_the_parsers(block: Block) -> None:
+    """Each flag a synopsis names is one its command's parser has, and each value it
+    lists as ``a|b|c`` is one of the flag's choices (test_docs.py checks that the pages'
+    synopses together name every flag: this checks each block, the README's too)."""
+    import argparse
+
+    from cykafka.cli.main import build_parser
+
+    top = build_parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    wrong = []
+    for cmd, text in _synopses_of(block):
+        if cmd.startswith("--"):
+            parser, text = top, text.replace(f"cykafka {cmd}", "", 1)
+            wrong += [] if cmd in _flags_of(top) else [cmd]
+        else:
+            if cmd not in sub.choices:
+                wrong.append(f"cykafka {cmd}: no such command")
+                continue
+            parser = sub.choices[cmd]
+        flags = _flags_of(parser)
+        for flag in re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", text):
+            if flag not in flags:
+                wrong.append(f"cykafka {cmd} {flag}: no such flag")
+        for flag, values in re.findall(r"(--?[\w-]+)[ =]([\w.+-]+(?:\|[\w.+-]+)+)", text):
+            choices = getattr(flags.get(flag), "choices", None)
+            if choices is not None:
+                wrong += [
+                    f"cykafka {cmd} {flag} {v}: not a choice {sorted(choices)}"
+                    for v in values.split("|")
+                    if v not in choices
+                ]
+    assert not wrong, f"{block.where}: {wrong}"
+
+
+SOURCES = [
+    *sorted((ROOT / "src" / "cykafka").rglob("*.py")),
+    *sorted((ROOT / "src" / "cykafka").rglob("*.pyx")),
+    *sorted((ROOT / "ext").rglob("*.pyx")),
+    *sorted((ROOT / "ext").rglob("*.pxi")),
+]
+#: A ``%`` conversion or a ``{...}`` field: where a message's values go.
+_FIELD = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdifgrxXeEc]|\{[^{}]*\}")
+
+
+def _pieces(node: ast.expr) -> list[str | None]:
+    """A string literal's text, with None where a value goes in."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        out: list[str | None] = []
+        at = 0
+        for m in _FIELD.finditer(node.value):
+            out += [node.value[at : m.start()].replace("%%", "%"), None]
+            at = m.end()
+        return [*out, node.value[at:].replace("%%", "%")]
+    if isinstance(node, ast.JoinedStr):
+        return [
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
+            for v in node.values
+        ]
+    return []
+
+
+@functools.cache
+def _literals() -> tuple[list[tuple[str, re.Pattern[str]]], set[str]]:
+    """Every string literal of cykafka's source (Python and Cython; adjacent ones joined,
+    as the compiler joins them) as (its longest fixed piece in lower case, a pattern of
+    its fixed pieces with a group where each value goes), and every fixed piece."""
+    patterns, every_piece = [], set()
+    todo = [path.read_text() for path in SOURCES]
+    while todo:
+        for run in _string_runs(todo.pop()):
+            try:
+                node = ast.parse("(" + " ".join(run) + ")", mode="eval").body
+            except SyntaxError:
+                continue  # a Cython literal (c"..."), or bytes
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if "\ndef " in node.value:
+                    todo.append(node.value)  # code shipped as source: its messages too
+            pieces = _pieces(node)
+            while pieces and not pieces[0]:
+                pieces.pop(0)  # a value at either end matches anything: left out
+            while pieces and not pieces[-1]:
+                pieces.pop()
+            fixed = [p for p in pieces if p]
+            every_piece.update(fixed)
+            if sum(len(p.strip()) for p in fixed) < 3:
+                continue  # a comma, a space: it would cover any line
+            pattern = "".join("(.+?)" if p is None else re.escape(p) for p in pieces if p != "")
+            # A message may start a sentence with a literal's word capitalized.
+            patterns.append((max(fixed, key=len).strip().lower(), re.compile(pattern, re.I)))
+    return patterns, every_piece
+
+
+def _string_runs(source: str) -> list[list[str]]:
+    """The string literals of ``source`` as written, adjacent ones together."""
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12: f-strings
+    fstring_end = getattr(tokenize, "FSTRING_END", None)  # are tokens of their own
+    runs: list[list[str]] = [[]]
+    depth, opened = 0, 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            at = starts[tok.start[0] - 1] + tok.start[1]
+            if fstring_start is not None and tok.type == fstring_start:
+                depth, opened = depth + 1, at if depth == 0 else opened
+            elif fstring_end is not None and tok.type == fstring_end:
+                depth -= 1
+                if depth == 0:
+                    runs[-1].append(source[opened : starts[tok.end[0] - 1] + tok.end[1]])
+            elif depth:
+                continue
+            elif tok.type == tokenize.STRING:
+                runs[-1].append(tok.string)
+            elif tok.type not in (tokenize.NL, tokenize.COMMENT) and runs[-1]:
+                runs.append([])
+    except (tokenize.TokenError, SyntaxError):
+        pass  # what was read before a Cython construct tokenize refuses still counts
+    return [r for r in runs if r]
+
+
+#: A word of a line that is a value, not text the code wrote: it has a digit, a path's or
+#: an address's punctuation, or quotes.
+_VALUE = re.compile(r"[\d/.:#=@_'\"…]")
+
+
+#: A summary line's label: two spaces, the label, two or more spaces, the value.
+_LABEL = re.compile(r"^  ([a-z][a-z -]*?) {2,}(?=\S)")
+
+
+def _not_printed_by_cykafka(
+    line: str, patterns: list[Any], pieces: set[str], quoted: frozenset[str] = frozenset()
+) -> list[str]:
+    """The words of ``line`` that no literal of the source accounts for: each word that is
+    not a value must lie in the fixed text of a literal that matches the line there, or
+    be a name the block quotes elsewhere (a topic); a summary line's label must begin a
+    literal, padded as printed."""
+    label = _LABEL.match(line)
+    padded = label.group() if label else ""
+    if label and not any(p.startswith(padded) and p[len(padded) :][:1] != " " for p in pieces):
+        return [label[1]]
+    for phrase in NOT_CYKAFKAS:
+        line = line.replace(phrase, " " * len(phrase))
+    covered, lower = [False] * len(line), line.lower()
+    for longest, pattern in patterns:
+        if longest not in lower:
+            continue
+        for m in pattern.finditer(line):
+            held = {i for g in range(1, (m.lastindex or 0) + 1) for i in range(*m.span(g))}
+            for i in range(*m.span()):
+                covered[i] = covered[i] or i not in held
+    missing = []
+    for w in re.finditer(r"\S+", line):
+        word = w.group().strip("()[]{};,.!?`")
+        if not word or _VALUE.search(word) or word in quoted:
+            continue
+        start = w.start() + w.group().index(word)
+        if not all(covered[start : start + len(word)]):
+            missing.append(word)
+    return missing
+
+
+def test_a_drifted_output_line_is_found() -> None:
+    patterns, pieces = _literals()
+    same = "  delivered   1,234"
+    assert _not_printed_by_cykafka(same, patterns, pieces) == []
+    assert _not_printed_by_cykafka("  shipped   1,234", patterns, pieces) == ["shipped"]
+
+
+@pytest.mark.parametrize("block", OUTPUT_BLOCKS, ids=lambda b: b.where)
+def test_every_output_line_is_one_cykafka_prints(block: Block) -> None:
+    """A block of cykafka's output (a summary, a warning, an error) says only what the
+    code still prints: its labels and words are in the source's string literals, around
+    the values of this run."""
+    patterns, pieces = _literals()
+    quoted = frozenset(re.findall(r"'([^'\s]+)'", block.body))
+    wrong = {
+        line: missing
+        for line in block.body.splitlines()
+        if line.strip() and (missing := _not_printed_by_cykafka(line, patterns, pieces, quoted))
+    }
+    assert not wrong, f"{block.where}: words cykafka does not print: {wrong}"

@@ -53,7 +53,9 @@ class _Proc:
     kernel if this process dies first (a test run stopped with SIGKILL or a timeout
     leaves no Spark master, worker or Connect server behind)."""
 
-    def __init__(self, args: list[str], log: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, args: list[str], log: Path, env: dict[str, str], cwd: Path | None = None
+    ) -> None:
         self.log = log
         self._out = open(log, "wb")  # partner: closed in stop()
         self.proc = subprocess.Popen(
@@ -62,6 +64,7 @@ class _Proc:
             stdout=self._out,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=cwd,
             start_new_session=True,
         )
 
