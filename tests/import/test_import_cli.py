@@ -278,11 +278,14 @@ def test_timings_say_where_the_wall_time_went(broker, topic, read_back):
     """--timings splits the run into phases that add up to no more than the process's
     own wall time, and puts a slow input under "waiting for input", not elsewhere."""
     t = topic()
-    # The input arrives over 1.5 s through a pipe: the producer side mostly waits.
+    # The input comes through a pipe with two 0.5 s pauses, after the import began
+    # reading: the first write is more than a pipe holds (64 KiB), so it returns only
+    # once the import reads, however long its start-up took on a busy machine.
     writer = (
         "import sys, time\n"
-        "for i in range(3):\n"
-        "    sys.stdout.write('line\\n' * 1000); sys.stdout.flush(); time.sleep(0.5)\n"
+        "sys.stdout.write('line\\n' * 20000); sys.stdout.flush()\n"
+        "for i in range(2):\n"
+        "    time.sleep(0.5); sys.stdout.write('line\\n' * 1000); sys.stdout.flush()\n"
     )
     feed = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE)
     started = time.monotonic()
@@ -303,7 +306,7 @@ def test_timings_say_where_the_wall_time_went(broker, topic, read_back):
     assert sum(phases.values()) <= wall
     assert phases["input_wait"] >= 0.9, proc.stdout  # two 0.5 s pauses of the writer
     assert phases["hand_over"] < phases["input_wait"]
-    assert len(read_back(broker.bootstrap_servers, t, expected=3000)[0]) == 3000
+    assert len(read_back(broker.bootstrap_servers, t, expected=22_000)[0]) == 22_000
 
 
 def _guarantees_line(out: str) -> str:
