@@ -410,7 +410,8 @@ cdef _settle(_Core core, _Topic t, BatchFuture bf, _Sub *s, Py_ssize_t queued,
         for q in range(queued):
             j = perm[q] if perm != NULL else q
             if errs[j]:
-                bf._record_failure(chunk.base + j, bf._fails.exc_for(errs[j], None),
+                exc = bf._fails.exc_for(errs[j], _refused_text(core, errs[j], bf._topic))
+                bf._record_failure(chunk.base + j, exc,
                                    <int32_t>pd[j] if pd != NULL else -1)
     if queued < cnt:
         exc = _not_queued(chunk.base + first_unqueued, why)

@@ -259,11 +259,21 @@ cdef str _record_refusal(int code, str text, str topic):
             f"does not hand over which")
 
 
-cdef object _refused_error(int code, size_t vlen, size_t klen):
+cdef str _refused_text(_Core core, int code, str topic, str sizes=""):
+    """Why librdkafka would not queue a message: its words, and for a right the
+    producer lacks whose and which, as a broker's refusal says (librdkafka refuses at
+    the produce call once the topic's metadata answered TOPIC_AUTHORIZATION_FAILED)."""
+    text = (f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
+            f"(refused by librdkafka before sending{sizes})")
+    note = _authz_note(core, code, topic)
+    return f"{text}: {note}" if note else text
+
+
+cdef object _refused_error(_Core core, int code, str topic, size_t vlen, size_t klen):
     """The delivery error of a message librdkafka would not queue."""
-    return error_from_code(code, f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
-                                 f"(refused by librdkafka before sending; "
-                                 f"value {vlen} bytes, key {klen} bytes)", delivery=True)
+    return error_from_code(
+        code, _refused_text(core, code, topic, f"; value {vlen} bytes, key {klen} bytes"),
+        delivery=True)
 
 
 cdef object _error_from_error_t(rd_kafka_error_t *error):

@@ -30,14 +30,10 @@ cdef class _FailLog:
         free(self.runs)
 
     cdef object exc_for(self, int code, str text):
-        """One shared KafkaDeliveryError per distinct (code, text); text None: the
-        message was refused by librdkafka before sending."""
+        """One shared KafkaDeliveryError per distinct (code, text)."""
         key = (code, text)
         exc = self.by_text.get(key)
         if exc is None:
-            if text is None:
-                text = (f"{rd_kafka_err2str(<rd_kafka_resp_err_t>code).decode()} "
-                        f"(refused by librdkafka before sending)")
             exc = error_from_code(code, text, delivery=True)
             self.by_text[key] = exc
         return exc

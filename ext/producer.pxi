@@ -167,7 +167,7 @@ cdef object _produce_one(_Core core, object topic, object value, object key,
         core.raise_produce_error(err, topic)
     core.produced += 1
     core.failed += 1
-    _fail(fut, part, -1, _refused_error(err, v.len, k.len))
+    _fail(fut, part, -1, _refused_error(core, err, topic, v.len, k.len))
     _fire(fut, None)
     return fut
 

@@ -183,7 +183,7 @@ cdef int _stage_drain(_Core core, bint block) except -1:
                     core.pending -= 1
                     core.failed += 1
                     _fail(fut, RD_KAFKA_PARTITION_UA, -1,
-                          _refused_error(m.err, m.len, m.key_len))
+                          _refused_error(core, m.err, t.name, m.len, m.key_len))
                     if refused is None:
                         refused = []
                     refused.append(fut)   # fired below, once the stage is consistent

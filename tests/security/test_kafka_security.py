@@ -130,6 +130,25 @@ def _refused(conf: dict[str, Any], topic: str, n: int = 3) -> tuple[list, list]:
     return [f.exception(0) for f in futs], errors
 
 
+def test_a_message_librdkafka_refuses_at_the_call_names_the_principal_too(secure) -> None:
+    """Once the topic's metadata answered TOPIC_AUTHORIZATION_FAILED, librdkafka refuses
+    the next messages at the produce call, before sending: their errors name the
+    principal and the right as the broker's refusal of the first ones did."""
+    topic = new_topic(secure)
+    u = user(secure, "reader")
+    secure.allow(u.principal, "TOPIC", topic, ["DESCRIBE", "READ"])
+    conf = sasl(secure, u, **{"enable.idempotence": False, "message.timeout.ms": 10_000})
+    with cykafka.Producer(conf) as p:
+        p.produce(topic, b"first").exception(30)  # refused by the broker
+        later = [p.produce(topic, b"later").exception(30)]
+        later += [e for _, e in p.produce_batch(topic, [b"a", b"b"]).result(30).errors]
+    texts = [str(e) for e in later]
+    assert any("before sending" in t for t in texts), texts  # the refusal at the call
+    for e, t in zip(later, texts):
+        assert e.name == "TOPIC_AUTHORIZATION_FAILED", t
+        assert u.principal in t and repr(topic) in t and "WRITE" in t, t
+
+
 @pytest.mark.parametrize("preset", [None, "ordered"], ids=["plain", "idempotent"])
 def test_no_write_on_the_topic_fails_every_message_naming_topic_and_principal(
     secure, read_back, preset
