@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +50,28 @@ ROWS = 20_000
 BAD_ROWS = (3_000, 11_000, 17_000)  # 0-based row indexes: input rows 3,001, ...
 
 
+def _topic_and_rows(kafka: Any, tmp_path: Path, rule: str, prefix: str) -> tuple[str, Path]:
+    """A 3-partition topic with ``rule`` and a JSON Lines file of ROWS keyed rows, those
+    of BAD_ROWS breaking it (a day-old timestamp, or a null key on a compacted topic)."""
+    import json
+
+    now = int(time.time() * 1000)
+    config = (
+        {"message.timestamp.before.max.ms": "3600000"}
+        if rule == "timestamp"
+        else {"cleanup.policy": "compact"}
+    )
+    t = kafka.create_topic(f"{prefix}-{uuid.uuid4().hex[:8]}", partitions=3, config=config)
+    src = tmp_path / "rows.jsonl"
+    with src.open("w") as f:
+        for i in range(ROWS):
+            bad = i in BAD_ROWS
+            ts = now - 86_400_000 if bad and rule == "timestamp" else now
+            key = None if bad and rule == "null-key" else f"k{i % 13}"
+            f.write(json.dumps({"k": key, "i": i, "ts": ts}) + "\n")
+    return t, src
+
+
 @pytest.mark.parametrize("rule", ["timestamp", "null-key"])
 def test_import_sends_the_batch_mates_again_and_dead_letters_only_the_refused(
     kafka, read_back, tmp_path, rule
@@ -62,20 +86,7 @@ def test_import_sends_the_batch_mates_again_and_dead_letters_only_the_refused(
     from support.cli import run_import_command
     from support.cluster_faults import summary_count
 
-    now = int(time.time() * 1000)
-    config = (
-        {"message.timestamp.before.max.ms": "3600000"}
-        if rule == "timestamp"
-        else {"cleanup.policy": "compact"}
-    )
-    t = kafka.create_topic(f"refusals-{uuid.uuid4().hex[:8]}", partitions=3, config=config)
-    src = tmp_path / "rows.jsonl"
-    with src.open("w") as f:
-        for i in range(ROWS):
-            bad = i in BAD_ROWS
-            ts = now - 86_400_000 if bad and rule == "timestamp" else now
-            key = None if bad and rule == "null-key" else f"k{i % 13}"
-            f.write(json.dumps({"k": key, "i": i, "ts": ts}) + "\n")
+    t, src = _topic_and_rows(kafka, tmp_path, rule, "refusals")
     dead = tmp_path / "dead.jsonl"
     proc = run_import_command(
         kafka.bootstrap_servers, str(src), "-t", t, "--format", "jsonl", "--key-field", "k",
@@ -129,20 +140,7 @@ def test_exactly_once_import_commits_the_batch_mates_and_dead_letters_only_the_r
     from support.cluster_faults import summary_count
     from support.consume import committed_records
 
-    now = int(time.time() * 1000)
-    config = (
-        {"message.timestamp.before.max.ms": "3600000"}
-        if rule == "timestamp"
-        else {"cleanup.policy": "compact"}
-    )
-    t = kafka.create_topic(f"refusals-eo-{uuid.uuid4().hex[:8]}", partitions=3, config=config)
-    src = tmp_path / "rows.jsonl"
-    with src.open("w") as f:
-        for i in range(ROWS):
-            bad = i in BAD_ROWS
-            ts = now - 86_400_000 if bad and rule == "timestamp" else now
-            key = None if bad and rule == "null-key" else f"k{i % 13}"
-            f.write(json.dumps({"k": key, "i": i, "ts": ts}) + "\n")
+    t, src = _topic_and_rows(kafka, tmp_path, rule, "refusals-eo")
     dead = tmp_path / "dead.jsonl"
     proc = run_import_command(
         kafka.bootstrap_servers, str(src), "-t", t, "--format", "jsonl", "--key-field", "k",
