@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .cluster_faults import wait_until
+
 
 def wait_for(proc: subprocess.Popen, text: str) -> None:
     """Read the process's stderr until a line holds ``text`` (it is that far)."""
@@ -37,10 +39,8 @@ def stop_after(
         assert proc.stderr is not None
         pid = int(proc.stderr.readline()) if pid_first else proc.pid
         wait_for(proc, text)
-        deadline = time.monotonic() + 60
-        while ready is not None and not ready():
-            assert proc.poll() is None and time.monotonic() < deadline, "never ready"
-            time.sleep(0.05)
+        if ready is not None:
+            assert wait_until(ready, 60, "the import to be ready", proc), "it ended first"
         time.sleep(delay)  # a point within the run, not a wait for something
         os.kill(pid, sig)
         out, err = proc.communicate(timeout=60)
@@ -61,10 +61,8 @@ def lose_the_log_mid_import(broker: Any, topic: str, cmd: list[str]) -> tuple[in
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         bs = broker.bootstrap_servers
-        deadline = time.monotonic() + 60
-        while committed_so_far(bs, topic) < 300:
-            assert proc.poll() is None and time.monotonic() < deadline, "never got that far"
-            time.sleep(0.2)
+        far = wait_until(lambda: committed_so_far(bs, topic) >= 300, 60, "300 rows", proc)
+        assert far, "the import ended before 300 rows were committed"
         broker.restart()
         broker.create_topic(topic, partitions=1)
         out, _ = proc.communicate(timeout=180)
