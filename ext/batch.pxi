@@ -407,10 +407,14 @@ cdef _settle(_Core core, _Topic t, BatchFuture bf, _Sub *s, Py_ssize_t queued,
     core.pending += accepted
     core.failed += refused
     if refused:
+        texts = {}  # one text per code: a whole batch can be refused alike
         for q in range(queued):
             j = perm[q] if perm != NULL else q
             if errs[j]:
-                exc = bf._fails.exc_for(errs[j], _refused_text(core, errs[j], bf._topic))
+                text = texts.get(errs[j])
+                if text is None:
+                    text = texts[errs[j]] = _refused_text(core, errs[j], bf._topic)
+                exc = bf._fails.exc_for(errs[j], text)
                 bf._record_failure(chunk.base + j, exc,
                                    <int32_t>pd[j] if pd != NULL else -1)
     if queued < cnt:
