@@ -14,11 +14,28 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from ..errors import KafkaStartError
-from ..process import log_tail, reap, start_process, stop_at_exit, stop_process
+from ..process import log_tail, poll_until, reap, start_process, stop_at_exit, stop_process
 from .jars import java_executable
 from .security import Listener, Security
 
 __all__ = ["KafkaNode"]
+
+
+def _all_threads_stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is in state T (stopped by a signal), from
+    /proc/PID/task/*/stat; True where /proc is not there to ask."""
+    tasks = Path(f"/proc/{pid}/task")
+    if not tasks.is_dir():
+        return True
+    for stat in tasks.glob("*/stat"):
+        try:
+            # "pid (comm) state ...": comm may hold spaces and parentheses.
+            state = stat.read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue  # the thread exited meanwhile
+        if state not in ("T", "t"):
+            return False
+    return True
 
 
 class _Cluster(Protocol):
@@ -215,10 +232,19 @@ class KafkaNode:
         self._reap(None)
 
     def pause(self) -> None:
-        """SIGSTOP: the node stays connected but answers nothing (a GC pause, a stalled VM)."""
+        """SIGSTOP: the node stays connected but answers nothing (a GC pause, a stalled VM).
+        Returns once every thread of the JVM is stopped: the signal is delivered to each
+        thread when it next runs, so on a busy machine a thread may still answer a
+        request after ``kill()`` has returned."""
         if self._proc is not None and not self.paused:
             os.kill(self._proc.pid, signal.SIGSTOP)
             self.paused = True
+            poll_until(
+                lambda: _all_threads_stopped(self._proc.pid) if self._proc else True,
+                10.0,
+                f"node {self.node_id} to stop on SIGSTOP",
+                interval=0.005,
+            )
 
     def resume(self) -> None:
         """SIGCONT after :meth:`pause`."""
