@@ -37,6 +37,10 @@ def _conf(kafka: KafkaCluster, **extra: Any) -> dict[str, Any]:
     return {
         "bootstrap.servers": kafka.bootstrap_servers,
         "queue.buffering.max.messages": QUEUE,
+        # "Arrives once, in order" is idempotence's promise, not librdkafka's default: a
+        # freeze longer than a request timeout (a busy machine filling the queue one
+        # task at a time) makes it send a batch again, after later ones without it.
+        "enable.idempotence": True,
         **extra,
     }
 
