@@ -25,6 +25,7 @@ import pytest
 
 from cykafka.testing import read_raw_log
 from support.cli import import_command as _cli
+from support.cluster_faults import wait_until
 from support.consume import committed_records, committed_so_far
 from support.import_signals import lose_the_log_mid_import
 
@@ -42,9 +43,12 @@ def _kill_once_committed(
     inside a transaction); the committed count.  A point reached by a condition, not
     a time since the start, which a busy machine stretches past the whole run."""
     proc = subprocess.Popen(_cli(bootstrap, *args), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and committed_so_far(bootstrap, topic, parts) < rows:
-        time.sleep(0.2)
+
+    def reached() -> bool:
+        return committed_so_far(bootstrap, topic, parts) >= rows
+
+    # The import may finish first (it had fewer rows left): then there is none to kill.
+    wait_until(reached, 120, f"{rows} committed rows of {topic}", alive=proc)
     time.sleep(then)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
@@ -239,7 +243,9 @@ def test_broker_stalled_past_the_transaction_timeout(fresh_broker, tmp_path) -> 
     proc = subprocess.Popen(
         _cli(bs, *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    time.sleep(1.2)
+    # Mid-import: a first transaction committed, the next ones to come.
+    wait_until(lambda: committed_so_far(bs, name) >= 200, 120, "a first commit", alive=proc)
+    assert proc.poll() is None, "the import ended before the stall"
     assert fresh_broker.pid is not None
     os.kill(fresh_broker.pid, signal.SIGSTOP)
     try:
@@ -596,9 +602,8 @@ def test_plain_import_recovers_from_a_stall_past_the_message_timeout(fresh_broke
     proc = subprocess.Popen(
         _cli(bs, *args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(read_raw_log(bs, name, 1)) < 1500:
-        time.sleep(0.1)
+    wait_until(lambda: len(read_raw_log(bs, name, 1)) >= 1500, 120, "1,500 rows", alive=proc)
+    assert proc.poll() is None, "the import ended before the stall"
     assert fresh_broker.pid is not None
     os.kill(fresh_broker.pid, signal.SIGSTOP)
     try:
