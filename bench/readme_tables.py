@@ -83,6 +83,9 @@ def targets_table(res: dict[str, Any]) -> str:
             )
         else:
             shown = t["shown"]
+        sp = t.get("spread")
+        if sp:
+            shown += f" (rounds {sp[0]:.2f}–{sp[1]:.2f})"
         out.append(f"| {t['target']} | {shown} | {'pass' if t['pass'] else '**miss**'} |")
     return "\n".join(out)
 
@@ -197,6 +200,13 @@ def anchors_table(res: dict[str, Any]) -> str:
                     f"| {g['import_process_s_median']:.2f} "
                     f"| {_ratio(g.get('import_process_vs_java_process'), bold)} |"
                 )
+    if ja:
+        out += ["", *_java_cpu_rows(ja)]
+    lat = etl.get("latency")
+    if lat:
+        if out:
+            out.append("")
+        out += _latency_rows(lat)
     for sa in (etl.get("spark_anchor"), etl.get("spark_anchor_standalone")):
         if not sa:
             continue
@@ -232,6 +242,74 @@ def anchors_table(res: dict[str, Any]) -> str:
                     f"| {r['machine_cpu_s_per_million_rows']:.2f} |"
                 )
     return "\n".join(out)
+
+
+def _spread_text(sp: list[float] | None) -> str:
+    return f"{sp[0]:.2f}–{sp[1]:.2f}" if sp else ""
+
+
+def _java_cpu_rows(ja: dict[str, Any]) -> list[str]:
+    """Each side's rounds and CPU per million records beside the Java producer: the
+    ratios' spread (lowest and highest round) and the processes' own accounting."""
+    out = [
+        "| Java producer, CPU-s per M records (process start to exit) | Java "
+        "| `produce_batch` | futures | `import` | broker's share beside Java "
+        "| beside `produce_batch` | `produce_batch` × Java, rounds | futures × Java, rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
+        for group, label in (("same", "same settings"), ("defaults", "each at its defaults")):
+            g = ja.get(f"{broker}_{group}")
+            if not g:
+                continue
+
+            def cpu(side: str, g: dict[str, Any] = g) -> str:
+                v = g.get(f"{side}_cpu_s_per_m_median")
+                return "" if v is None else f"{v:.2f}"
+
+            def share(side: str, g: dict[str, Any] = g) -> str:
+                v = g.get(f"{side}_broker_cpu_share_median")
+                return "" if v is None else f"{100 * v:.0f} %"
+
+            out.append(
+                f"| {name}, {label} | {cpu('java')} | {cpu('cy_batch')} | {cpu('cy_futures')} "
+                f"| {cpu('import')} | {share('java')} | {share('cy_batch')} "
+                f"| {_spread_text(g.get('cy_batch_vs_java_spread'))} "
+                f"| {_spread_text(g.get('cy_futures_vs_java_spread'))} |"
+            )
+    return out
+
+
+def _latency_rows(lat: dict[str, Any]) -> list[str]:
+    """produce() to delivery at fixed rates, cykafka's futures beside ProducerPerformance's
+    own percentiles, medians of the rounds."""
+    groups = {
+        "java_batch": "`batch.size=16384` both",
+        "large_batch": "`batch.size=1000000` both",
+        "defaults": "each at its defaults",
+    }
+    out = [
+        "| latency, ms (median of rounds) | rate, msg/s | cykafka p50 | p99 | p99.9 "
+        "| Java p50 | p99 | p99.9 | Java p99 / cykafka p99 | rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for group, label in groups.items():
+        g = lat.get(group)
+        if not g:
+            continue
+        for rate in lat.get("rates", []):
+            cells = [
+                f"{g[f'{side}@{rate}_{q}_median']:.1f}"
+                for side in ("cykafka", "java")
+                for q in ("p50_ms", "p99_ms", "p999_ms")
+            ]
+            ratio = g.get(f"p99_java_vs_cykafka@{rate}")
+            out.append(
+                f"| {label} | {rate:,} | {' | '.join(cells)} "
+                f"| {_ratio(ratio, group != 'defaults')} "
+                f"| {_spread_text(g.get(f'p99_java_vs_cykafka@{rate}_spread'))} |"
+            )
+    return out
 
 
 def main(argv: list[str]) -> int:
