@@ -309,6 +309,37 @@ def test_timings_say_where_the_wall_time_went(broker, topic, read_back):
     assert len(read_back(broker.bootstrap_servers, t, expected=22_000)[0]) == 22_000
 
 
+def test_the_end_of_an_import_waits_for_no_statistics_emit(
+    broker, topic, read_back, tmp_path, monkeypatch, capsys
+):
+    """The summary's broker throttle comes from the statistics already received: an
+    import shorter than ``statistics.interval.ms`` does not wait for the next emit at
+    its end (it did, in short sleeps of the inspector: a whole interval, one second at
+    the default, for ten rows).  The inspector's sleeps are counted, in this process."""
+    from cykafka.inspector import stats
+
+    slept: list[float] = []
+    real_sleep = stats.time.sleep
+
+    class _Time:
+        def __getattr__(self, name: str) -> object:
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(s: float) -> None:
+            slept.append(s)
+            real_sleep(s)
+
+    monkeypatch.setattr(stats, "time", _Time())
+    t = topic()
+    rows = tmp_path / "rows.txt"
+    rows.write_text("".join(f"row-{i}\n" for i in range(10)))
+    assert _import(broker, str(rows), "--format", "lines", "-t", t) == 0
+    assert "every row was delivered" in capsys.readouterr().out
+    assert slept == [], f"the import's end waited {sum(slept):.2f} s for a statistics emit"
+    assert len(read_back(broker.bootstrap_servers, t, expected=10)[0]) == 10
+
+
 def _guarantees_line(out: str) -> str:
     return next(x.strip() for x in out.splitlines() if x.strip().startswith("guarantees"))
 

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Optional, TextIO, Union
 
 from ..inputs.model import ImportInputError, Problem
+from ..inspector import inspector_of
 from .bar import PlainBar, RichBar, isatty
 from .deadletter import DeadLetter
 from .signals import StopSignals
@@ -538,7 +539,9 @@ class _Run:
             self.result.keys_kept = p.keys_partition_count != "current"
             # A client quota: the broker's throttle over the last minute (Java's
             # produce-throttle-time-max), said in the summary as on the progress lines.
-            throttle = p.metrics().get("produce-throttle-time-max", 0.0)
+            # From the statistics emits already received: waiting for the next one
+            # held every import shorter than statistics.interval.ms to a whole second.
+            throttle = inspector_of(p).metrics(wait=False).get("produce-throttle-time-max", 0.0)
             if throttle == throttle and throttle > 0:  # (NaN: no sample)
                 self.result.throttle_max_ms = throttle
         except Exception:  # closed after a stop signal: nothing more to say

@@ -441,10 +441,13 @@ class Inspector:
 
     # -- metrics ----------------------------------------------------------------
 
-    def metrics(self) -> dict[str, float]:
-        """The Java producer's metrics (see :mod:`cykafka.inspector.metrics`)."""
+    def metrics(self, *, wait: bool = True) -> dict[str, float]:
+        """The Java producer's metrics (see :mod:`cykafka.inspector.metrics`).
+        ``wait=False``: from the emits received so far, never waiting for the next one
+        (a caller about to close the producer, which a wait would hold up to one
+        statistics interval)."""
         producer = self._producer()
-        if producer is not None:
+        if producer is not None and wait:
             self._await_samples(producer)
         snap = self.snapshot()
         calls = getattr(producer, "_call_ns", None) or {}
