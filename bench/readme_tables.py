@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 # Rows shown, in order, with their README labels; section headings as (None, text).
@@ -183,24 +184,19 @@ def anchors_table(res: dict[str, Any]) -> str:
             "| ProducerPerformance process, s | `cykafka import` process, s | × Java |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
-            for group, label in (("same", "same settings"), ("defaults", "each at its defaults")):
-                g = ja.get(f"{broker}_{group}")
-                if not g:
-                    continue
-                bold = broker == ja.get("target_broker") and group == "same"
-                java_s = g.get("java_process_s_median")
-                out.append(
-                    f"| {name}, {label} | {_int(g.get('java_rows_per_s_median'))} "
-                    f"| {_int(g.get('cy_batch_rows_per_s_median'))} "
-                    f"| {_ratio(g.get('cy_batch_vs_java'), bold)} "
-                    f"| {_int(g.get('cy_futures_rows_per_s_median'))} "
-                    f"| {_ratio(g.get('cy_futures_vs_java'), bold)} "
-                    f"| {'' if java_s is None else f'{java_s:.2f}'} "
-                    f"| {g['import_process_s_median']:.2f} "
-                    f"| {_ratio(g.get('import_process_vs_java_process'), bold)} |"
-                )
-    if ja:
+        for broker, group, name, label, g in _java_groups(ja):
+            bold = broker == ja.get("target_broker") and group == "same"
+            java_s = g.get("java_process_s_median")
+            out.append(
+                f"| {name}, {label} | {_int(g.get('java_rows_per_s_median'))} "
+                f"| {_int(g.get('cy_batch_rows_per_s_median'))} "
+                f"| {_ratio(g.get('cy_batch_vs_java'), bold)} "
+                f"| {_int(g.get('cy_futures_rows_per_s_median'))} "
+                f"| {_ratio(g.get('cy_futures_vs_java'), bold)} "
+                f"| {'' if java_s is None else f'{java_s:.2f}'} "
+                f"| {g['import_process_s_median']:.2f} "
+                f"| {_ratio(g.get('import_process_vs_java_process'), bold)} |"
+            )
         out += ["", *_java_cpu_rows(ja)]
     lat = etl.get("latency")
     if lat:
@@ -244,6 +240,16 @@ def anchors_table(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _java_groups(ja: dict[str, Any]) -> Iterator[tuple[str, str, str, str, dict[str, Any]]]:
+    """(broker, group, broker's name, group's label, figures) of each setting group the
+    Java comparison ran, in the tables' order."""
+    for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
+        for group, label in (("same", "same settings"), ("defaults", "each at its defaults")):
+            g = ja.get(f"{broker}_{group}")
+            if g:
+                yield broker, group, name, label, g
+
+
 def _spread_text(sp: list[float] | None) -> str:
     return f"{sp[0]:.2f}–{sp[1]:.2f}" if sp else ""
 
@@ -257,26 +263,22 @@ def _java_cpu_rows(ja: dict[str, Any]) -> list[str]:
         "| beside `produce_batch` | `produce_batch` × Java, rounds | futures × Java, rounds |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for broker, name in (("apache_kafka", "Apache Kafka"), ("tansu", "Tansu")):
-        for group, label in (("same", "same settings"), ("defaults", "each at its defaults")):
-            g = ja.get(f"{broker}_{group}")
-            if not g:
-                continue
+    for _, _, name, label, g in _java_groups(ja):
 
-            def cpu(side: str, g: dict[str, Any] = g) -> str:
-                v = g.get(f"{side}_cpu_s_per_m_median")
-                return "" if v is None else f"{v:.2f}"
+        def cpu(side: str, g: dict[str, Any] = g) -> str:
+            v = g.get(f"{side}_cpu_s_per_m_median")
+            return "" if v is None else f"{v:.2f}"
 
-            def share(side: str, g: dict[str, Any] = g) -> str:
-                v = g.get(f"{side}_broker_cpu_share_median")
-                return "" if v is None else f"{100 * v:.0f} %"
+        def share(side: str, g: dict[str, Any] = g) -> str:
+            v = g.get(f"{side}_broker_cpu_share_median")
+            return "" if v is None else f"{100 * v:.0f} %"
 
-            out.append(
-                f"| {name}, {label} | {cpu('java')} | {cpu('cy_batch')} | {cpu('cy_futures')} "
-                f"| {cpu('import')} | {share('java')} | {share('cy_batch')} "
-                f"| {_spread_text(g.get('cy_batch_vs_java_spread'))} "
-                f"| {_spread_text(g.get('cy_futures_vs_java_spread'))} |"
-            )
+        out.append(
+            f"| {name}, {label} | {cpu('java')} | {cpu('cy_batch')} | {cpu('cy_futures')} "
+            f"| {cpu('import')} | {share('java')} | {share('cy_batch')} "
+            f"| {_spread_text(g.get('cy_batch_vs_java_spread'))} "
+            f"| {_spread_text(g.get('cy_futures_vs_java_spread'))} |"
+        )
     return out
 
 
