@@ -50,3 +50,43 @@ def test_write_kafka_delivers_every_row_that_fits(spark, kafka, read_back) -> No
             per_key[r.key].append(i)
         assert all(v == sorted(v) for v in per_key.values()), p
     assert sorted(seen) == [i for i in range(N) if i != BIG_AT]
+
+
+def test_a_topic_column_sizes_each_topic_it_meets(spark, kafka, read_back) -> None:
+    """With a topic column the driver cannot know the topics: a task's producer reads
+    each one's limit when it first meets it.  The roomy topic's rows go first, so the
+    small topic is met by a producer that has sent already: it is flushed and one
+    sized for the small topic takes over, every partition in order."""
+    small = kafka.create_topic(
+        f"limit-spark-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
+    )
+    roomy = kafka.create_topic(f"roomy-spark-{uuid.uuid4().hex[:8]}", partitions=2)
+    rnd = random.Random(45)
+    rows = []
+    for i in range(N):
+        pad = rnd.randbytes(rnd.randrange(4, 90)).hex()
+        big = rnd.randbytes(4500).hex() if i == BIG_AT else ""
+        where = roomy if i < N // 4 else small
+        rows.append((i, where, f"k{i % 13}", json.dumps({"i": i, "pad": pad + big})))
+    df = spark.createDataFrame(rows, "i long, topic string, key string, value string")
+    report = write_kafka(
+        df.coalesce(1),
+        bootstrap_servers=kafka.bootstrap_servers,
+        order_by=["i"],
+        on_error="report",
+    )
+    print(report)
+    assert (report.rows, report.delivered, report.failed) == (N, N - 1, 1), report
+    assert f"at most {LIMIT} bytes (its max.message.bytes)" in report.errors[0]
+    for t, want in ((roomy, range(N // 4)), (small, range(N // 4, N))):
+        expected = [i for i in want if i != BIG_AT]
+        got = read_back(kafka.bootstrap_servers, t, expected=len(expected))
+        seen: list[int] = []
+        for records in got.values():
+            per_key: dict[bytes, list[int]] = defaultdict(list)
+            for r in records:
+                i = json.loads(r.value)["i"]
+                seen.append(i)
+                per_key[r.key].append(i)
+            assert all(v == sorted(v) for v in per_key.values()), t
+        assert sorted(seen) == expected, t
