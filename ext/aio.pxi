@@ -64,18 +64,7 @@ if (<PyTypeObject_async *><PyObject *>_Queued).tp_as_async != NULL:   # set: it 
 cdef object _aproduce(NativeProducer p, object topic, object value, object key,
                       object partition, object timestamp, object headers,
                       object on_delivery):
-    """aproduce()'s body: a _Queued, or the coroutine that waits for room (or for the
-    first look at a topic, which may wait for the cluster)."""
-    if p._opening and topic in p._opening or _first_meeting(p, p._usable(), topic):
-        return _aproduce_opening(p, (topic, value, key, partition, timestamp, headers,
-                                     on_delivery))
-    return _aproduce_now(p, topic, value, key, partition, timestamp, headers, on_delivery)
-
-
-cdef object _aproduce_now(NativeProducer p, object topic, object value, object key,
-                          object partition, object timestamp, object headers,
-                          object on_delivery):
-    """aproduce() to a topic met already."""
+    """aproduce()'s body: a _Queued, or the coroutine that waits for room."""
     cdef unsigned long gen = 0
     cdef _Queued q
     cdef _Core core = p._usable()
@@ -89,78 +78,6 @@ cdef object _aproduce_now(NativeProducer p, object topic, object value, object k
         return q
     return _aproduce_wait(p, topic, value, key, partition, timestamp, headers,
                           on_delivery, gen)
-
-
-cdef object _aproduce_opening(NativeProducer p, tuple call):
-    """aproduce() to a topic the producer meets first (or is meeting now): the look at
-    its limits (a request to the cluster, NativeProducer._usable_for) runs in a worker
-    thread, not on the loop.  Every aproduce to that topic meanwhile waits in one line,
-    queued in the order of the calls however they are awaited, as with room it would be
-    at the call.  The returned coroutine gives the DeliveryFuture; cancelled before its
-    turn, or while its turn waits for room, it queues nothing."""
-    topic = call[0]
-    _check_topic_name(topic)
-    loop = _asyncio().get_running_loop()
-    line = p._opening.get(topic)
-    if line is None:
-        line = p._opening[topic] = _deque()
-        loop.create_task(_open_topic(p, topic, line))
-    afut = loop.create_future()
-    line.append((call, afut))
-    return _in_line(afut)
-
-
-async def _in_line(afut):
-    """What aproduce returns while its topic is being met: a coroutine, as when it
-    waits for room (asyncio.create_task takes it); cancelled, it cancels ``afut``."""
-    return await afut
-
-
-async def _open_topic(NativeProducer p, object topic, object line):
-    """Meet ``topic`` in a worker thread, then queue the calls waiting in ``line`` in
-    their order (waiting for room as aproduce does), resolving each one's future."""
-    loop = _asyncio().get_running_loop()
-    try:
-        await loop.run_in_executor(None, p._meet, topic)
-        _entered_topic(p._usable(), topic)   # met: _first_meeting now finds its handle
-    except BaseException as exc:
-        while line:
-            _, afut = line.popleft()
-            if not afut.done():
-                afut.set_exception(exc)
-        del p._opening[topic]
-        if not isinstance(exc, Exception):
-            raise
-        return
-    try:
-        while line:
-            call, afut = line.popleft()
-            if afut.done():   # cancelled before its turn: nothing queued
-                continue
-            try:
-                queued = _aproduce_now(p, call[0], call[1], call[2], call[3], call[4],
-                                       call[5], call[6])
-                if isinstance(queued, _Queued):
-                    fut = (<_Queued>queued).fut
-                else:   # waits for room: cancelling afut cancels the wait
-                    waiting = loop.create_task(queued)
-                    afut.add_done_callback(lambda f, w=waiting: w.cancel())
-                    try:
-                        fut = await waiting
-                    except _asyncio().CancelledError:
-                        if afut.cancelled():
-                            continue   # cancelled while it waited: nothing queued
-                        raise
-            except BaseException as exc:
-                if not afut.done():
-                    afut.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
-                continue
-            if not afut.done():
-                afut.set_result(fut)
-    finally:
-        p._opening.pop(topic, None)
 
 
 # Topics whose partition count a worker thread is reading for aproduce.
@@ -422,12 +339,8 @@ def _refresh_partition_count(_Core core, _Topic t):
 async def aproduce_batch(NativeProducer producer, topic, values, keys=None, partitions=None,
                          timestamps=None, headers=None, on_delivery=None):
     """produce_batch() for asyncio (Producer.aproduce_batch): the BatchFuture once every
-    message is handed to librdkafka, waiting for room on the running loop (and, for a
-    topic first met, for the look at its limits in a worker thread: _usable_for)."""
-    if _first_meeting(producer, producer._usable(), topic):
-        _check_topic_name(topic)
-        await _asyncio().get_running_loop().run_in_executor(None, producer._meet, topic)
-    cdef _Core core = producer._usable_for(topic)
+    message is handed to librdkafka, waiting for room on the running loop."""
+    cdef _Core core = producer._usable()
     cdef _Topic t = _entered_topic(core, topic)
     cdef _ABatch run = _ABatch.__new__(_ABatch)
     cdef int64_t start, deadline = 0, now

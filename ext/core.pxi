@@ -105,15 +105,6 @@ cdef inline int64_t _deadline_after(int64_t ns) noexcept:
 _TOPIC_RE = _re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
-cdef int _check_topic_name(object name) except -1:
-    if not isinstance(name, str):
-        raise TypeError(f"topic must be str, not {type(name).__name__}")
-    if _TOPIC_RE.fullmatch(name) is None or name in (".", ".."):
-        raise ValueError(f"invalid topic name {name!r}: Kafka topic names are 1 to 249 "
-                         f"characters of ASCII letters, digits, '.', '_' and '-'")
-    return 0
-
-
 cdef object _sigint_default():
     """SIGINT's default action (end the process) in place of Python's handler; the
     handler it replaced, or None when this thread may not change it."""
@@ -287,7 +278,11 @@ cdef class _Core:
             self.last_name = name
             self.last_topic = t
             return t
-        _check_topic_name(name)
+        if not isinstance(name, str):
+            raise TypeError(f"topic must be str, not {type(name).__name__}")
+        if _TOPIC_RE.fullmatch(name) is None or name in (".", ".."):
+            raise ValueError(f"invalid topic name {name!r}: Kafka topic names are 1 to 249 "
+                             f"characters of ASCII letters, digits, '.', '_' and '-'")
         t = _Topic.__new__(_Topic)
         t.name = name
         # rd_kafka_topic_new frees the topic conf, on success and on error (rdkafka.h).

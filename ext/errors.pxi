@@ -215,10 +215,8 @@ cdef str _size_note(_Core core, int code, str topic, size_t nbytes):
                 f"key, before headers and framing: send it smaller or raise the topic's "
                 f"max.message.bytes")
     return (f"the brokers refused a record batch above topic {topic!r}'s max.message.bytes "
-            f"(this producer's batch.size is {_conf_get(core.rk, 'batch.size')}; the "
-            f"topic's limit could not be read when the producer first met it: DescribeConfigs "
-            f"needs DESCRIBE_CONFIGS on the topic): set batch.size to at most the topic's "
-            f"max.message.bytes")
+            f"(this producer's batch.size is {_conf_get(core.rk, 'batch.size')}): name the "
+            f"topic in Producer(topics=[{topic!r}]) to size batches for it")
 
 
 # What librdkafka 2.16 gives each record of a batch the broker refused for another

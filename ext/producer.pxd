@@ -8,7 +8,4 @@ cdef class NativeProducer:
     cdef _Core _core
     cdef int64_t _exit_timeout_ns   # the flush at exit of an unclosed producer
     cdef object __weakref__
-    cdef object _meet               # cykafka.Producer's look at a topic first met, or None
-    cdef dict _opening              # topic -> the aproduce calls waiting for its look (aio.pxi)
     cdef _Core _usable(self)
-    cdef _Core _usable_for(self, object topic)

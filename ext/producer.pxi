@@ -181,21 +181,11 @@ cdef bint _stage_drain_nowait(_Core core, unsigned long *gen) except -1:
     return core.stage_n != 0
 
 
-cdef inline bint _first_meeting(NativeProducer p, _Core core, object topic):
-    """Whether a call writing to ``topic`` meets it first and must call ``p._meet``
-    (which may wait for the cluster: aio.pxi runs it in a worker thread).  The usual
-    call, to the topic of the call before, costs one pointer comparison."""
-    return p._meet is not None and topic is not core.last_name and type(topic) is str \
-        and topic not in core.topics
-
-
 cdef class NativeProducer:
     """Compiled core of :class:`cykafka.Producer`; use that class."""
 
     def __cinit__(self, *args, **kwargs):
         self._core = None
-        self._meet = None
-        self._opening = {}
         self._exit_timeout_ns = _timeout_ns(DEFAULT_EXIT_TIMEOUT)
 
     def _native_start(self, dict config, max_block_s=60.0, error_cb=None,
@@ -216,45 +206,6 @@ cdef class NativeProducer:
         core.check_usable()
         return core
 
-    cdef _Core _usable_for(self, object topic):
-        """_usable() for a call that writes to ``topic``.  The first time the producer
-        meets a topic, before anything is sent to it, ``_meet(topic)`` (set by
-        cykafka.Producer) reads the topic's limits and may make the handle again with
-        batches sized for them (_native_restart): the core is read after it."""
-        cdef _Core core = self._usable()
-        if not _first_meeting(self, core, topic):
-            return core
-        _check_topic_name(topic)   # a bad name is refused as such, before any request
-        self._meet(topic)
-        return self._usable()
-
-    def _set_meet(self, meet):
-        """``meet(topic)`` is called the first time a call writes to a topic (None: never)."""
-        if meet is not None and not callable(meet):
-            raise TypeError(f"meet must be callable, not {type(meet).__name__}")
-        self._meet = meet
-
-    def _native_restart(self, dict config):
-        """Make the librdkafka handle again with ``config``: librdkafka fixes batch.size
-        when a handle is made, so a batch.size lowered for a topic first met needs a new
-        one.  Only while nothing was handed to librdkafka (no message, no transaction,
-        no call under way, not on the event thread): then nothing is resent or
-        reordered.  True if it was made again, False if it could not be."""
-        cdef _Core old = self._usable()
-        cdef _Core core
-        if old.produced or old.pending > 0 or old.stage_n or old.txn_open or old.active \
-                or _conf_get(old.rk, "transactional.id") or _event_core() is old:
-            return False
-        core = _Core()
-        core.start(config, None if old.max_block_ns == _FOREVER else old.max_block_ns / 1e9,
-                   old.error_cb, old.stats_cb, old.secrets)
-        core.latency_cb = old.latency_cb
-        core.delivery_hint = old.delivery_hint
-        core.size_limits = dict(old.size_limits)
-        self._core = core
-        old.close(0)   # it holds nothing: stops its event thread and frees its handle
-        return True
-
     def produce(self, topic, value=None, key=None, partition=None, timestamp=None,
                 headers=None, on_delivery=None, *, value_serializer=None,
                 key_serializer=None):
@@ -267,8 +218,8 @@ cdef class NativeProducer:
         if value_serializer is not None or key_serializer is not None:
             value, key = _serialize_one(topic, value, key, headers, value_serializer,
                                         key_serializer)
-        return _produce_one(self._usable_for(topic), topic, value, key, partition,
-                            timestamp, headers, on_delivery, True, NULL)
+        return _produce_one(self._usable(), topic, value, key, partition, timestamp,
+                            headers, on_delivery, True, NULL)
 
     def aproduce(self, topic, value=None, key=None, partition=None, timestamp=None,
                  headers=None, on_delivery=None, *, value_serializer=None,
@@ -284,7 +235,7 @@ cdef class NativeProducer:
     def produce_batch(self, topic, values, keys=None, *, partitions=None, timestamps=None,
                       headers=None, on_delivery=None):
         """Queue a whole column of messages in one C loop; return a BatchFuture."""
-        cdef _Core core = self._usable_for(topic)
+        cdef _Core core = self._usable()
         cdef _Topic t = _entered_topic(core, topic)
         cdef _Column vcol = _column(values, "values")
         cdef Py_ssize_t n = vcol.n
@@ -317,7 +268,7 @@ cdef class NativeProducer:
         """Stream an iterable of records (value, or (key, value[, headers]) tuples,
         or dicts with value/key/headers/partition/timestamp) through the batch path
         in chunks of ``chunk_size``; return one BatchFuture for all of them."""
-        cdef _Core core = self._usable_for(topic)
+        cdef _Core core = self._usable()
         cdef _Topic t = _entered_topic(core, topic)
         if type(chunk_size) is bool or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")

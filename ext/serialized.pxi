@@ -10,7 +10,7 @@ def produce_serialized(NativeProducer producer, topic, chunks, on_delivery=None)
     values/keys are columns as produce_batch takes them, partitions/timestamps/
     headers None or sliceable per message, rejected a list of (row, message)
     sorted by row.  Returns one BatchFuture over all chunks."""
-    cdef _Core core = producer._usable_for(topic)
+    cdef _Core core = producer._usable()
     cdef _Topic t = _entered_topic(core, topic)
     cdef Py_ssize_t base = 0, n, start, stop, done = 0
     cdef _Column vcol, kcol

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     )
     from .cluster.reach import ClusterSeen, ClusterUnreachable
     from .producer import Producer
-    from .sizing import TopicLimitError
 
 # PEP 562: the extension and the producer load when first used, so that the CLI, the
 # embedded broker and Kafka launcher, and whatever imports only those, start without
@@ -62,7 +61,6 @@ _LAZY = {
     "all_delivered": "._native",
     "librdkafka_version": "._native",
     "Producer": ".producer",
-    "TopicLimitError": ".sizing",
     "ClusterSeen": ".cluster.reach",
     "ClusterUnreachable": ".cluster.reach",
 }
@@ -102,7 +100,6 @@ __all__ = [
     "ProducerForkedError",
     "QueueFullError",
     "RecordMetadata",
-    "TopicLimitError",
     "all_delivered",
     "explain",
     "librdkafka_version",

@@ -30,7 +30,6 @@ from .config import (
     sized_topic,
 )
 from .inspector.watchdog import EpochWatch
-from .sizing import TopicSizing, meeter
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -87,12 +86,7 @@ class Producer(NativeProducer):
     ``batch.size`` lowered to the smallest when it is above it.  The broker refuses a
     record batch above that limit whole, and librdkafka fails every message in it where
     the Java producer would split the batch; sized so, only a message too large alone
-    fails, its error naming the limit.  :attr:`batch_sizing` says what was done.  A
-    topic not named there is looked at the same way by the first call writing to it,
-    before anything is sent to it (that call waits for the answer: at most
-    ``max.block.ms`` and a minute); while nothing was handed to librdkafka yet, the
-    handle is then made again with ``batch.size`` lowered, and otherwise (or when
-    transactional) the call raises :class:`~cykafka.TopicLimitError`, queueing nothing.
+    fails, its error naming the limit.  :attr:`batch_sizing` says what was done.
 
     Every :meth:`produce` returns a :class:`DeliveryFuture`; deliveries are
     served by a background thread, so no ``poll()`` is needed.
@@ -143,9 +137,8 @@ class Producer(NativeProducer):
         # config, translates Java names and adds cykafka's defaults; explain() reads the
         # same result.
         self._resolved = (resolved or resolve(given, preset)).require()
-        self._named = self._topic_names(topics)
-        self._resolved = self._resolved.sized_for(self._topic_limits(self._named))
-        limits = dict(self._resolved.limits)  # read here, or by the front door that sized it
+        limits = self._topic_limits(topics)
+        self._resolved = self._resolved.sized_for(limits)
         sized = sized_topic(self._resolved)  # a front door sized it: its topic's limit
         if sized is not None:
             limits.setdefault(*sized)
@@ -199,39 +192,17 @@ class Producer(NativeProducer):
         )
         if limits:
             self._set_topic_limits(limits)
-        # The topics met so far; any other is looked at by the first call writing to it.
-        self._sizing = TopicSizing(self._named, limits)
-        if "bootstrap.servers" in lib:
-            self._set_meet(meeter(weakref.ref(self)))  # weak: the extension holds it
         _inspector.producer_created(self)
 
-    def _meet_topic(self, topic: str) -> None:
-        """The first call writing to ``topic`` (see :class:`cykafka.sizing.TopicSizing`)."""
-        self._sizing.meet(self, topic)
-
-    def _remake_sized(self, resolved: ResolvedConfig) -> bool:
-        """Make the librdkafka handle again with ``resolved`` (this config with batch.size
-        lowered for a topic first met); False when it cannot be any more."""
-        config = {**self._config, "batch.size": resolved.settings["batch.size"].value}
-        if not self._native_restart({**config, KEYS_PARTITION_COUNT: self.keys_partition_count}):
-            return False
-        self._resolved = resolved
-        self._config = config
-        return True
-
-    @staticmethod
-    def _topic_names(topics: Optional[Iterable[str]]) -> list[str]:
+    def _topic_limits(self, topics: Optional[Iterable[str]]) -> dict[str, int]:
+        """``topics``' max.message.bytes, from the cluster the config names."""
         if topics is None:
-            return []
+            return {}
         if isinstance(topics, (str, bytes)):
             raise TypeError(f"topics must be a list of topic names, not {topics!r}")
         names = list(topics)
         if not all(isinstance(t, str) and t for t in names):
             raise TypeError(f"topics must be a list of topic names, not {names!r}")
-        return names
-
-    def _topic_limits(self, names: list[str]) -> dict[str, int]:
-        """``names``' max.message.bytes, from the cluster the config names."""
         if not names:
             return {}
         lib = self._resolved.librdkafka()
@@ -273,8 +244,8 @@ class Producer(NativeProducer):
     @property
     def batch_sizing(self) -> Optional[str]:
         """``"batch.size lowered to N for topic T: its max.message.bytes is M"`` when
-        this producer's batches were sized for a topic (``topics=``, a front door, or the
-        first call writing to the topic), else None."""
+        this producer's batches were sized for a topic (``topics=``, or by a front
+        door), else None."""
         return batch_sizing(self._resolved)
 
     @property

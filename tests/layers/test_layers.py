@@ -32,7 +32,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
             "cykafka.cluster",
         ),
     ),
-    (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow", "cykafka.sizing")),
+    (2, ("cykafka.explain", "cykafka.inspector", "cykafka._arrow")),
     # A layer of its own, beside the core: what it may import and who may import it are
     # narrower than a rank says (test_the_launchers_stand_apart).
     (2, ("cykafka.launchers", "cykafka.broker")),

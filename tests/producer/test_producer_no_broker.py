@@ -40,26 +40,6 @@ def test_full_queue_blocks_then_raises_buffer_error() -> None:
     assert all(isinstance(f.exception(0), cykafka.KafkaDeliveryError) for f in futs)
 
 
-def test_the_first_produce_to_a_topic_does_not_wait_out_a_cluster_that_refuses() -> None:
-    """The first call writing to a topic reads its limits first (one DescribeConfigs);
-    when every broker refuses the connection it goes on at once instead of waiting for
-    max.block.ms, and the message waits for the cluster as any other."""
-    conf = {
-        "bootstrap.servers": "127.0.0.1:1",
-        "max.block.ms": 30000,
-        "message.timeout.ms": 60000,
-        "log_level": 0,
-    }
-    with cykafka.Producer(conf) as p:
-        start = time.monotonic()
-        fut = p.produce("t", b"v")
-        waited = time.monotonic() - start
-        assert waited < 10, f"the first produce waited {waited:.1f} s"
-        assert p.batch_sizing is None and len(p) == 1
-        p.close(0)
-    assert isinstance(fut.exception(0), cykafka.KafkaDeliveryError)
-
-
 def test_a_pending_future_is_48_bytes() -> None:
     # A producer may hold millions of pending futures: each byte shows in its speed
     # and memory (bench/memory.py measures the whole cost per future).

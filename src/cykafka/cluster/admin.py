@@ -14,7 +14,6 @@ producer-type handle).  Listing every topic never creates one.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional
@@ -116,19 +115,12 @@ def find_topic(admin: AdminClient, name: str, timeout: float) -> Optional[TopicM
 
 
 @translated
-def max_message_bytes(
-    admin: AdminClient,
-    topics: Iterable[str],
-    timeout: float,
-    unreachable: Optional[threading.Event] = None,
-) -> dict[str, int]:
+def max_message_bytes(admin: AdminClient, topics: Iterable[str], timeout: float) -> dict[str, int]:
     """Each of ``topics``' ``max.message.bytes`` in force, from one DescribeConfigs
     request: the largest record batch its brokers accept (the topic's own value, else the
     broker's ``message.max.bytes``: Kafka answers a topic's DescribeConfigs with the
     value in force and its source).  A topic the cluster does not have, or will not
-    describe to this principal, is left out: the producer's own errors name it.  When
-    ``unreachable`` is set (the admin client's error_cb heard that every broker is
-    down) before the answer, nothing is known: {}."""
+    describe to this principal, is left out: the producer's own errors name it."""
     from confluent_kafka.admin import ConfigResource
 
     names = sorted(set(topics))
@@ -137,12 +129,6 @@ def max_message_bytes(
     futs = admin.describe_configs(
         [ConfigResource("topic", t) for t in names], request_timeout=timeout
     )
-    if unreachable is not None:
-        deadline = time.monotonic() + timeout
-        while not all(f.done() for f in futs.values()):
-            if unreachable.is_set() or time.monotonic() >= deadline:
-                return {}
-            admin.poll(0.02)  # serves error_cb
     limits = {}
     for res, fut in futs.items():
         try:
@@ -155,34 +141,17 @@ def max_message_bytes(
 
 
 def topic_limits(
-    config: Mapping[str, Any],
-    topics: Iterable[str],
-    timeout: float = 10.0,
-    *,
-    until_unreachable: bool = False,
+    config: Mapping[str, Any], topics: Iterable[str], timeout: float = 10.0
 ) -> dict[str, int]:
     """:func:`max_message_bytes` of ``topics`` on the cluster a producer ``config``
-    reaches (its connection settings, :func:`connection_config`).  With
-    ``until_unreachable``, {} as soon as librdkafka says every broker is down
-    (``_ALL_BROKERS_DOWN``: each refused the connection or could not be resolved)
-    instead of waiting ``timeout`` for a cluster that is not there."""
-    from confluent_kafka import KafkaError
+    reaches (its connection settings, :func:`connection_config`)."""
     from confluent_kafka.admin import AdminClient
 
     from .errors import confluent_errors
 
-    conf: dict[str, Any] = short_lived(connection_config(config))
-    down = threading.Event() if until_unreachable else None
-    if down is not None:
-
-        def heard(err: KafkaError) -> None:
-            if err.code() == KafkaError._ALL_BROKERS_DOWN:
-                down.set()
-
-        conf["error_cb"] = heard
     with confluent_errors():
-        admin = AdminClient(conf)
-    return max_message_bytes(admin, topics, timeout, down)
+        admin = AdminClient(short_lived(connection_config(config)))
+    return max_message_bytes(admin, topics, timeout)
 
 
 def _policy(value: Optional[str]) -> frozenset[str]:

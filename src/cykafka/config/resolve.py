@@ -114,9 +114,6 @@ class ResolvedConfig:
     #: What translation did to the caller's Java names (``warn`` ones are behaviour changes).
     notes: tuple[Note, ...]
     max_block_ms: float
-    #: Topic -> its max.message.bytes, as read by whoever sized this config for it
-    #: (:meth:`sized_for`, lowered or not): a producer made from it reads them no more.
-    limits: Mapping[str, int] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     def to_json(self) -> dict[str, JSONValue]:
         """Plain JSON, for a process that must not resolve again (Spark's executors
@@ -126,7 +123,6 @@ class ResolvedConfig:
             "presets": list(self.presets),
             "notes": [[n.key, n.text, n.warn] for n in self.notes],
             "max_block_ms": self.max_block_ms,
-            "limits": dict(self.limits),
         }
 
     @classmethod
@@ -142,9 +138,6 @@ class ResolvedConfig:
             presets=tuple(str(p) for p in d["presets"]),
             notes=tuple(Note(str(k), str(t), bool(w)) for k, t, w in d["notes"]),
             max_block_ms=float(d["max_block_ms"]),
-            limits=MappingProxyType(
-                {str(t): int(n) for t, n in dict(d.get("limits") or {}).items()}
-            ),
         )
 
     def with_default(self, key: str, value: str, origin: str) -> ResolvedConfig:
@@ -166,18 +159,16 @@ class ResolvedConfig:
         with and without idempotence); a batch never above the limit only fails a
         message too large alone.  librdkafka's ``batch.size`` counts the record batch
         with its framing, as the broker does (measured: batch.size equal to the limit
-        delivers every message that fits).  ``limits`` are kept (:attr:`limits`) either
-        way."""
+        delivers every message that fits)."""
         if not limits:
             return self
-        known = dataclasses.replace(self, limits=MappingProxyType({**self.limits, **limits}))
         topic, limit = min(limits.items(), key=lambda item: (item[1], item[0]))
         if int(self.effective("batch.size").value) <= limit:
-            return known
+            return self
         key = self.explicit("batch.size")
         settings = {k: s for k, s in self.settings.items() if key is None or k != key[0]}
         settings["batch.size"] = Setting(str(limit), "default", sizing_origin(topic, limit))
-        return dataclasses.replace(known, settings=MappingProxyType(settings))
+        return dataclasses.replace(self, settings=MappingProxyType(settings))
 
     def without(self, name: str) -> ResolvedConfig:
         """This config without the property ``name`` (any alias)."""

@@ -210,7 +210,6 @@ def write_task(
     from pyspark import TaskContext
 
     from ..producer import Producer
-    from ..sizing import TopicLimitError
 
     plan = WritePlan.from_json(shipped_plan)
     ctx = TaskContext.get()
@@ -234,25 +233,6 @@ def write_task(
 
         content = UnitContent()  # what the unit holds: a re-run compares it
 
-    def produce(topic: str, kw: Kwargs) -> BatchFuture:
-        """produce_batch, and a topic column's topic first met whose limit is below
-        this producer's batch.size after it has sent (TopicLimitError, nothing queued):
-        what was handed over is flushed first, then a producer with batches sized for
-        that topic takes over, so every partition keeps its order.  Smaller batches
-        fit every topic the first one did: it is kept in its place."""
-        nonlocal producer
-        current = producer
-        assert current is not None  # made above
-        try:
-            return current.produce_batch(topic, **kw)
-        except TopicLimitError as exc:
-            if txn_id:
-                raise  # a transaction cannot span two producers: the error says so
-            current.flush()
-            producer = sized = Producer(resolved.sized_for({exc.topic: exc.limit}))
-            current.close()
-            return sized.produce_batch(topic, **kw)
-
     def send() -> None:
         futures: list[BatchFuture] = []
         for batch in batches:
@@ -265,7 +245,7 @@ def write_task(
                 topic, kw, _n = msg
                 if content is not None:
                     content.add(topic, kw.get("keys"), kw["values"])
-                futures.append(produce(topic, kw))
+                futures.append(producer.produce_batch(topic, **kw))
         producer.flush()
         for fut in futures:
             rep = fut.result()
