@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECONNECT_BACKOFF_MS",
     "TopicMismatchError",
+    "await_controller",
     "connection_config",
     "ensure_progress_topic",
     "ensure_topic",
@@ -218,6 +219,7 @@ def ensure_topic(
     found = find_topic(admin, name, timeout)
     created = False
     if found is None:
+        await_controller(admin, timeout)
         new = NewTopic(
             name, num_partitions=partitions, replication_factor=replication_factor, config=conf
         )
@@ -257,6 +259,32 @@ def _wait_led(
                 f"topic {name!r} did not show {partitions or 'its'} partitions with a "
                 f"leader within {timeout:g} s ({last})"
             )
+        time.sleep(0.05)
+
+
+def await_controller(admin: AdminClient, timeout: float) -> ClusterMetadata:
+    """The cluster's metadata once it names a controller, for a request that goes to
+    the controller (CreateTopics, DeleteTopics).
+
+    librdkafka's admin client sends those to the controller its last metadata answer
+    named.  After an answer that named none, its next CreateTopics waited out the whole
+    timeout and failed "Failed while waiting for controller" (measured with librdkafka
+    2.16: 30.0 s of 30).  Kafka 4.4 names none while no broker is unfenced: a
+    one-node cluster for some milliseconds after a pause longer than
+    ``broker.session.timeout.ms`` (a GC pause, a stalled VM).  Asking until an answer
+    names one also tells the client.
+    """
+    deadline = time.monotonic() + timeout
+    last: object = "no controller named"
+    while True:
+        try:
+            md = admin.list_topics(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            if md.controller_id >= 0:
+                return md
+        except Exception as e:  # noqa: BLE001 - a KafkaError: the next round may answer
+            last = e
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"the cluster named no controller within {timeout:g} s ({last})")
         time.sleep(0.05)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..cluster.admin import ensure_topic, find_topic, short_lived
+from ..cluster.admin import await_controller, ensure_topic, find_topic, short_lived
 from ..cluster.errors import confluent_errors, translated
 from .errors import LauncherError
 from .process import poll_until
@@ -84,6 +84,10 @@ def delete_topic(
 ) -> None:
     """Delete ``name`` and wait until the cluster's metadata no longer lists it; ``error``
     (the launcher's own) when that fails."""
+    try:
+        await_controller(admin, timeout)
+    except TimeoutError as exc:
+        raise error(f"deleting topic {name!r} failed: {exc}") from exc
     future = admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)
     try:
         with confluent_errors():
