@@ -13,6 +13,7 @@ import pytest
 
 from cykafka.spark import write_kafka
 from support.registry import registered_id
+from support.streaming import run_available_now
 
 SCHEMA = {
     "type": "record",
@@ -128,14 +129,7 @@ def test_a_stream_as_registry_avro(
         value_schema=json.dumps(SCHEMA),
     )
     stream = spark.readStream.schema("id long, city string, n int").csv(str(src))
-    q = (
-        stream.writeStream.foreachBatch(writer)
-        .option("checkpointLocation", str(tmp_path / "chk"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination(180)
-    assert q.exception() is None, q.exception()
+    run_available_now(stream, writer, tmp_path / "chk")
     got = [
         r for part in read_back(broker.bootstrap_servers, name, expected=30).values() for r in part
     ]

@@ -11,32 +11,13 @@ import pytest
 
 from cykafka.spark import WriteReport, kafka_batch_writer
 from support.consume import committed_records
-
-
-def _start(spark: Any, src: Path, chk: Path, writer: Any) -> Any:
-    stream = spark.readStream.schema("key string, value string").csv(str(src))
-    return (
-        stream.writeStream.foreachBatch(writer)
-        .option("checkpointLocation", str(chk))
-        .trigger(availableNow=True)
-        .start()
-    )
+from support.streaming import run_available_now
 
 
 def _run_once(spark: Any, src: Path, chk: Path, writer: Any) -> None:
-    try:
-        q = _start(spark, src, chk, writer)
-    except Exception as exc:
-        # Spark Connect starts foreachBatch's Python worker on the server and gives it a
-        # fixed 10 s to connect back (PythonWorkerFactory.createSimpleWorker, a constant):
-        # on a starved machine the worker's start took longer.  No batch ran yet, so
-        # starting the query again is the same test; any other failure is not retried.
-        if "Python worker failed to connect back" not in str(exc):
-            raise
-        q = _start(spark, src, chk, writer)
-    q.awaitTermination(180)
-    if q.exception() is not None:
-        raise AssertionError(f"streaming query failed: {q.exception()}")
+    run_available_now(
+        spark.readStream.schema("key string, value string").csv(str(src)), writer, chk
+    )
 
 
 def _forget_commit(chk: Path, batch_id: int) -> None:
