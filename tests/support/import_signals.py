@@ -42,7 +42,11 @@ def stop_after(
         if ready is not None:
             assert wait_until(ready, 60, "the import to be ready", proc), "it ended first"
         time.sleep(delay)  # a point within the run, not a wait for something
-        os.kill(pid, sig)
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:  # the command ended first: the test proved nothing
+            out, err = proc.communicate(timeout=60)
+            raise AssertionError(f"it ended before the signal:\n{out}\n{err}") from None
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
