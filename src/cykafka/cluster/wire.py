@@ -302,6 +302,10 @@ def _settling() -> frozenset[int]:
             KafkaError.NOT_LEADER_FOR_PARTITION,
             KafkaError.LEADER_NOT_AVAILABLE,
             KafkaError.UNKNOWN_TOPIC_OR_PART,
+            # librdkafka's own, for a partition its metadata names no leader for: the
+            # moment the only replica's broker is fenced (on Kafka 4.4, as a node
+            # resumes from a pause longer than broker.session.timeout.ms).
+            KafkaError._UNKNOWN_PARTITION,
         }
     )
 
