@@ -27,9 +27,9 @@ from support.import_signals import stop_after
 ROWS = 3_000_000
 #: The client's wait for the stalled broker's answers in the "stall" mode (librdkafka's
 #: socket.timeout.ms, 60 s by default): a stop that waited for them would take this long
-#: at least.  The import purges them instead, once its
-#: INTERRUPT_WAIT_S is up, and then reports every row purged: work of its own that grows
-#: with the rows (6 s on a quiet machine, 27.7 s on a loaded one), bounded by STOP_S.
+#: at least.  The import purges them instead once its INTERRUPT_WAIT_S is up, then
+#: reports every row purged: work of its own that grows with the rows (6 s on a quiet
+#: machine, 27.7 s on a loaded one), bounded by STOP_S.
 STALL_SOCKET_MS = 120_000
 STOP_S = 60
 
@@ -268,8 +268,9 @@ def test_started_in_a_scripts_background_sigint_stops_it(
         at = cmd.index("--exactly-once")
         del cmd[at : at + 3]  # --exactly-once --commit-every N
     # (--rate: the import is still running when the signal comes, once rows are in.
-    # Rows written, not committed: reading the log for commits slows down as it grows,
-    # and on a busy machine the whole import had ended before such a read said so.)
+    # Rows written, not committed: a read of the log for its commits grows with the log,
+    # the high watermarks are one request; on a loaded machine the exactly-once import
+    # had ended before the signal came.)
     script = " ".join(f"'{a}'" for a in cmd) + " & echo $! >&2; wait $!"
     marks = Watermarks(broker.bootstrap_servers, name)
     try:
