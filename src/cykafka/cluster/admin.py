@@ -216,10 +216,11 @@ def ensure_topic(
     from confluent_kafka.admin import NewTopic
 
     conf = dict(config or {})
-    found = find_topic(admin, name, timeout)
+    md, found = topic_metadata(admin, name, timeout)
     created = False
     if found is None:
-        await_controller(admin, timeout)
+        if md.controller_id < 0:  # the answer just read says: see await_controller
+            await_controller(admin, timeout)
         new = NewTopic(
             name, num_partitions=partitions, replication_factor=replication_factor, config=conf
         )
