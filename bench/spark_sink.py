@@ -23,7 +23,9 @@ value, cached before timing.  Sides, interleaved in each of ``repeat`` rounds:
 * ``producer_alone_none`` / ``producer_alone_ordered``: no Spark at all: the same rows'
   shape (1000 keys, 100-byte values) through ``produce_batch`` in a fresh process
   (``bench/lines.py cy_batch_list``, timed from the first message to the last delivery
-  report) with the preset's settings, to the same broker and partition count.
+  report) with the preset's settings, to the same broker and partition count; their
+  ``*_machine_cpu_s`` is that process's CPU while timed plus the broker's during its run
+  (not the machine's, which would count the process's start and its payload building).
 
 Both the floor and every write keep the 2 cores busy, so their ratio of rows/s is the
 inverse ratio of the CPU they spend per row, the broker's included.  The floor spends
