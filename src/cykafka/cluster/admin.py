@@ -15,13 +15,15 @@ producer-type handle).  Listing every topic never creates one.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from .errors import error_code, translated
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
+
+_T = TypeVar("_T")
 
 __all__ = [
     "RECONNECT_BACKOFF_MS",
@@ -237,30 +239,42 @@ def ensure_topic(
     return created
 
 
+def _asked_until(ask: Callable[[float], Union[_T, str]], timeout: float, failed: str) -> _T:
+    """``ask(seconds)``'s answer once it is not a str, asked every 50 ms for ``timeout``
+    seconds (each ask given what is left, 0.1 to 5 s); a str answer, or the error the ask
+    raised, says why not yet.  TimeoutError ``failed`` with the last reason then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            got = ask(max(0.1, min(5.0, deadline - time.monotonic())))
+        except Exception as e:  # noqa: BLE001 - a KafkaError: the next round may answer
+            got = str(e)
+        if not isinstance(got, str):
+            return got
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{failed} within {timeout:g} s ({got})")
+        time.sleep(0.05)
+
+
 def _wait_led(
     admin: AdminClient, name: str, partitions: Optional[int], timeout: float
 ) -> TopicMetadata:
     """``name``'s metadata once it shows the topic (with ``partitions`` partitions,
     when given) and a leader for every partition: a topic just created takes a moment
     to appear in every broker's metadata."""
-    deadline = time.monotonic() + timeout
-    last: object = "not in the cluster's metadata"
-    while True:
-        try:
-            t = find_topic(admin, name, min(5.0, timeout))
-        except Exception as e:  # a KafkaError: the next round may answer
-            t, last = None, e
-        if t is not None:
-            led = all(p.leader >= 0 and p.error is None for p in t.partitions.values())
-            if led and t.partitions and (partitions is None or len(t.partitions) == partitions):
-                return t
-            last = f"{len(t.partitions)} partitions, not all with a leader"
-        if time.monotonic() >= deadline:
-            raise TimeoutError(
-                f"topic {name!r} did not show {partitions or 'its'} partitions with a "
-                f"leader within {timeout:g} s ({last})"
-            )
-        time.sleep(0.05)
+
+    def led(seconds: float) -> Union[TopicMetadata, str]:
+        t = find_topic(admin, name, seconds)
+        if t is None:
+            return "not in the cluster's metadata"
+        ready = all(p.leader >= 0 and p.error is None for p in t.partitions.values())
+        if ready and t.partitions and (partitions is None or len(t.partitions) == partitions):
+            return t
+        return f"{len(t.partitions)} partitions, not all with a leader"
+
+    return _asked_until(
+        led, timeout, f"topic {name!r} did not show {partitions or 'its'} partitions with a leader"
+    )
 
 
 def await_controller(admin: AdminClient, timeout: float) -> ClusterMetadata:
@@ -275,18 +289,12 @@ def await_controller(admin: AdminClient, timeout: float) -> ClusterMetadata:
     ``broker.session.timeout.ms`` (a GC pause, a stalled VM).  Asking until an answer
     names one also tells the client.
     """
-    deadline = time.monotonic() + timeout
-    last: object = "no controller named"
-    while True:
-        try:
-            md = admin.list_topics(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
-            if md.controller_id >= 0:
-                return md
-        except Exception as e:  # noqa: BLE001 - a KafkaError: the next round may answer
-            last = e
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"the cluster named no controller within {timeout:g} s ({last})")
-        time.sleep(0.05)
+
+    def named(seconds: float) -> Union[ClusterMetadata, str]:
+        md = admin.list_topics(timeout=seconds)
+        return md if md.controller_id >= 0 else "no controller named"
+
+    return _asked_until(named, timeout, "the cluster named no controller")
 
 
 @translated
