@@ -209,12 +209,12 @@ def typed(bootstrap_servers: str, rows: int = 500_000, repeat: int = 3) -> dict[
             "ratio_to_c_floor_median": round(ratio, 2),
         }
         out[f"{kind}_pass"] = ratio >= TYPED_TARGET
+    # Not rounded: bench/run.py holds the import to a share of the C loop's ratio, and
+    # the share of two rounded ratios can pass or miss by the rounding alone.
     for kind in ("typed", "nested"):
-        out[f"{kind}_vs_flat_median"] = round(
-            _med([t / f for t, f in zip(runs[kind], runs["flat"])]), 2
-        )
-        out[f"{kind}_c_floor_vs_flat_median"] = round(
-            _med([t / f for t, f in zip(floors[kind], floors["flat"])]), 2
+        out[f"{kind}_vs_flat_median"] = _med([t / f for t, f in zip(runs[kind], runs["flat"])])
+        out[f"{kind}_c_floor_vs_flat_median"] = _med(
+            [t / f for t, f in zip(floors[kind], floors["flat"])]
         )
     return out
 
