@@ -4,6 +4,7 @@ or by its broker restarting without its log."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -34,7 +35,16 @@ def stop_after(
     its exit status, stdout and the rest of stderr.  With ``ready``, the signal waits
     (after ``text``) until ``ready()`` holds: a condition, where a delay would be too
     short on a busy machine."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # ``sig`` at its default in the command, as a terminal starts it: a test run started
+    # under nohup hands its ignored SIGHUP down, and the import keeps an ignored SIGHUP
+    # ignored (importer/signals.py), so it would finish instead of stopping
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
+    )
     try:
         assert proc.stderr is not None
         pid = int(proc.stderr.readline()) if pid_first else proc.pid
