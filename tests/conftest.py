@@ -28,6 +28,10 @@ if importlib.util.find_spec("cykafka") is None and _SRC.is_dir():
 # Every test folder imports the shared modules as ``support.<module>``.
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
+# Every Python process the suite starts (the CLI, Spark's workers) prints its Python
+# stack if it dies of a fatal signal: an import once died of SIGSEGV while closing,
+# after its summary, and the bare exit status -11 named nothing.
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 import cykafka._native  # noqa: E402
 from cykafka.broker import LocalBroker  # noqa: E402
