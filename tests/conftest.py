@@ -14,6 +14,7 @@ import importlib.util
 import os
 import random
 import re
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -32,6 +33,36 @@ if str(_TESTS) not in sys.path:
 # stack if it dies of a fatal signal: an import once died of SIGSEGV while closing,
 # after its summary, and the bare exit status -11 named nothing.
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
+
+#: Signals this run survives as it was started to (nohup), named for the xdist workers.
+_SURVIVES_ENV = "CYKAFKA_TESTS_SURVIVE"
+
+
+def _survive(signum: int, frame: object) -> None:
+    """Caught and dropped: what SIG_IGN did here, without being handed down."""
+
+
+def _signals_as_from_a_terminal() -> None:
+    """The suite's commands get SIGINT, SIGTERM and SIGHUP at their defaults, as a
+    terminal starts them, however the suite was started.  A script's background job
+    (``./run tests &``) starts with SIGINT ignored and nohup with SIGHUP ignored; an
+    ignored signal stays ignored across exec, and a Python started with SIGINT ignored
+    installs no KeyboardInterrupt handler: the Ctrl-C tests waited for ever.  SIGINT
+    gets Python's own handler (the in-process Ctrl-C tests need it too); a signal
+    ignored otherwise is caught with one that does nothing: this run still survives it,
+    and exec resets a caught signal to its default in every child."""
+    survives = {s for s in os.environ.get(_SURVIVES_ENV, "").split(",") if s}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if sig == signal.SIGINT and signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.default_int_handler)
+        elif signal.getsignal(sig) == signal.SIG_IGN or sig.name in survives:
+            signal.signal(sig, _survive)
+            survives.add(sig.name)
+    if survives:  # the workers, started by exec, have these at their defaults again
+        os.environ[_SURVIVES_ENV] = ",".join(sorted(survives))
+
+
+_signals_as_from_a_terminal()
 
 import cykafka._native  # noqa: E402
 from cykafka.broker import LocalBroker  # noqa: E402

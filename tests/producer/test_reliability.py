@@ -415,19 +415,27 @@ def test_ctrl_c_returns_fast_and_producer_stays_usable(what) -> None:
         env=child_env(),
     )
     rounds: list[dict[str, Any]] = []
+    # A child that never answers a Ctrl-C would hold the reads below for ever: killed,
+    # it ends them, and the test fails saying so (the rounds take seconds).
+    guard = threading.Timer(120, proc.kill)
+    guard.start()
     try:
         assert proc.stdout is not None
-        for _ in range(CTRL_C_ROUNDS):
+        for r in range(CTRL_C_ROUNDS):
             line = proc.stdout.readline().strip()
             assert line == "READY", (line, proc.stderr.read() if proc.poll() is not None else "")
             time.sleep(0.4)  # well inside the blocking call
             sent = time.monotonic()  # CLOCK_MONOTONIC: comparable across processes
             proc.send_signal(signal.SIGINT)
-            out = json.loads(proc.stdout.readline())
+            line = proc.stdout.readline()
+            assert line, f"round {r}: no answer to Ctrl-C in 120 s: {proc.stderr.read()}"
+            out = json.loads(line)
             out["latency"] = out.get("caught_at", float("inf")) - sent
             rounds.append(out)
+        guard.cancel()
         rest, err = proc.communicate(timeout=90)
     finally:
+        guard.cancel()
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err

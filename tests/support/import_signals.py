@@ -4,7 +4,6 @@ or by its broker restarting without its log."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -35,16 +34,10 @@ def stop_after(
     its exit status, stdout and the rest of stderr.  With ``ready``, the signal waits
     (after ``text``) until ``ready()`` holds: a condition, where a delay would be too
     short on a busy machine."""
-    # ``sig`` at its default in the command, as a terminal starts it: a test run started
-    # under nohup hands its ignored SIGHUP down, and the import keeps an ignored SIGHUP
-    # ignored (importer/signals.py), so it would finish instead of stopping
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
-    )
+    # ``sig`` reaches the command at its default however the suite was started (nohup's
+    # ignored SIGHUP is not handed down: tests/conftest.py), as the import keeps an
+    # ignored SIGHUP ignored (importer/signals.py) and would finish instead of stopping.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         pid = int(proc.stderr.readline()) if pid_first else proc.pid
