@@ -4,8 +4,11 @@ that does not fit the schema is dead-lettered with its row and field."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import socket
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +139,37 @@ def test_json_schema_import(
         {"city": "Lyon", "id": "1"},
         {"city": "Porto", "id": "2"},
     ]
+
+
+def _open_sockets_to(url: str) -> list[socket.socket]:
+    port = urllib.parse.urlsplit(url).port
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, socket.socket) and obj.fileno() != -1:
+            try:
+                if obj.getpeername()[1] == port:
+                    found.append(obj)
+            except OSError:  # not connected
+                pass
+    return found
+
+
+def test_an_import_run_in_process_closes_its_registry_connections(
+    broker: Any, topic: Any, tmp_path: Path, schema_registry: Any
+) -> None:
+    """``main()`` may run in a process that goes on (a notebook, a scheduler): the
+    import's registry client is closed when it ends, not left open for the garbage
+    collector to find."""
+    f = tmp_path / "v.csv"
+    f.write_text("id,city,kind\n1,Lyon,web\n")
+    (tmp_path / "s.avsc").write_text(json.dumps(SCHEMA))
+    before = _open_sockets_to(schema_registry.url)
+    args = ["--value-format", "avro", "--schema-registry", schema_registry.url]
+    assert (
+        run(broker, str(f), "-t", topic(), *args, "--value-schema", str(tmp_path / "s.avsc")) == 0
+    )
+    left = [s for s in _open_sockets_to(schema_registry.url) if s not in before]
+    assert not left, f"{len(left)} connection(s) to the registry left open: {left}"
 
 
 @pytest.mark.parametrize(

@@ -115,14 +115,16 @@ def test_cli_serves_until_ctrl_c_and_a_killed_parent_takes_it_along(tmp_path: Pa
         import time; time.sleep(600)
         """
     )
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert parent.stdout is not None
-    child = int(parent.stdout.readline())
-    # setpriv asks for the parent-death signal, then becomes java: killed before that,
-    # the parent would leave nothing to be signalled.
-    poll_until(
-        lambda: os.readlink(f"/proc/{child}/exe").endswith("/java"), 30, "setpriv to exec java"
-    )
-    parent.kill()
-    parent.wait()
+    # The with-block closes its pipe and reaps it once killed.
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
+    ) as parent:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        # setpriv asks for the parent-death signal, then becomes java: killed before that,
+        # the parent would leave nothing to be signalled.
+        poll_until(
+            lambda: os.readlink(f"/proc/{child}/exe").endswith("/java"), 30, "setpriv to exec java"
+        )
+        parent.kill()
     poll_until(lambda: gone(child), 30, f"registry JVM {child} to die with its parent")

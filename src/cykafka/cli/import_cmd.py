@@ -28,6 +28,8 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
     from ..importer import ReadOptions
 
 __all__ = ["NAME", "setup"]
@@ -150,11 +152,11 @@ def _run(args: argparse.Namespace) -> int:
     elif not files:
         raise UsageError("give FILE(s) to import, or --sample N for generated sample data")
     exactly_once = exactly_once_from_args(args, config)
-    options = _with_registry(args, fmt, options)
     if bootstrap is not None:
         config["bootstrap.servers"] = bootstrap
     sample: Optional[str] = None
     sample_s: Optional[float] = None
+    options, registry = _with_registry(args, fmt, options)
     try:
         if args.sample is not None:
             import time
@@ -205,6 +207,8 @@ def _run(args: argparse.Namespace) -> int:
                 raise UsageError(str(e)) from None
         return run_import(job, args, sample_rows=args.sample, sample_s=sample_s)
     finally:
+        if registry is not None:
+            registry.close()
         if sample is not None:
             os.unlink(sample)
 
@@ -250,14 +254,16 @@ def _check_args(args: argparse.Namespace, bootstrap: Optional[str]) -> None:
 
 def _with_registry(
     args: argparse.Namespace, fmt: Optional[str], options: ReadOptions
-) -> ReadOptions:
-    """ReadOptions with the Schema Registry serializers of --value-format/--key-format."""
+) -> tuple[ReadOptions, Optional[SchemaRegistryClient]]:
+    """ReadOptions with the Schema Registry serializers of --value-format/--key-format,
+    and their registry client (None without them), for the caller to close when the
+    import ends: ``main()`` may run in a process that goes on."""
     import dataclasses
 
     if not (args.value_format or args.key_format):
         if args.schema_registry or args.value_schema or args.key_schema:
             raise UsageError("--schema-registry and --*-schema need --value-format/--key-format")
-        return options
+        return options, None
     if not args.schema_registry:
         raise UsageError("--value-format/--key-format need --schema-registry URL")
     if args.key_format and not args.key_field:
@@ -271,33 +277,33 @@ def _with_registry(
             "is not supported yet"
         )
     try:
-        from ..schema_registry import ColumnEncoders, serializers_for
+        from ..schema_registry import ColumnEncoders, registry_client, serializers_for
     except ImportError as e:  # the registry extra is not installed: say which
         raise UsageError(str(e)) from None
 
+    url = args.schema_registry
+    client = registry_client(url)
     try:
-        value, key = serializers_for(
-            args.value_format,
-            args.schema_registry,
-            args.value_schema,
-            args.key_format,
-            args.key_schema,
-        )
-    except (ValueError, OSError) as e:
-        raise UsageError(str(e)) from None
-    _check_registry(args.schema_registry)
-    return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key))
+        try:
+            value, key = serializers_for(
+                args.value_format, client, args.value_schema, args.key_format, args.key_schema
+            )
+        except (ValueError, OSError) as e:
+            raise UsageError(str(e)) from None
+        _check_registry(url, client)
+    except BaseException:
+        client.close()
+        raise
+    return dataclasses.replace(options, encoders=ColumnEncoders(args.topic, value, key)), client
 
 
-def _check_registry(url: str) -> None:
+def _check_registry(url: str, client: SchemaRegistryClient) -> None:
     """A registry that does not answer fails here, naming its URL, before a broker
     starts or a row is read (the serializers would meet it at the first row)."""
     if url.startswith("mock://"):
         return
-    from ..schema_registry import registry_client
-
     try:
-        registry_client(url).get_subjects()
+        client.get_subjects()
     except Exception as e:
         raise UsageError(
             f"--schema-registry {url}: the Schema Registry does not answer "
