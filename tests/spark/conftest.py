@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from cykafka.launchers.process import dies_with_this_process, free_port, tcp_open
+from support import streaming
 
 DEPLOYMENTS = ("local", "standalone", "connect")
 #: What PySpark sets in os.environ once a process has been a Spark Connect client.
@@ -165,8 +166,10 @@ def _connect(tmp: Path) -> Iterator[Any]:
     try:
         server.wait_port(port)
         session = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+        streaming.connect_server_log = server.log
         yield session
     finally:
+        streaming.connect_server_log = None
         if session is not None:
             session.stop()
         server.stop()
