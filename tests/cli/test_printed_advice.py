@@ -232,6 +232,9 @@ def test_ctrl_c_that_also_ends_a_piped_input_is_a_stop(kafka: Any, tmp_path: Pat
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     assert proc.returncode == 130, (proc.returncode, out, err)
     assert "interrupted (Ctrl-C) before the end of the input" in out, out
     assert "nothing was handed over: run the same command again" in out, out
