@@ -192,6 +192,10 @@ def test_an_import_run_in_process_closes_its_registry_connections(
             ["--key-format", "avro", "--schema-registry", "mock://x"],
             "--key-format serializes the --key-field",
         ),
+        (
+            ["--value-format", "avro", "--schema-registry", "localhost:8081"],
+            "--schema-registry localhost:8081: not a registry URL",
+        ),
     ],
 )
 def test_usage_errors_name_the_flag(

@@ -282,7 +282,14 @@ def _with_registry(
         raise UsageError(str(e)) from None
 
     url = args.schema_registry
-    client = registry_client(url)
+    try:
+        client = registry_client(url)
+    except ValueError as e:  # confluent's client: "Invalid url ..."
+        raise UsageError(
+            f"--schema-registry {url}: not a registry URL ({e}); give its http:// or "
+            "https:// URL, e.g. http://127.0.0.1:8081, or mock://NAME for confluent's "
+            "in-process mock"
+        ) from None
     try:
         try:
             value, key = serializers_for(
