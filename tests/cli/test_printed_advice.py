@@ -209,32 +209,29 @@ def test_ctrl_c_that_also_ends_a_piped_input_is_a_stop(kafka: Any, tmp_path: Pat
 
     topic = kafka.create_topic(f"advice-pipe-{tmp_path.name[-12:]}", partitions=1)
     cmd = import_command(kafka.bootstrap_servers, "-", "-t", topic, "--format", "jsonl")
-    proc = subprocess.Popen(
+    # The with-block closes the pipes and reaps the child.
+    with subprocess.Popen(
         cmd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=child_env(),
-    )
-    try:
-        from support.import_signals import wait_for
+    ) as proc:
+        try:
+            from support.import_signals import wait_for
 
-        wait_for(proc, "reading")
-        time.sleep(0.5)  # waiting on the pipe
-        proc.send_signal(signal.SIGINT)
-        assert proc.stdin is not None
-        proc.stdin.close()  # the writer ended by the same Ctrl-C
-        proc.wait(timeout=60)  # (its output is a summary: the pipes hold it)
-        assert proc.stdout is not None and proc.stderr is not None
-        out, err = proc.stdout.read(), proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+            wait_for(proc, "reading")
+            time.sleep(0.5)  # waiting on the pipe
+            proc.send_signal(signal.SIGINT)
+            assert proc.stdin is not None
+            proc.stdin.close()  # the writer ended by the same Ctrl-C
+            proc.wait(timeout=60)  # (its output is a summary: the pipes hold it)
+            assert proc.stdout is not None and proc.stderr is not None
+            out, err = proc.stdout.read(), proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
     assert proc.returncode == 130, (proc.returncode, out, err)
     assert "interrupted (Ctrl-C) before the end of the input" in out, out
     assert "nothing was handed over: run the same command again" in out, out
