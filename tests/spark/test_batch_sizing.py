@@ -9,6 +9,7 @@ import json
 import random
 import uuid
 from collections import defaultdict
+from typing import Optional
 
 import pytest
 
@@ -50,3 +51,101 @@ def test_write_kafka_delivers_every_row_that_fits(spark, kafka, read_back) -> No
             per_key[r.key].append(i)
         assert all(v == sorted(v) for v in per_key.values()), p
     assert sorted(seen) == [i for i in range(N) if i != BIG_AT]
+
+
+def _topic_rows(small: str, other: str, big_at: Optional[int]) -> list[tuple[int, str, str, str]]:
+    """(i, key, topic, value): even rows to ``small``, odd ones to ``other``."""
+    rnd = random.Random(47)
+    rows = []
+    for i in range(N):
+        pad = rnd.randbytes(rnd.randrange(4, 90)).hex()
+        big = rnd.randbytes(4500).hex() if i == big_at else ""
+        topic = small if i % 2 == 0 else other
+        rows.append((i, f"k{i % 13}", topic, json.dumps({"i": i, "pad": pad + big})))
+    return rows
+
+
+def _read_each_once(read_back, kafka, topic: str, want: list[int]) -> None:
+    got = read_back(kafka.bootstrap_servers, topic, expected=len(want))
+    seen: list[int] = []
+    for p, records in got.items():
+        per_key: dict[bytes, list[int]] = defaultdict(list)
+        for r in records:
+            i = json.loads(r.value)["i"]
+            seen.append(i)
+            per_key[r.key].append(i)
+        assert all(v == sorted(v) for v in per_key.values()), p
+    assert sorted(seen) == want, topic
+
+
+def test_a_topic_column_write_sizes_each_topic_when_a_task_meets_it(
+    spark, kafka, read_back
+) -> None:
+    """Rows of a ``topic`` column go to a limited topic and to an unlimited one: the
+    task meets the limited topic, reads its limit and sizes its batches for it before
+    handing a row over, so every row that fits is delivered."""
+    small = kafka.create_topic(
+        f"limit-col-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
+    )
+    other = kafka.create_topic(f"nolimit-col-{uuid.uuid4().hex[:8]}", partitions=3)
+    df = spark.createDataFrame(
+        _topic_rows(small, other, BIG_AT), "i long, key string, topic string, value string"
+    )
+    report = write_kafka(
+        df, bootstrap_servers=kafka.bootstrap_servers, order_by=["i"], on_error="report"
+    )
+    print(report)
+    assert (report.rows, report.delivered, report.failed) == (N, N - 1, 1), report
+    assert f"at most {LIMIT} bytes (its max.message.bytes)" in report.errors[0]
+    _read_each_once(read_back, kafka, small, [i for i in range(0, N, 2) if i != BIG_AT])
+    _read_each_once(read_back, kafka, other, list(range(1, N, 2)))
+
+
+def test_exactly_once_with_a_topic_column_sizes_the_topics_named(spark, kafka, read_back) -> None:
+    """Under exactly_once a unit's producer cannot change inside its transaction:
+    ``topics=`` names the topics the column holds, their limits are read on the driver
+    and every unit's batches sized for them."""
+    small = kafka.create_topic(
+        f"limit-eo-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
+    )
+    other = kafka.create_topic(f"nolimit-eo-{uuid.uuid4().hex[:8]}", partitions=3)
+    df = spark.createDataFrame(
+        _topic_rows(small, other, None), "i long, key string, topic string, value string"
+    )
+    report = write_kafka(
+        df,
+        bootstrap_servers=kafka.bootstrap_servers,
+        preset="exactly_once",
+        topics=[small, other],
+        order_by=["i"],
+    )
+    print(report)
+    assert f"Batch.size lowered to {LIMIT} for topic {small}" in report.guarantees
+    assert (report.rows, report.delivered, report.failed) == (N, N, 0), report
+    _read_each_once(read_back, kafka, small, list(range(0, N, 2)))
+    _read_each_once(read_back, kafka, other, list(range(1, N, 2)))
+
+
+def test_exactly_once_with_a_topic_column_names_the_option_that_sizes_it(spark, kafka) -> None:
+    """Without ``topics=`` the limited topic's batches are refused whole: the report
+    says which option sizes them (not the Producer's, which a Spark user never makes)."""
+    small = kafka.create_topic(
+        f"limit-eo-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "4096"}
+    )
+    df = spark.createDataFrame(
+        _topic_rows(small, small, None), "i long, key string, topic string, value string"
+    )
+    report = write_kafka(
+        df, bootstrap_servers=kafka.bootstrap_servers, preset="exactly_once", on_error="report"
+    )
+    print(report)
+    assert report.failed > 0 and report.delivered == 0, report
+    hint = f"write_kafka(..., topics=[{small!r}])"
+    assert any(hint in e for e in report.errors), report.errors
+    assert not any("Producer(topics=" in e for e in report.errors), report.errors
+
+
+def test_topics_applies_to_a_topic_column(spark) -> None:
+    df = spark.createDataFrame([("a", "v")], "key string, value string")
+    with pytest.raises(ValueError, match="topics= names the topics of a 'topic' column"):
+        write_kafka(df, "t", bootstrap_servers="127.0.0.1:1", topics=["t"])

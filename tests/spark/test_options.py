@@ -60,6 +60,9 @@ def test_arguments_by_position_keyword_and_producer_config_make_the_same_options
         ({"job_id": "j"}, "apply to preset='exactly_once'"),
         ({"preset": "exactly_once", "job_id": "a/b"}, "without '/'"),
         ({"producer_config": {"kafka.key.serializer": "x"}}, "not supported"),
+        ({"topics": "t"}, "topics must be a non-empty list of topic names"),
+        ({"topics": []}, "topics must be a non-empty list"),
+        ({"topics": ["t", ""]}, "topics must be a non-empty list"),
     ],
 )
 def test_a_bad_option_fails_when_the_options_are_made(given, error) -> None:

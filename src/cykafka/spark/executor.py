@@ -63,6 +63,88 @@ HOW_TO_SHIP = (
 _KEPT: dict[tuple[tuple[str, str], ...], tuple[Producer, float]] = {}
 _KEEP_IDLE_S = 600.0  # close producers no task has used for this long
 
+# max.message.bytes of the topics this worker's tasks met through a topic column:
+# (bootstrap.servers, topic) -> (the limit, or None when the cluster did not describe
+# it; when asked), asked again after librdkafka's own metadata refresh interval.
+_LIMITS: dict[tuple[str, str], tuple[Optional[int], float]] = {}
+_LIMITS_TTL_S = 300.0
+# The limits this worker's earlier tasks of a write met, by the write's producer config:
+# the next task starts sized for them, and so takes the producer they kept.
+_MET: dict[tuple[tuple[str, str], ...], dict[str, int]] = {}
+
+
+class _Sizing:
+    """A write's batch sizing for the topics its rows name.  The driver read the limits
+    of the write's topic or of ``topics=`` (``plan.topic_limits``).  Outside
+    transactions a task that meets another topic through the topic column reads its
+    limit (once per worker and cluster) and, when it is below the producer's
+    ``batch.size``, goes on with a producer sized for it (:meth:`meet`): the broker
+    refuses a larger record batch whole and librdkafka fails every row in it."""
+
+    def __init__(self, plan: WritePlan, resolved: ResolvedConfig, transactional: bool) -> None:
+        self.config = plan.options.config
+        self.base = resolved
+        # A unit's transaction is its producer's: it cannot change inside it.
+        self.column = plan.topic_col is not None
+        self.fixed = transactional or not self.column
+        self.write = _keep_key(resolved)
+        self.limits: dict[str, int] = {
+            **({} if self.fixed else _MET.get(self.write, {})),
+            **plan.topic_limits,
+        }
+        self.met: set[str] = set(self.limits)
+        self.resolved = resolved.sized_for(self.limits)
+
+    def batch_size(self) -> int:
+        return int(self.resolved.effective("batch.size").value)
+
+    def meet(self, topic: str) -> bool:
+        """Whether ``topic`` lowers the batch size: then :attr:`resolved` is the config
+        to go on with."""
+        if self.fixed or topic in self.met:
+            return False
+        self.met.add(topic)
+        limit = self._limit(topic)
+        if limit is None:
+            return False
+        self.limits[topic] = limit
+        _MET.setdefault(self.write, {})[topic] = limit
+        if limit >= self.batch_size():
+            return False
+        self.resolved = self.base.sized_for(self.limits)
+        return True
+
+    def _limit(self, topic: str) -> Optional[int]:
+        from .._native import KafkaError
+        from ..cluster.admin import topic_limits
+
+        servers = str(self.config["bootstrap.servers"])
+        now = time.monotonic()
+        known = _LIMITS.get((servers, topic))
+        if known is None or now - known[1] > _LIMITS_TTL_S:
+            try:
+                found = topic_limits(self.config, [topic]).get(topic)
+            except KafkaError:
+                # Not answered: the rows go as they are, and a refused batch's error
+                # says how to size it (refusal_note).
+                found = None
+            known = _LIMITS[(servers, topic)] = (found, now)
+        return known[0]
+
+    def refusal_note(self, topic: str) -> str:
+        """For a batch refused as too large: why, and the option that sizes it (the
+        native error names ``Producer(topics=...)``, which a Spark user never makes)."""
+        fix = (
+            f"name the topic in write_kafka(..., topics=[{topic!r}]) to size batches for it"
+            if self.column
+            else "give producer_config batch_size= at most its max.message.bytes"
+        )
+        return (
+            f"the brokers refused a record batch above topic {topic!r}'s max.message.bytes "
+            f"(this task's batch.size is {self.batch_size()}): {fix}"
+        )
+
+
 _SHIM = """
 def run(batches):
     try:
@@ -221,10 +303,12 @@ def write_task(
     found = resolved.explicit("transactional.id") if plan.transactional else None
     txn_id = None if found is None else found[1].value
     result = TaskResult(task, attempt, 0, 0, 0, [], {}, txn_id)
-    key = None if txn_id else _keep_key(resolved)
-    producer = _take_kept(key)
-    if producer is None:  # (not `or`: an idle Producer is falsy, len() == 0)
-        producer = Producer(resolved)
+    sizing = _Sizing(plan, resolved, txn_id is not None)
+    key = None if txn_id else _keep_key(sizing.resolved)
+    kept = _take_kept(key)
+    # (not `or`: an idle Producer is falsy, len() == 0)
+    producer = kept if kept is not None else Producer(sizing.resolved)
+    producer._set_topic_limits(sizing.limits)
     keep = False
     result.producer = f"{os.getpid()}/{producer.name}"
     content = None
@@ -232,6 +316,17 @@ def write_task(
         from .progress import UnitContent
 
         content = UnitContent()  # what the unit holds: a re-run compares it
+
+    def resize() -> None:
+        """Go on with a producer sized for the topics met: the rows handed to this one
+        are delivered first (flush), so each partition still gets them in order."""
+        nonlocal producer, key
+        producer.flush()
+        producer.close()
+        producer = Producer(sizing.resolved)
+        producer._set_topic_limits(sizing.limits)
+        key = _keep_key(sizing.resolved)
+        result.producer = f"{os.getpid()}/{producer.name}"
 
     def send() -> None:
         futures: list[BatchFuture] = []
@@ -243,6 +338,8 @@ def write_task(
                         result.errors.append(msg[1])
                     continue
                 topic, kw, _n = msg
+                if sizing.meet(topic):
+                    resize()
                 if content is not None:
                     content.add(topic, kw.get("keys"), kw["values"])
                 futures.append(producer.produce_batch(topic, **kw))
@@ -252,7 +349,10 @@ def write_task(
             result.delivered += rep.delivered
             result.failed += rep.failed
             for index, exc in rep.errors[: max(0, MAX_ERRORS - len(result.errors))]:
-                result.errors.append(f"{rep.topic} row {index}: {exc.name}: {exc.message}")
+                why = exc.message
+                if exc.name == "MSG_SIZE_TOO_LARGE" and rep.topic not in sizing.limits:
+                    why = sizing.refusal_note(rep.topic)
+                result.errors.append(f"{rep.topic} row {index}: {exc.name}: {why}")
             result.add_offsets(rep.topic, rep.first_offsets, rep.last_offsets)
         # Rows never handed to a produce_batch (a null topic) count as failed.
         result.failed += result.rows - result.delivered - result.failed

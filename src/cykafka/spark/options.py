@@ -154,6 +154,14 @@ class WriteOptions:
         '(default ``"<topic>.cykafka-progress"``, or ``"cykafka-spark-progress"`` with '
         "a ``topic`` column; created compacted, with one partition, if missing).",
     )
+    topics: Optional[Sequence[str]] = _option(
+        None,
+        "with a ``topic`` column: the topics it holds.  Their ``max.message.bytes`` is read "
+        "once, on the driver, and every task's batches sized for the smallest (a broker "
+        "refuses a record batch above a topic's limit whole).  Needed under "
+        "``exactly_once``, whose producer cannot change inside a unit's transaction; "
+        "other writes size a topic when a task first meets it.",
+    )
     producer_config: Mapping[str, object] = field(
         default_factory=dict,
         metadata={
@@ -189,6 +197,16 @@ class WriteOptions:
         for c in self.order_columns:
             if not isinstance(c, str):
                 raise ValueError(f"order_by: {c!r} is not a column name")
+        t = self.topics
+        if t is not None and (
+            isinstance(t, (str, bytes))
+            or not isinstance(t, Sequence)
+            or not t
+            or not all(isinstance(n, str) and n for n in t)
+        ):
+            raise ValueError(f"topics must be a non-empty list of topic names, not {t!r}")
+        if t is not None:
+            object.__setattr__(self, "topics", tuple(t))
         presets = tuple(_presets.parse(self.preset)) if self.preset else ()
         config = producer_options(self.producer_config)
         servers = (

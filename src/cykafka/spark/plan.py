@@ -56,6 +56,8 @@ class WritePlan:
     units: Optional[int] = None
     progress_topic: Optional[str] = None
     batch_id: Optional[int] = None
+    #: topic -> max.message.bytes, read on the driver (the write's topic, or ``topics=``)
+    topic_limits: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def transactional(self) -> bool:
@@ -244,12 +246,20 @@ def make_plan(
     if topic is None and topic_col is None:
         raise ValueError("topic is required (or a string 'topic' column)")
     single = topic is not None and topic_col is None
-    if single and topic is not None:
-        # Batches sized for the topic's max.message.bytes (one DescribeConfigs): the
+    if o.topics is not None and topic_col is None:
+        raise ValueError(
+            "topics= names the topics of a 'topic' column: the DataFrame has none "
+            f"(columns are {df.columns}); its rows go to topic={topic!r}"
+        )
+    limits: dict[str, int] = {}
+    sized = list(o.topics or ()) + ([topic] if topic is not None else [])
+    if sized:
+        # Batches sized for the topics' max.message.bytes (one DescribeConfigs): the
         # broker refuses a larger record batch whole and librdkafka fails every row in it.
         from ..cluster.admin import topic_limits
 
-        o = o.sized_for(topic_limits(o.config, [topic]))
+        limits = topic_limits(o.config, sized)
+        o = o.sized_for(limits)
     named = (query if transactional else None) or o.job_id
     job = (named or _run_id(df)) if transactional else None
     guarantees = o.guarantees(job)
@@ -293,4 +303,5 @@ def make_plan(
         units=_units(df, single, n, writers) if transactional else None,
         progress_topic=progress_topic if transactional else None,
         batch_id=batch_id,
+        topic_limits=limits,
     )
