@@ -137,3 +137,42 @@ def test_topics_applies_to_a_topic_column(spark) -> None:
     df = spark.createDataFrame([("a", "v")], "key string, value string")
     with pytest.raises(ValueError, match="topics= names the topics of a 'topic' column"):
         write_kafka(df, "t", bootstrap_servers="127.0.0.1:1", topics=["t"])
+
+
+def test_a_topic_met_later_is_named_with_its_own_limit(spark, kafka, read_back) -> None:
+    """The first Arrow batches hold only the 4096-byte topic (the task sizes for it);
+    a later one meets a topic whose limit (8192) is above that size: nothing to resize,
+    but a row too large for that topic alone is refused naming 8192, its own limit."""
+    small = kafka.create_topic(
+        f"limit-a-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "4096"}
+    )
+    mid = kafka.create_topic(
+        f"limit-b-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "8192"}
+    )
+    rows = [(i, "k", small if i < N // 2 else mid, v) for i, _k, _t, v in _topic_rows("", "", None)]
+    big = N // 2 + N // 4  # in `mid`, ~9 KB: above 8192 and alone in its batch
+    rows[big] = (
+        big,
+        "k",
+        mid,
+        json.dumps({"i": big, "pad": random.Random(1).randbytes(4500).hex()}),
+    )
+    schema = "i long, key string, topic string, value string"
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "100")
+    try:
+        report = write_kafka(
+            spark.createDataFrame(rows, schema),
+            bootstrap_servers=kafka.bootstrap_servers,
+            order_by=["i"],
+            on_error="report",
+        )
+    finally:
+        spark.conf.set(key, before)
+    print(report)
+    assert (report.rows, report.delivered, report.failed) == (N, N - 1, 1), report
+    assert f"{mid} row" in report.errors[0], report.errors
+    assert "at most 8192 bytes (its max.message.bytes)" in report.errors[0], report.errors
+    _read_each_once(read_back, kafka, small, list(range(N // 2)))
+    _read_each_once(read_back, kafka, mid, [i for i in range(N // 2, N) if i != big])

@@ -17,7 +17,7 @@ import atexit
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Callable, Optional, TypedDict, Union, cast
 
 from .plan import WritePlan
@@ -98,38 +98,48 @@ class _Sizing:
     def batch_size(self) -> int:
         return int(self.resolved.effective("batch.size").value)
 
-    def meet(self, topic: str) -> bool:
-        """Whether ``topic`` lowers the batch size: then :attr:`resolved` is the config
-        to go on with."""
-        if self.fixed or topic in self.met:
-            return False
-        self.met.add(topic)
-        limit = self._limit(topic)
-        if limit is None:
-            return False
-        self.limits[topic] = limit
-        _MET.setdefault(self.write, {})[topic] = limit
-        if limit >= self.batch_size():
-            return False
+    def meet(self, topics: Sequence[str]) -> Optional[str]:
+        """What the topics of an Arrow batch change: ``"resize"`` when one lowers the
+        batch size (then :attr:`resolved` is the config to go on with), ``"limits"``
+        when only :attr:`limits` grew (the producer's error notes need them), else
+        None."""
+        new = [t for t in dict.fromkeys(topics) if t not in self.met]
+        if self.fixed or not new:
+            return None
+        self.met.update(new)
+        found = self._limits(new)
+        if not found:
+            return None
+        self.limits.update(found)
+        _MET.setdefault(self.write, {}).update(found)
+        if min(found.values()) >= self.batch_size():
+            return "limits"
         self.resolved = self.base.sized_for(self.limits)
-        return True
+        return "resize"
 
-    def _limit(self, topic: str) -> Optional[int]:
+    def _limits(self, topics: list[str]) -> dict[str, int]:
+        """``topics``' limits, those this worker does not know asked in one request."""
         from .._native import KafkaError
         from ..cluster.admin import topic_limits
 
         servers = str(self.config["bootstrap.servers"])
         now = time.monotonic()
-        known = _LIMITS.get((servers, topic))
-        if known is None or now - known[1] > _LIMITS_TTL_S:
+        ask = [
+            t
+            for t in topics
+            if (servers, t) not in _LIMITS or now - _LIMITS[(servers, t)][1] > _LIMITS_TTL_S
+        ]
+        if ask:
             try:
-                found = topic_limits(self.config, [topic]).get(topic)
+                answered = topic_limits(self.config, ask)
             except KafkaError:
                 # Not answered: the rows go as they are, and a refused batch's error
                 # says how to size it (refusal_note).
-                found = None
-            known = _LIMITS[(servers, topic)] = (found, now)
-        return known[0]
+                answered = {}
+            for t in ask:
+                _LIMITS[(servers, t)] = (answered.get(t), now)
+        out = {t: _LIMITS[(servers, t)][0] for t in topics}
+        return {t: n for t, n in out.items() if n is not None}
 
     def refusal_note(self, topic: str) -> str:
         """For a batch refused as too large: why, and the option that sizes it (the
@@ -332,14 +342,18 @@ def write_task(
         futures: list[BatchFuture] = []
         for batch in batches:
             result.rows += batch.num_rows
-            for msg in _messages(batch, plan):
+            msgs = list(_messages(batch, plan))
+            change = sizing.meet([m[0] for m in msgs if m[0] is not None])
+            if change == "resize":
+                resize()
+            elif change == "limits":
+                producer._set_topic_limits(sizing.limits)
+            for msg in msgs:
                 if msg[0] is None:
                     if len(result.errors) < MAX_ERRORS:
                         result.errors.append(msg[1])
                     continue
                 topic, kw, _n = msg
-                if sizing.meet(topic):
-                    resize()
                 if content is not None:
                     content.add(topic, kw.get("keys"), kw["values"])
                 futures.append(producer.produce_batch(topic, **kw))
