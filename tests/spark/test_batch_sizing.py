@@ -23,6 +23,15 @@ pytestmark = pytest.mark.parametrize("spark", ["local"], indirect=True)
 LIMIT = 4096
 N = 2000
 BIG_AT = N // 2
+#: The rows of _topic_rows.
+SCHEMA = "i long, key string, topic string, value string"
+
+
+def _topic(kafka, prefix: str, limit: Optional[int] = LIMIT, partitions: int = 3) -> str:
+    """A new topic, with ``max.message.bytes`` set to ``limit`` (None: the broker's)."""
+    config = {} if limit is None else {"max.message.bytes": str(limit)}
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    return kafka.create_topic(name, partitions=partitions, config=config)
 
 
 def _topic_rows(small: str, other: str, big_at: Optional[int]) -> list[tuple[int, str, str, str]]:
@@ -51,11 +60,8 @@ def _read_each_once(read_back, kafka, topic: str, want: list[int]) -> None:
 
 
 def test_write_kafka_delivers_every_row_that_fits(spark, kafka, read_back) -> None:
-    t = kafka.create_topic(
-        f"limit-spark-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
-    )
-    schema = "i long, key string, topic string, value string"
-    df = spark.createDataFrame(_topic_rows(t, t, BIG_AT), schema).drop("topic")
+    t = _topic(kafka, "limit-spark")
+    df = spark.createDataFrame(_topic_rows(t, t, BIG_AT), SCHEMA).drop("topic")
     report = write_kafka(
         df, t, bootstrap_servers=kafka.bootstrap_servers, order_by=["i"], on_error="report"
     )
@@ -72,13 +78,8 @@ def test_a_topic_column_write_sizes_each_topic_when_a_task_meets_it(
     """Rows of a ``topic`` column go to a limited topic and to an unlimited one: the
     task meets the limited topic, reads its limit and sizes its batches for it before
     handing a row over, so every row that fits is delivered."""
-    small = kafka.create_topic(
-        f"limit-col-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
-    )
-    other = kafka.create_topic(f"nolimit-col-{uuid.uuid4().hex[:8]}", partitions=3)
-    df = spark.createDataFrame(
-        _topic_rows(small, other, BIG_AT), "i long, key string, topic string, value string"
-    )
+    small, other = _topic(kafka, "limit-col"), _topic(kafka, "nolimit-col", None)
+    df = spark.createDataFrame(_topic_rows(small, other, BIG_AT), SCHEMA)
     report = write_kafka(
         df, bootstrap_servers=kafka.bootstrap_servers, order_by=["i"], on_error="report"
     )
@@ -93,13 +94,8 @@ def test_exactly_once_with_a_topic_column_sizes_the_topics_named(spark, kafka, r
     """Under exactly_once a unit's producer cannot change inside its transaction:
     ``topics=`` names the topics the column holds, their limits are read on the driver
     and every unit's batches sized for them."""
-    small = kafka.create_topic(
-        f"limit-eo-{uuid.uuid4().hex[:8]}", partitions=3, config={"max.message.bytes": "4096"}
-    )
-    other = kafka.create_topic(f"nolimit-eo-{uuid.uuid4().hex[:8]}", partitions=3)
-    df = spark.createDataFrame(
-        _topic_rows(small, other, None), "i long, key string, topic string, value string"
-    )
+    small, other = _topic(kafka, "limit-eo"), _topic(kafka, "nolimit-eo", None)
+    df = spark.createDataFrame(_topic_rows(small, other, None), SCHEMA)
     report = write_kafka(
         df,
         bootstrap_servers=kafka.bootstrap_servers,
@@ -117,12 +113,8 @@ def test_exactly_once_with_a_topic_column_sizes_the_topics_named(spark, kafka, r
 def test_exactly_once_with_a_topic_column_names_the_option_that_sizes_it(spark, kafka) -> None:
     """Without ``topics=`` the limited topic's batches are refused whole: the report
     says which option sizes them (not the Producer's, which a Spark user never makes)."""
-    small = kafka.create_topic(
-        f"limit-eo-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "4096"}
-    )
-    df = spark.createDataFrame(
-        _topic_rows(small, small, None), "i long, key string, topic string, value string"
-    )
+    small = _topic(kafka, "limit-eo", partitions=1)
+    df = spark.createDataFrame(_topic_rows(small, small, None), SCHEMA)
     report = write_kafka(
         df, bootstrap_servers=kafka.bootstrap_servers, preset="exactly_once", on_error="report"
     )
@@ -143,12 +135,7 @@ def test_a_topic_met_later_is_named_with_its_own_limit(spark, kafka, read_back) 
     """The first Arrow batches hold only the 4096-byte topic (the task sizes for it);
     a later one meets a topic whose limit (8192) is above that size: nothing to resize,
     but a row too large for that topic alone is refused naming 8192, its own limit."""
-    small = kafka.create_topic(
-        f"limit-a-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "4096"}
-    )
-    mid = kafka.create_topic(
-        f"limit-b-{uuid.uuid4().hex[:8]}", partitions=1, config={"max.message.bytes": "8192"}
-    )
+    small, mid = _topic(kafka, "limit-a", partitions=1), _topic(kafka, "limit-b", 8192, 1)
     rows = [(i, "k", small if i < N // 2 else mid, v) for i, _k, _t, v in _topic_rows("", "", None)]
     big = N // 2 + N // 4  # in `mid`, ~9 KB: above 8192 and alone in its batch
     rows[big] = (
@@ -157,13 +144,12 @@ def test_a_topic_met_later_is_named_with_its_own_limit(spark, kafka, read_back) 
         mid,
         json.dumps({"i": big, "pad": random.Random(1).randbytes(4500).hex()}),
     )
-    schema = "i long, key string, topic string, value string"
     key = "spark.sql.execution.arrow.maxRecordsPerBatch"
     before = spark.conf.get(key)
     spark.conf.set(key, "100")
     try:
         report = write_kafka(
-            spark.createDataFrame(rows, schema),
+            spark.createDataFrame(rows, SCHEMA),
             bootstrap_servers=kafka.bootstrap_servers,
             order_by=["i"],
             on_error="report",
