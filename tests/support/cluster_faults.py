@@ -78,18 +78,35 @@ class Watermarks:
         )
         md = self.consumer.list_topics(topic, timeout=30)
         self.parts = sorted(md.topics[topic].partitions)
+        self.polls = 0
+        self.longest = 0.0
+        self.last = "nothing yet"
 
     def total(self) -> int:
         """The sum, or -1 while a partition's leader cannot say (it moved, or died)."""
         from confluent_kafka import KafkaException, TopicPartition
 
+        start = time.monotonic()
         try:
-            return sum(
+            marks = [
                 self.consumer.get_watermark_offsets(TopicPartition(self.topic, p), 5, False)[1]
                 for p in self.parts
-            )
-        except KafkaException:
+            ]
+            self.last = f"{sum(marks)} ({marks})"
+            return sum(marks)
+        except KafkaException as e:
+            self.last = f"no answer ({e})"
             return -1
+        finally:
+            self.polls += 1
+            self.longest = max(self.longest, time.monotonic() - start)
+
+    def report(self) -> str:
+        """What the polls saw: for a failure's message when the writer got away."""
+        return (
+            f"{self.topic}: last poll saw {self.last}; {self.polls} polls, "
+            f"the longest {self.longest:.2f} s"
+        )
 
     def close(self) -> None:
         self.consumer.close()
@@ -116,6 +133,7 @@ def kill_leader_at(
     try:
         if wait_until(lambda: marks.total() >= at, timeout, f"{at} records", alive=proc):
             return kill_leader(cluster, topic)
+        print(f"the writer ended before {at} records were seen: {marks.report()}")
         return None
     finally:
         marks.close()
