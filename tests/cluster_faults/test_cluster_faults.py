@@ -200,12 +200,8 @@ def test_every_node_restarted_with_its_data_while_an_import_is_stopped(
     t = new_topic(kafka3, "restart-while-stopped")
     path = rows_file(tmp_path / "rows.txt", N)
     at = seeded("import kill").randrange(N // 5, N * 3 // 5)
-    # Slower than IMPORTS' 1,500 rows/s: the kill needs the import still running, and
-    # at 1,500 a loaded CI run once saw it finish (3,000 delivered) before a poll saw
-    # 1,092 records.  At 500 at least 2.4 s of rows are left after the kill point.
-    command = ["--exactly-once", "--commit-every", "250", "--rate", "500"]
     marks = Watermarks(kafka3.bootstrap_servers, t)
-    proc = start_import(kafka3.bootstrap_servers, path, t, *command)
+    proc = start_import(kafka3.bootstrap_servers, path, t, *IMPORTS["exactly-once"])
     try:
         assert wait_until(lambda: marks.total() >= at, 120, f"{at} records", proc), (
             marks.report(),
@@ -220,7 +216,7 @@ def test_every_node_restarted_with_its_data_while_an_import_is_stopped(
     for node in kafka3.nodes:
         node.start()
     kafka3.wait_ready()
-    rc, out = run_import(kafka3.bootstrap_servers, path, t, *command)
+    rc, out = run_import(kafka3.bootstrap_servers, path, t, *IMPORTS["exactly-once"])
     assert rc == 0 and "result      OK" in out, out
     assert "resum" in out, out  # it went on from a commit, not from the first row
     check_once_in_order(
