@@ -103,8 +103,10 @@ class _Sizing:
         batch size (then :attr:`resolved` is the config to go on with), ``"limits"``
         when only :attr:`limits` grew (the producer's error notes need them), else
         None."""
+        if self.fixed:
+            return None
         new = [t for t in dict.fromkeys(topics) if t not in self.met]
-        if self.fixed or not new:
+        if not new:
             return None
         self.met.update(new)
         found = self._limits(new)
@@ -138,8 +140,7 @@ class _Sizing:
                 answered = {}
             for t in ask:
                 _LIMITS[(servers, t)] = (answered.get(t), now)
-        out = {t: _LIMITS[(servers, t)][0] for t in topics}
-        return {t: n for t, n in out.items() if n is not None}
+        return {t: n for t in topics if (n := _LIMITS[(servers, t)][0]) is not None}
 
     def refusal_note(self, topic: str) -> str:
         """For a batch refused as too large: why, and the option that sizes it (the
